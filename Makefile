@@ -1,0 +1,119 @@
+# kvlab - a terminal lab for KV-cache quantization.
+#
+# `make run` and `make test` do all the set-up on a fresh Debian machine:
+# missing packages are installed with apt-get when run as root; otherwise the
+# exact command is printed and make stops.
+
+VERSION  := 0.1.0
+PREFIX   ?= /usr/local
+BUILD    ?= build
+
+CC       ?= cc
+CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+OPT      ?= -O2 -g
+SAN      ?=
+CFLAGS   += $(CSTD) $(WARN) $(OPT) $(SAN) -MMD -MP -Icalc -I. \
+            -DKVLAB_VERSION='"$(VERSION)"' -DKVLAB_DATADIR='"$(PREFIX)/share/kvlab/scenarios"'
+LDFLAGS  += $(SAN)
+
+# Debian packages providing each pkg-config module the build needs.
+PKG_MODULES  := ncursesw libcjson check
+APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config
+
+# Recursive (=) so pkg-config runs only after `deps` has installed things.
+CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
+CJSON_LIBS   = $(shell pkg-config --libs libcjson)
+CHECK_CFLAGS = $(shell pkg-config --cflags check)
+CHECK_LIBS   = $(shell pkg-config --libs check)
+
+CALC_SRC  := $(wildcard calc/*.c)
+TUI_SRC   := $(wildcard tui/*.c)
+TEST_SRC  := $(wildcard tests/test_*.c)
+CALC_OBJ  := $(CALC_SRC:%.c=$(BUILD)/%.o)
+TUI_OBJ   := $(TUI_SRC:%.c=$(BUILD)/%.o)
+TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
+CALC_LIB  := $(BUILD)/libkvcalc.a
+TEST_BIN  := $(BUILD)/tests/run_tests
+
+.PHONY: all run test asan clean help deps install
+
+# Build the program at ./kvlab (the default).
+all: kvlab
+
+# Run the lab on the default scenario.
+run: kvlab
+	./kvlab
+
+# Build and run every test suite (unit, loader, command line).
+test: kvlab $(TEST_BIN)
+	KVLAB_BIN=$(CURDIR)/kvlab KVLAB_DATA=$(CURDIR)/scenarios \
+	KVLAB_TESTDATA=$(CURDIR)/tests/data $(TEST_BIN)
+
+# Build with AddressSanitizer and UBSan in build-asan/ and run the tests there.
+asan:
+	$(MAKE) BUILD=build-asan OPT='-O1 -g -fno-omit-frame-pointer' \
+	    SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' \
+	    test-asan
+
+test-asan: $(BUILD)/kvlab $(TEST_BIN)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	KVLAB_BIN=$(CURDIR)/$(BUILD)/kvlab KVLAB_DATA=$(CURDIR)/scenarios \
+	KVLAB_TESTDATA=$(CURDIR)/tests/data $(TEST_BIN)
+
+# Install the program and its data under PREFIX (default /usr/local).
+install: kvlab
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/kvlab
+	install -m 755 kvlab $(DESTDIR)$(PREFIX)/bin/kvlab
+	cp -R scenarios $(DESTDIR)$(PREFIX)/share/kvlab/
+
+# Remove everything the build made.
+clean:
+	rm -rf build build-asan kvlab
+
+# List the targets with their one-line descriptions.
+help:
+	@awk '/^# /{d=substr($$0,3)} /^[a-z][a-z-]*:/{if(d){split($$0,t,":");printf "  make %-8s %s\n",t[1],d};d=""}' $(MAKEFILE_LIST)
+
+# Install missing build dependencies (apt-get as root; otherwise print the command).
+deps:
+	@missing=""; \
+	command -v pkg-config >/dev/null 2>&1 || missing="pkg-config"; \
+	for m in $(PKG_MODULES); do \
+	    pkg-config --exists $$m 2>/dev/null || missing="$$missing $$m"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	        echo "kvlab: installing build dependencies ($$missing)"; \
+	        DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	        DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(APT_PACKAGES) || exit 1; \
+	    else \
+	        echo "kvlab: missing build dependencies:$$missing"; \
+	        echo "install them with:"; \
+	        echo "    sudo apt-get install $(APT_PACKAGES)"; \
+	        exit 1; \
+	    fi; \
+	fi
+
+kvlab: $(BUILD)/kvlab
+	@if [ "$(BUILD)" = build ]; then cp $< $@; fi
+
+$(BUILD)/kvlab: $(TUI_OBJ) $(CALC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CJSON_LIBS) -lm
+
+$(CALC_LIB): $(CALC_OBJ)
+	$(AR) rcs $@ $^
+
+$(TEST_BIN): $(TEST_OBJ) $(CALC_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(CJSON_LIBS) -lm
+
+$(BUILD)/tests/%.o: tests/%.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CJSON_CFLAGS) -c -o $@ $<
+
+-include $(CALC_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

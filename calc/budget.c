@@ -1,0 +1,125 @@
+/* budget.c - see budget.h. */
+#include "budget.h"
+
+#include <string.h>
+
+void workload_init(Workload *w, const Shape *s, uint64_t context, uint64_t batch)
+{
+    memset(w, 0, sizeof *w);
+    w->shape = *s;
+    w->tp = 1;
+    w->context = context;
+    w->batch = batch;
+    w->block_tokens = PAGED_BLOCK_DEFAULT;
+}
+
+int workload_pool_from_gpu(Workload *w, u128 memory, Q utilization, u128 reserve, Error *e)
+{
+    Ck c = {0};
+    uint64_t tp = w->tp ? w->tp : 1;
+    u128 usable = ck_m(&c, memory, utilization.num) / utilization.den;
+    u128 taken = ck_a(&c, (w->weights + tp - 1) / tp, reserve);
+    if (c.overflow)
+        return error_set(e, "overflow in the GPU memory budget");
+    if (taken >= usable)
+        return error_set(e, "weights and reserve take all of the GPU's usable memory; "
+                            "nothing is left for the KV cache");
+    w->pool = usable - taken;
+    return 0;
+}
+
+/* The per-GPU shape and weights of a workload. */
+static int per_gpu(const Workload *w, Shape *s, uint64_t *replicas, u128 *weights, Error *e)
+{
+    Shape full = w->mha ? shape_as_mha(&w->shape) : w->shape;
+    uint64_t tp = w->tp ? w->tp : 1;
+    if (shape_split_tp(&full, tp, s, replicas, e))
+        return -1;
+    *weights = (w->weights + tp - 1) / tp;
+    return 0;
+}
+
+/* First context at which the KV cache of `batch` sequences holds at least
+ * `weights` bytes, by doubling then bisection (bytes grow with S); 0 when it
+ * never does, because sliding windows cap the cache. */
+static int crossover(const Shape *s, const Format *f, const KvOptions *o, uint64_t batch,
+                     u128 weights, uint64_t *out)
+{
+    const uint64_t limit = (uint64_t)1 << 50;
+    Footprint fp;
+    uint64_t lo = 0, hi = 1;
+    u128 prev = 0;
+    for (;;) {
+        if (footprint(s, f, o, hi, batch, &fp, NULL) != 0 || fp.bytes >= weights)
+            break;               // an overflow is far beyond the weights
+        if (hi > 1 && fp.bytes == prev) {
+            *out = 0;            // stopped growing: every layer is windowed
+            return 0;
+        }
+        if (hi >= limit) {
+            *out = 0;
+            return 0;
+        }
+        prev = fp.bytes;
+        lo = hi;
+        hi *= 2;
+    }
+    while (hi - lo > 1) {        // invariant: bytes(lo) < weights <= bytes(hi)
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (footprint(s, f, o, mid, batch, &fp, NULL) != 0 || fp.bytes >= weights)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    *out = hi;
+    return 0;
+}
+
+static u128 step_bytes(Ck *c, u128 weights, const Footprint *fp)
+{
+    return ck_a(c, ck_a(c, weights, fp->bytes), fp->tensor_scale_bytes);
+}
+
+int budget_compute(const Workload *w, const Format *f, FormatResult *r, Error *e)
+{
+    memset(r, 0, sizeof *r);
+    r->format = f;
+    if (per_gpu(w, &r->shape, &r->kv_replicas, &r->weights, e))
+        return -1;
+    if (footprint(&r->shape, f, &w->kv, w->context, w->batch, &r->fp, e))
+        return -1;
+    r->bytes_per_element = format_bytes_per_element(f, (unsigned)r->shape.head_dim);
+
+    Ck c = {0};
+    if (w->pool) {
+        uint64_t block = w->block_tokens ? w->block_tokens : PAGED_BLOCK_DEFAULT;
+        uint64_t blocks = w->context / block + (w->context % block != 0);
+        u128 paged_tokens = ck_m(&c, blocks, block);
+        Footprint pf;
+        if (c.overflow || paged_tokens > UINT64_MAX ||
+            footprint(&r->shape, f, &w->kv, (uint64_t)paged_tokens, 1, &pf, e))
+            return error_set(e, "overflow: context rounded up to whole blocks");
+        r->has_slots = true;
+        r->slots = w->pool / r->fp.bytes_per_sequence;
+        r->paged_bytes_per_sequence = pf.bytes_per_sequence;
+        r->paged_slots = w->pool / pf.bytes_per_sequence;
+    }
+    if (w->weights) {
+        r->has_crossover = true;
+        crossover(&r->shape, f, &w->kv, w->batch, r->weights, &r->crossover_context);
+    }
+    if (w->weights && w->bandwidth) {
+        Footprint base;
+        if (footprint(&r->shape, format_bf16(), &w->kv, w->context, w->batch, &base, e))
+            return -1;
+        r->has_step = true;
+        r->bytes_read = step_bytes(&c, r->weights, &r->fp);
+        u128 base_read = step_bytes(&c, r->weights, &base);
+        r->step_ms = q_make(ck_m(&c, r->bytes_read, 1000), w->bandwidth);
+        r->speedup = q_make(base_read, r->bytes_read);
+        r->read_fraction = q_make(r->bytes_read, base_read);
+    }
+    if (c.overflow)
+        return error_set(e, "overflow: bytes read per step do not fit in 128 bits");
+    return 0;
+}

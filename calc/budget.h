@@ -1,0 +1,69 @@
+/* budget.h - everything the calculator shows for one workload and format.
+ *
+ * A workload is a model shape, a context and batch, KV options, and what is
+ * known of the machine: the bytes of the KV pool, the bytes of the weights,
+ * the memory bandwidth. From these, per format: the footprint
+ * (footprint.h), the static and paged slots the pool holds, the decode-step
+ * floor (the time to stream weights plus KV once at peak bandwidth), the
+ * speedup over BF16 at the same workload, and the context at which the KV
+ * cache outweighs the weights.
+ *
+ * With tensor parallelism every figure is per GPU: KV heads and weights are
+ * divided over tp GPUs, and pool and bandwidth are one GPU's.
+ */
+#ifndef KVLAB_BUDGET_H
+#define KVLAB_BUDGET_H
+
+#include "checked.h"
+#include "error.h"
+#include "footprint.h"
+#include "format.h"
+#include "model.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PAGED_BLOCK_DEFAULT 16  // tokens per block, vLLM's default
+
+typedef struct {
+    Shape shape;                // the model as given
+    bool mha;                   // the same model with H_kv = H_q
+    uint64_t tp;                // tensor-parallel degree; 1 = one GPU
+    uint64_t context;           // S, tokens per sequence
+    uint64_t batch;             // B, sequences
+    KvOptions kv;
+    u128 pool;                  // bytes for KV on one GPU; 0 = unknown
+    u128 weights;               // bytes of weights, whole model; 0 = unknown
+    u128 bandwidth;             // bytes/s of one GPU; 0 = unknown
+    uint64_t block_tokens;      // paged-attention block size
+} Workload;
+
+typedef struct {
+    const Format *format;
+    Shape shape;                // per GPU, after MHA and TP
+    uint64_t kv_replicas;       // copies of each KV head across GPUs
+    u128 weights;               // per GPU
+    Footprint fp;               // per GPU
+    Q bytes_per_element;        // metadata included
+    bool has_slots;             // pool known
+    u128 slots;                 // floor(pool / bytes_per_sequence)
+    u128 paged_bytes_per_sequence; // whole blocks: ceil(S / block) x block tokens
+    u128 paged_slots;           // floor(pool / paged_bytes_per_sequence)
+    bool has_step;              // weights and bandwidth known
+    u128 bytes_read;            // weights + KV + scales, one decode step
+    Q step_ms;                  // bytes_read / bandwidth, in milliseconds
+    Q speedup;                  // BF16 step / this step, same workload
+    Q read_fraction;            // bytes_read / BF16 bytes_read
+    bool has_crossover;         // weights known
+    uint64_t crossover_context; // first S where KV bytes >= weights; 0 = never
+} FormatResult;
+
+void workload_init(Workload *w, const Shape *s, uint64_t context, uint64_t batch);
+
+/* Sets w->pool to what one GPU of `memory` bytes leaves for KV:
+ * floor(memory x utilization) - weights / tp - reserve. */
+int workload_pool_from_gpu(Workload *w, u128 memory, Q utilization, u128 reserve, Error *e);
+
+int budget_compute(const Workload *w, const Format *f, FormatResult *r, Error *e);
+
+#endif

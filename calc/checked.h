@@ -1,0 +1,54 @@
+/* checked.h - exact integer arithmetic that refuses to overflow.
+ *
+ * Every size kvlab reports is an exact integer. Sizes are held in 128-bit
+ * unsigned integers so that products such as 2 x L x H x D x S x B cannot
+ * wrap for any realistic input, and every operation that could still
+ * overflow goes through ck_add/ck_mul, which report it instead of wrapping.
+ *
+ * Fractions (GiB, milliseconds, ratios) are kept as a numerator over a
+ * denominator and turned into decimal text only at the end, with one exact
+ * rounding (half away from zero), so no figure is rounded twice.
+ */
+#ifndef KVLAB_CHECKED_H
+#define KVLAB_CHECKED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+__extension__ typedef unsigned __int128 u128;
+
+#define U128_MAX (~(u128)0)
+
+/* a + b and a x b; false (and *r untouched) on overflow. */
+bool ck_add(u128 a, u128 b, u128 *r);
+bool ck_mul(u128 a, u128 b, u128 *r);
+
+/* A chain of operations that records overflow instead of failing at each
+ * step: compute with ck_m/ck_a, then test c.overflow once at the end.
+ * After an overflow the results are 0 and must not be used. */
+typedef struct {
+    bool overflow;
+} Ck;
+
+u128 ck_m(Ck *c, u128 a, u128 b);
+u128 ck_a(Ck *c, u128 a, u128 b);
+
+/* An exact non-negative fraction num/den (den > 0). */
+typedef struct {
+    u128 num, den;
+} Q;
+
+Q q_make(u128 num, u128 den);
+double q_to_double(Q q);
+/* -1, 0, 1 as a <, ==, > b. Exact. */
+int q_cmp(Q a, Q b);
+
+/* Decimal text of v: "17179869184", or grouped "17,179,869,184". */
+const char *u128_str(char *buf, size_t n, u128 v, bool grouped);
+
+/* Decimal text of q rounded half up to `decimals` places ("0.28125" with 5).
+ * With trim, trailing zeros after the point are dropped ("1.5", "2"). */
+const char *q_str(char *buf, size_t n, Q q, int decimals, bool trim);
+
+#endif

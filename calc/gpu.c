@@ -1,0 +1,32 @@
+/* gpu.c - the GPU file loader. */
+#include "gpu.h"
+
+#include "jsonfile.h"
+
+#include <string.h>
+
+static const char *const GPU_FIELDS[] = {
+    "name", "display", "source", "note", "arch", "compute_capability", "memory",
+    "bandwidth", "fp8_tensor_cores", NULL,
+};
+
+int gpu_load(Gpu *g, const char *path, Error *e)
+{
+    JsonDoc d;
+    memset(g, 0, sizeof *g);
+    if (jsondoc_load(&d, path, e))
+        return -1;
+    const cJSON *r = d.root;
+    int rc = json_object(&d, r, "a GPU file", e) || json_known_fields(&d, r, GPU_FIELDS, e) ||
+             json_string(&d, r, "name", FIELD_REQUIRED, g->name, sizeof g->name, e) ||
+             json_string(&d, r, "display", FIELD_REQUIRED, g->display, sizeof g->display, e) ||
+             json_string(&d, r, "source", FIELD_REQUIRED, g->source, sizeof g->source, e) ||
+             json_string(&d, r, "arch", FIELD_REQUIRED, g->arch, sizeof g->arch, e) ||
+             json_string(&d, r, "compute_capability", FIELD_OPTIONAL, g->compute_capability,
+                         sizeof g->compute_capability, e) < 0 ||
+             json_size(&d, r, "memory", FIELD_REQUIRED, &g->memory, e) ||
+             json_rate(&d, r, "bandwidth", FIELD_REQUIRED, &g->bandwidth, e) ||
+             json_bool(&d, r, "fp8_tensor_cores", FIELD_REQUIRED, &g->fp8_tensor_cores, e);
+    jsondoc_done(&d);
+    return rc ? -1 : 0;
+}

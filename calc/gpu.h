@@ -1,0 +1,25 @@
+/* gpu.h - what a GPU brings to the KV-cache question: memory, bandwidth,
+ * and whether its tensor cores take FP8 operands. Loaded from
+ * scenarios/gpus/NAME.json; figures come from vendors' datasheets. */
+#ifndef KVLAB_GPU_H
+#define KVLAB_GPU_H
+
+#include "checked.h"
+#include "error.h"
+
+#include <stdbool.h>
+
+typedef struct {
+    char name[64];              // file stem: "h100-sxm"
+    char display[96];           // "NVIDIA H100 SXM5 80GB"
+    char source[512];
+    char arch[32];              // "sm_90", "gfx942"
+    char compute_capability[8]; // "9.0"; "" for non-NVIDIA parts
+    u128 memory;                // bytes, as the datasheet states them
+    u128 bandwidth;             // bytes per second, peak
+    bool fp8_tensor_cores;      // FP8 operands in matrix units
+} Gpu;
+
+int gpu_load(Gpu *g, const char *path, Error *e);
+
+#endif

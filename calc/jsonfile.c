@@ -1,0 +1,439 @@
+/* jsonfile.c - see jsonfile.h. */
+#include "jsonfile.h"
+
+#include "units.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------
+ * Positions: offset -> line and column.
+ */
+
+static void offset_to_line_col(const char *text, size_t len, size_t off, int *line, int *col)
+{
+    int l = 1, c = 1;
+    if (off > len)
+        off = len;
+    for (size_t i = 0; i < off; i++) {
+        unsigned char ch = (unsigned char)text[i];
+        if (ch == '\n') {
+            l++;
+            c = 1;
+        } else if ((ch & 0xC0) != 0x80) {   // count characters, not UTF-8 bytes
+            c++;
+        }
+    }
+    *line = l;
+    *col = c;
+}
+
+void jsondoc_where(const JsonDoc *d, const cJSON *item, int *line, int *col)
+{
+    size_t off = 0;
+    for (size_t i = 0; i < d->npos; i++)
+        if (d->pos[i].item == item) {
+            off = d->pos[i].offset;
+            break;
+        }
+    offset_to_line_col(d->text, d->len, off, line, col);
+}
+
+int jsondoc_error(const JsonDoc *d, const cJSON *item, Error *e, const char *fmt, ...)
+{
+    if (!e)
+        return -1;
+    int line, col;
+    jsondoc_where(d, item, &line, &col);
+    char msg[ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return error_set(e, "%s:%d:%d: %s", d->path, line, col, msg);
+}
+
+/* ------------------------------------------------------------------------
+ * Checks before cJSON sees the text.
+ */
+
+static size_t skip_ws(const char *t, size_t i)
+{
+    while (t[i] && (unsigned char)t[i] <= 32)   // cJSON's notion of whitespace
+        i++;
+    return i;
+}
+
+static size_t skip_string(const char *t, size_t i)
+{
+    i++;                                        // opening quote
+    while (t[i] && t[i] != '"') {
+        if (t[i] == '\\' && t[i + 1])
+            i++;
+        i++;
+    }
+    return t[i] ? i + 1 : i;
+}
+
+/* Nesting depth outside strings; cJSON would recurse this deep. */
+static int check_depth(const JsonDoc *d, Error *e)
+{
+    int depth = 0;
+    for (size_t i = 0; i < d->len;) {
+        char c = d->text[i];
+        if (c == '"') {
+            i = skip_string(d->text, i);
+            continue;
+        }
+        if (c == '{' || c == '[') {
+            if (++depth > JSON_DEPTH_MAX) {
+                int line, col;
+                offset_to_line_col(d->text, d->len, i, &line, &col);
+                return error_set(e, "%s:%d:%d: nested deeper than %d levels", d->path,
+                                 line, col, JSON_DEPTH_MAX);
+            }
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+        i++;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Walking the text in step with the parsed tree to record positions.
+ */
+
+static size_t count_items(const cJSON *item)
+{
+    size_t n = 1;
+    for (const cJSON *c = item->child; c; c = c->next)
+        n += count_items(c);
+    return n;
+}
+
+static size_t walk(JsonDoc *d, const cJSON *item, size_t i)
+{
+    const char *t = d->text;
+    i = skip_ws(t, i);
+    d->pos[d->npos++] = (JsonPos){item, i};
+    if (t[i] == '{' || t[i] == '[') {
+        bool object = t[i] == '{';
+        i++;
+        for (const cJSON *c = item->child; c; c = c->next) {
+            if (object) {
+                i = skip_string(t, skip_ws(t, i));
+                i = skip_ws(t, i) + 1;          // ':'
+            }
+            i = skip_ws(t, walk(d, c, i));
+            if (t[i] == ',')
+                i++;
+        }
+        i = skip_ws(t, i);
+        return t[i] ? i + 1 : i;                // closing bracket
+    }
+    if (t[i] == '"')
+        return skip_string(t, i);
+    while (t[i] && (unsigned char)t[i] > 32 && t[i] != ',' && t[i] != ']' && t[i] != '}')
+        i++;
+    return i;
+}
+
+/* ------------------------------------------------------------------------
+ * Loading
+ */
+
+int jsondoc_parse(JsonDoc *d, const char *name, const char *text, size_t len, Error *e)
+{
+    memset(d, 0, sizeof *d);
+    snprintf(d->path, sizeof d->path, "%s", name);
+    if (len > JSON_FILE_MAX)
+        return error_set(e, "%s: file is %zu bytes; data files are limited to %u bytes",
+                         name, len, JSON_FILE_MAX);
+    d->text = malloc(len + 1);
+    if (!d->text)
+        return error_set(e, "%s: out of memory", name);
+    memcpy(d->text, text, len);
+    d->text[len] = '\0';
+    d->len = len;
+
+    const char *nul = memchr(d->text, '\0', len);
+    if (nul) {
+        int line, col;
+        offset_to_line_col(d->text, len, (size_t)(nul - d->text), &line, &col);
+        error_set(e, "%s:%d:%d: NUL byte in a text file", name, line, col);
+        goto err;
+    }
+    if (check_depth(d, e))
+        goto err;
+    const char *end = NULL;
+    d->root = cJSON_ParseWithOpts(d->text, &end, 1);
+    if (!d->root) {
+        size_t off = end ? (size_t)(end - d->text) : 0;
+        int line, col;
+        offset_to_line_col(d->text, len, off, &line, &col);
+        char near[24] = "";
+        for (size_t k = 0; k + 1 < sizeof near && off + k < len && d->text[off + k] != '\n'; k++)
+            near[k] = d->text[off + k], near[k + 1] = '\0';
+        if (off >= len)
+            error_set(e, "%s:%d:%d: malformed JSON: unexpected end of file", name, line, col);
+        else
+            error_set(e, "%s:%d:%d: malformed JSON near '%s'", name, line, col, near);
+        goto err;
+    }
+    d->pos = malloc(count_items(d->root) * sizeof *d->pos);
+    if (!d->pos) {
+        error_set(e, "%s: out of memory", name);
+        goto err;
+    }
+    size_t start = (len >= 3 && memcmp(d->text, "\xEF\xBB\xBF", 3) == 0) ? 3 : 0;
+    walk(d, d->root, start);
+    return 0;
+err:
+    jsondoc_done(d);
+    return -1;
+}
+
+int jsondoc_load(JsonDoc *d, const char *path, Error *e)
+{
+    memset(d, 0, sizeof *d);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return error_set(e, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return error_set(e, "%s: not a regular file", path);
+    }
+    if (st.st_size > (off_t)JSON_FILE_MAX) {
+        close(fd);
+        return error_set(e, "%s: file is %lld bytes; data files are limited to %u bytes",
+                         path, (long long)st.st_size, JSON_FILE_MAX);
+    }
+    size_t want = (size_t)st.st_size, got = 0;
+    char *buf = malloc(want + 1);
+    if (!buf) {
+        close(fd);
+        return error_set(e, "%s: out of memory", path);
+    }
+    while (got < want) {
+        ssize_t r = read(fd, buf + got, want - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    if (got != want) {
+        free(buf);
+        return error_set(e, "%s: short read (%zu of %zu bytes)", path, got, want);
+    }
+    int rc = jsondoc_parse(d, path, buf, got, e);
+    free(buf);
+    return rc;
+}
+
+void jsondoc_done(JsonDoc *d)
+{
+    cJSON_Delete(d->root);
+    free(d->text);
+    free(d->pos);
+    memset(d, 0, sizeof *d);
+}
+
+/* ------------------------------------------------------------------------
+ * Typed fields
+ */
+
+int json_object(const JsonDoc *d, const cJSON *v, const char *what, Error *e)
+{
+    if (!cJSON_IsObject(v))
+        return jsondoc_error(d, v, e, "%s must be a JSON object", what);
+    return 0;
+}
+
+int json_known_fields(const JsonDoc *d, const cJSON *obj, const char *const *allowed, Error *e)
+{
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        bool ok = false;
+        for (const char *const *a = allowed; *a && !ok; a++)
+            ok = strcmp(*a, c->string) == 0;
+        if (!ok) {
+            char list[256] = "";
+            for (const char *const *a = allowed; *a; a++) {
+                size_t l = strlen(list);
+                snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", *a);
+            }
+            return jsondoc_error(d, c, e, "unknown field '%s'; known fields: %s", c->string, list);
+        }
+        for (const cJSON *o = obj->child; o != c; o = o->next)
+            if (strcmp(o->string, c->string) == 0)
+                return jsondoc_error(d, c, e, "field '%s' appears twice", c->string);
+    }
+    return 0;
+}
+
+/* Finds a member; 1 if absent and optional, -1 if absent and required. */
+static int member(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
+                  const cJSON **out, Error *e)
+{
+    *out = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (*out && !cJSON_IsNull(*out))
+        return 0;
+    if (need == FIELD_OPTIONAL)
+        return 1;
+    return jsondoc_error(d, obj, e, "missing field '%s' in this object", name);
+}
+
+int json_string(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
+                char *out, size_t n, Error *e)
+{
+    const cJSON *v;
+    int rc = member(d, obj, name, need, &v, e);
+    if (rc)
+        return rc;
+    if (!cJSON_IsString(v))
+        return jsondoc_error(d, v, e, "field '%s': expected a string", name);
+    if (strlen(v->valuestring) >= n)
+        return jsondoc_error(d, v, e, "field '%s': longer than %zu characters", name, n - 1);
+    if (!v->valuestring[0] && need == FIELD_REQUIRED)
+        return jsondoc_error(d, v, e, "field '%s': must not be empty", name);
+    strcpy(out, v->valuestring);
+    return 0;
+}
+
+/* A JSON number that is a whole number representable exactly in a double. */
+static bool exact_whole(const cJSON *v, uint64_t *out)
+{
+    double x = v->valuedouble;
+    if (!(x >= 0) || x > 9007199254740992.0 || floor(x) != x)
+        return false;
+    *out = (uint64_t)x;
+    return true;
+}
+
+int json_uint(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
+              uint64_t min, uint64_t max, uint64_t *out, Error *e)
+{
+    const cJSON *v;
+    int rc = member(d, obj, name, need, &v, e);
+    if (rc)
+        return rc;
+    uint64_t x;
+    if (!cJSON_IsNumber(v) || !exact_whole(v, &x) || x < min || x > max)
+        return jsondoc_error(d, v, e, "field '%s': expected a whole number from %llu to %llu",
+                             name, (unsigned long long)min, (unsigned long long)max);
+    *out = x;
+    return 0;
+}
+
+int json_bool(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
+              bool *out, Error *e)
+{
+    const cJSON *v;
+    int rc = member(d, obj, name, need, &v, e);
+    if (rc)
+        return rc;
+    if (!cJSON_IsBool(v))
+        return jsondoc_error(d, v, e, "field '%s': expected true or false", name);
+    *out = cJSON_IsTrue(v);
+    return 0;
+}
+
+typedef int (*ParseFn)(const char *s, void *out, Error *e);
+
+static int parse_size_fn(const char *s, void *out, Error *e)
+{
+    return units_parse_size(s, out, e);
+}
+static int parse_rate_fn(const char *s, void *out, Error *e)
+{
+    return units_parse_rate(s, out, e);
+}
+static int parse_context_fn(const char *s, void *out, Error *e)
+{
+    return units_parse_context(s, out, e);
+}
+static int parse_fraction_fn(const char *s, void *out, Error *e)
+{
+    return units_parse_fraction(s, out, e);
+}
+
+/* A string parsed by fn, or (when whole_ok) a bare whole number printed back
+ * to text and parsed the same way, so both forms obey one set of rules. */
+static int unit_field(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
+                      ParseFn fn, void *out, const char *expect, Error *e)
+{
+    const cJSON *v;
+    int rc = member(d, obj, name, need, &v, e);
+    if (rc)
+        return rc;
+    char buf[64];
+    const char *s;
+    uint64_t x;
+    if (cJSON_IsString(v)) {
+        s = v->valuestring;
+    } else if (cJSON_IsNumber(v) && exact_whole(v, &x)) {
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)x);
+        s = buf;
+    } else if (cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble <= 1) {
+        snprintf(buf, sizeof buf, "%.6f", v->valuedouble);   // fractions only
+        s = buf;
+    } else {
+        return jsondoc_error(d, v, e, "field '%s': expected %s", name, expect);
+    }
+    Error inner;
+    if (fn(s, out, &inner))
+        return jsondoc_error(d, v, e, "field '%s': %s", name, inner.msg);
+    return 0;
+}
+
+int json_size(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
+              u128 *out, Error *e)
+{
+    return unit_field(d, obj, name, need, parse_size_fn, out,
+                      "a size such as \"20GiB\" or a number of bytes", e);
+}
+
+int json_rate(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
+              u128 *out, Error *e)
+{
+    return unit_field(d, obj, name, need, parse_rate_fn, out,
+                      "a rate such as \"3.35TB/s\"", e);
+}
+
+int json_context(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
+                 uint64_t *out, Error *e)
+{
+    return unit_field(d, obj, name, need, parse_context_fn, out,
+                      "a context such as \"8k\" or 8192", e);
+}
+
+int json_fraction(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
+                  Q *out, Error *e)
+{
+    return unit_field(d, obj, name, need, parse_fraction_fn, out,
+                      "a fraction such as \"0.9\"", e);
+}
+
+int json_array(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
+               const cJSON **out, int *count, Error *e)
+{
+    const cJSON *v;
+    int rc = member(d, obj, name, need, &v, e);
+    if (rc)
+        return rc;
+    if (!cJSON_IsArray(v))
+        return jsondoc_error(d, v, e, "field '%s': expected an array", name);
+    *out = v;
+    *count = cJSON_GetArraySize(v);
+    return 0;
+}

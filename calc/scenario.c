@@ -1,0 +1,558 @@
+/* scenario.c - scenario files, the metric table and figure checking. */
+#include "scenario.h"
+
+#include "catalog.h"
+#include "jsonfile.h"
+#include "units.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * Metrics
+ *
+ * Each metric evaluates one format on one workload. `r` is the format's
+ * result and `b` BF16's on the same workload, both already computed.
+ */
+
+typedef struct {
+    const Workload *w;
+    const FormatResult *r, *b;
+} MetricInput;
+
+struct Metric {
+    const char *id;
+    const char *unit;
+    int needs;                  // NEED_* bits: what the workload must know
+    const char *help;
+    int (*eval)(const MetricInput *in, FigureResult *out, Error *e);
+};
+
+enum { NEED_POOL = 1, NEED_STEP = 2, NEED_WEIGHTS = 4 };
+
+static int m_elements(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->r->fp.elements, 1);
+    return 0;
+}
+static int m_bytes(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->r->fp.bytes, 1);
+    return 0;
+}
+static int m_bytes_seq(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->r->fp.bytes_per_sequence, 1);
+    return 0;
+}
+static int m_gib(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->r->fp.bytes, GIB);
+    return 0;
+}
+static int m_gb(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->r->fp.bytes, GB);
+    return 0;
+}
+static int m_gib_seq(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->r->fp.bytes_per_sequence, GIB);
+    return 0;
+}
+static int m_gb_seq(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->r->fp.bytes_per_sequence, GB);
+    return 0;
+}
+static int m_slots(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->r->slots, 1);
+    return 0;
+}
+static int m_paged_slots(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->r->paged_slots, 1);
+    return 0;
+}
+static int m_step_ms(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = in->r->step_ms;
+    return 0;
+}
+static int m_speedup(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = in->r->speedup;
+    return 0;
+}
+static int m_read_drop(const MetricInput *in, FigureResult *o, Error *e)
+{
+    u128 base = in->b->bytes_read, read = in->r->bytes_read;
+    if (read > base)
+        return error_set(e, "this format reads more bytes than BF16; there is no drop");
+    o->value = q_make((base - read) * 100, base);
+    return 0;
+}
+static int m_capacity_ratio(const MetricInput *in, FigureResult *o, Error *e)
+{
+    if (!in->b->slots)
+        return error_set(e, "BF16 has no slots in this pool; no ratio");
+    o->value = q_make(in->r->slots, in->b->slots);
+    return 0;
+}
+static int m_compression(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->b->fp.bytes, in->r->fp.bytes);
+    return 0;
+}
+static int m_saved_gib(const MetricInput *in, FigureResult *o, Error *e)
+{
+    if (in->r->fp.bytes > in->b->fp.bytes)
+        return error_set(e, "this format is larger than BF16; nothing is saved");
+    o->value = q_make(in->b->fp.bytes - in->r->fp.bytes, GIB);
+    return 0;
+}
+static int m_tensor_scales(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->r->fp.tensor_scale_bytes, 1);
+    return 0;
+}
+static int m_bytes_per_element(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = in->r->bytes_per_element;
+    return 0;
+}
+/* GiB the same workload would need more as multi-head attention. */
+static int m_gqa_saved(const MetricInput *in, FigureResult *o, Error *e)
+{
+    Workload mha = *in->w;
+    mha.mha = true;
+    FormatResult r;
+    if (budget_compute(&mha, in->r->format, &r, e))
+        return -1;
+    o->value = q_make(r.fp.bytes - in->r->fp.bytes, GIB);
+    return 0;
+}
+static int m_crossover(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->r->crossover_context, 1);
+    o->never = in->r->crossover_context == 0;
+    return 0;
+}
+
+/* Tokens per second at full capacity, relative to BF16 at its own full
+ * capacity: (slots_f / step_f) / (slots_bf16 / step_bf16), each step taken
+ * at its own batch. The seeds' "same step time, twice the sequences". */
+static int m_throughput_ratio(const MetricInput *in, FigureResult *o, Error *e)
+{
+    if (!in->r->slots || !in->b->slots)
+        return error_set(e, "a format has no slots in this pool; no throughput");
+    Workload wf = *in->w, wb = *in->w;
+    wf.batch = (uint64_t)in->r->slots;
+    wb.batch = (uint64_t)in->b->slots;
+    FormatResult rf, rb;
+    if (budget_compute(&wf, in->r->format, &rf, e) || budget_compute(&wb, format_bf16(), &rb, e))
+        return -1;
+    Ck c = {0};
+    u128 num = ck_m(&c, in->r->slots, rb.bytes_read), den = ck_m(&c, in->b->slots, rf.bytes_read);
+    if (c.overflow)
+        return error_set(e, "overflow in the throughput ratio");
+    o->value = q_make(num, den);
+    return 0;
+}
+
+static const Metric METRICS[] = {
+    {"elements", "", 0, "K and V elements in the cache", m_elements},
+    {"bytes", "B", 0, "bytes of the cache, metadata included", m_bytes},
+    {"bytes_per_sequence", "B", 0, "bytes of one sequence's cache", m_bytes_seq},
+    {"gib", "GiB", 0, "the cache in GiB (2^30 bytes)", m_gib},
+    {"gb", "GB", 0, "the cache in GB (10^9 bytes)", m_gb},
+    {"gib_per_sequence", "GiB", 0, "one sequence's cache in GiB", m_gib_seq},
+    {"gb_per_sequence", "GB", 0, "one sequence's cache in GB", m_gb_seq},
+    {"slots", "", NEED_POOL, "whole sequences the pool holds", m_slots},
+    {"paged_slots", "", NEED_POOL, "sequences the pool holds in whole paged blocks", m_paged_slots},
+    {"step_ms", "ms", NEED_STEP, "decode-step floor: (weights + KV) / bandwidth", m_step_ms},
+    {"speedup", "x", NEED_STEP, "BF16 step floor / this format's", m_speedup},
+    {"read_drop", "%", NEED_STEP, "fewer bytes read per step than BF16", m_read_drop},
+    {"capacity_ratio", "x", NEED_POOL, "slots / BF16 slots", m_capacity_ratio},
+    {"throughput_ratio", "x", NEED_POOL | NEED_STEP,
+     "tokens/s at full capacity / BF16's at full capacity", m_throughput_ratio},
+    {"compression", "x", 0, "BF16 bytes / this format's bytes", m_compression},
+    {"saved_gib", "GiB", 0, "GiB saved against BF16", m_saved_gib},
+    {"gqa_saved_gib", "GiB", 0, "GiB the same model would need more as MHA", m_gqa_saved},
+    {"tensor_scale_bytes", "B", 0, "per-tensor scale bytes, once per cache", m_tensor_scales},
+    {"bytes_per_element", "B", 0, "bytes per element, metadata included", m_bytes_per_element},
+    {"crossover_context", "tokens", NEED_WEIGHTS,
+     "first context at which the KV cache outweighs the weights", m_crossover},
+};
+
+#define N_METRICS (sizeof METRICS / sizeof METRICS[0])
+
+size_t metric_count(void)
+{
+    return N_METRICS;
+}
+const Metric *metric_at(size_t i)
+{
+    return i < N_METRICS ? &METRICS[i] : NULL;
+}
+const Metric *metric_by_id(const char *id)
+{
+    for (size_t i = 0; i < N_METRICS; i++)
+        if (strcmp(METRICS[i].id, id) == 0)
+            return &METRICS[i];
+    return NULL;
+}
+const char *metric_id(const Metric *m)
+{
+    return m->id;
+}
+const char *metric_unit(const Metric *m)
+{
+    return m->unit;
+}
+const char *metric_help(const Metric *m)
+{
+    return m->help;
+}
+
+/* ------------------------------------------------------------------------
+ * Loading
+ */
+
+static const char *const SCENARIO_FIELDS[] = {
+    "name", "title", "source", "story", "note", "model", "gpu", "context", "batch", "pool",
+    "weights", "bandwidth", "utilization", "reserve", "mha", "tp", "residual", "head_scales",
+    "bf16_sliding", "bf16_layers", "block_tokens", "formats", "figures", NULL,
+};
+
+static const char *const FIGURE_FIELDS[] = {
+    "label", "format", "metric", "batch", "context", "weights", "mha", "seed", "seed_error", NULL,
+};
+
+static int load_format(const JsonDoc *d, const cJSON *v, const Format **out, Error *e)
+{
+    if (!cJSON_IsString(v) || !(*out = format_by_id(v->valuestring))) {
+        char list[256];
+        return jsondoc_error(d, v, e, "unknown format; expected one of %s",
+                             format_id_list(list, sizeof list));
+    }
+    return 0;
+}
+
+static int load_formats(const JsonDoc *d, const cJSON *r, Scenario *sc, Error *e)
+{
+    const cJSON *arr;
+    int n;
+    int rc = json_array(d, r, "formats", FIELD_OPTIONAL, &arr, &n, e);
+    if (rc < 0)
+        return -1;
+    if (rc == 1) {              // all of them
+        for (size_t i = 0; i < format_count() && i < SCENARIO_FORMATS_MAX; i++)
+            sc->formats[sc->n_formats++] = format_at(i);
+        return 0;
+    }
+    if (n < 1 || n > SCENARIO_FORMATS_MAX)
+        return jsondoc_error(d, arr, e, "field 'formats': expected 1 to %d formats",
+                             SCENARIO_FORMATS_MAX);
+    for (const cJSON *c = arr->child; c; c = c->next)
+        if (load_format(d, c, &sc->formats[sc->n_formats++], e))
+            return -1;
+    return 0;
+}
+
+static int load_layers(const JsonDoc *d, const cJSON *r, Scenario *sc, Error *e)
+{
+    const cJSON *arr;
+    int n;
+    int rc = json_array(d, r, "bf16_layers", FIELD_OPTIONAL, &arr, &n, e);
+    if (rc)
+        return rc < 0 ? -1 : 0;
+    if (n > KV_OVERRIDES_MAX)
+        return jsondoc_error(d, arr, e, "field 'bf16_layers': at most %d layers", KV_OVERRIDES_MAX);
+    KvOptions *o = &sc->w.kv;
+    for (const cJSON *c = arr->child; c; c = c->next) {
+        double x = c->valuedouble;
+        if (!cJSON_IsNumber(c) || x < 0 || x >= (double)sc->model.shape.layers || x != (double)(uint64_t)x)
+            return jsondoc_error(d, c, e, "field 'bf16_layers': expected layer numbers from 0 to %llu",
+                                 (unsigned long long)(sc->model.shape.layers - 1));
+        o->bf16_layers[o->n_bf16_layers++] = (uint64_t)x;
+    }
+    return 0;
+}
+
+static int load_figure(const JsonDoc *d, const cJSON *c, Scenario *sc, Figure *f, Error *e)
+{
+    memset(f, 0, sizeof *f);
+    char metric[48];
+    if (json_object(d, c, "a figure", e) || json_known_fields(d, c, FIGURE_FIELDS, e) ||
+        json_string(d, c, "label", FIELD_REQUIRED, f->label, sizeof f->label, e) ||
+        json_string(d, c, "metric", FIELD_REQUIRED, metric, sizeof metric, e) ||
+        json_string(d, c, "seed", FIELD_OPTIONAL, f->seed, sizeof f->seed, e) < 0 ||
+        json_string(d, c, "seed_error", FIELD_OPTIONAL, f->seed_error, sizeof f->seed_error, e) < 0 ||
+        json_context(d, c, "context", FIELD_OPTIONAL, &f->context, e) < 0 ||
+        json_size(d, c, "weights", FIELD_OPTIONAL, &f->weights, e) < 0 ||
+        json_bool(d, c, "mha", FIELD_OPTIONAL, &f->mha, e) < 0)
+        return -1;
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(c, "format");
+    if (!fmt)
+        f->format = sc->formats[0];
+    else if (load_format(d, fmt, &f->format, e))
+        return -1;
+    if (!(f->metric = metric_by_id(metric))) {
+        char list[512] = "";
+        for (size_t i = 0; i < N_METRICS; i++) {
+            size_t l = strlen(list);
+            snprintf(list + l, sizeof list - l, "%s%s", i ? ", " : "", METRICS[i].id);
+        }
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(c, "metric"), e,
+                             "unknown metric '%s'; expected one of %s", metric, list);
+    }
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(c, "batch");
+    if (cJSON_IsString(b) && strcmp(b->valuestring, "slots") == 0)
+        f->batch_at_slots = true;
+    else if (b && json_uint(d, c, "batch", FIELD_REQUIRED, 1, UINT32_MAX, &f->batch, e))
+        return jsondoc_error(d, b, e, "field 'batch': expected a whole number or \"slots\"");
+    return 0;
+}
+
+static int load_figures(const JsonDoc *d, const cJSON *r, Scenario *sc, Error *e)
+{
+    const cJSON *arr;
+    int n;
+    int rc = json_array(d, r, "figures", FIELD_OPTIONAL, &arr, &n, e);
+    if (rc)
+        return rc < 0 ? -1 : 0;
+    if (n > SCENARIO_FIGURES_MAX)
+        return jsondoc_error(d, arr, e, "field 'figures': at most %d figures", SCENARIO_FIGURES_MAX);
+    for (const cJSON *c = arr->child; c; c = c->next) {
+        Figure *f = &sc->figures[sc->n_figures++];
+        if (load_figure(d, c, sc, f, e))
+            return -1;
+        /* Check now that the figure can be computed, so a bad figure is
+         * reported with its position rather than when it is first shown. */
+        FigureResult fr;
+        Error inner;
+        if (figure_eval(sc, f, &fr, &inner))
+            return jsondoc_error(d, c, e, "figure '%s': %s", f->label, inner.msg);
+    }
+    return 0;
+}
+
+/* Model and GPU by name from the data directory; errors point at the field. */
+static int load_refs(const JsonDoc *d, const cJSON *r, Scenario *sc, const char *datadir,
+                     Error *e)
+{
+    char name[64], path[1024];
+    Error inner;
+    if (json_string(d, r, "model", FIELD_REQUIRED, name, sizeof name, e))
+        return -1;
+    if (catalog_path(datadir, CATALOG_MODELS, name, path, sizeof path, &inner) ||
+        model_load(&sc->model, path, &inner))
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(r, "model"), e, "%s", inner.msg);
+    int rc = json_string(d, r, "gpu", FIELD_OPTIONAL, name, sizeof name, e);
+    if (rc < 0)
+        return -1;
+    if (rc == 0) {
+        if (catalog_path(datadir, CATALOG_GPUS, name, path, sizeof path, &inner) ||
+            gpu_load(&sc->gpu, path, &inner))
+            return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(r, "gpu"), e, "%s", inner.msg);
+        sc->has_gpu = true;
+    }
+    return 0;
+}
+
+static int load_workload(const JsonDoc *d, const cJSON *r, Scenario *sc, Error *e)
+{
+    uint64_t context, batch, tp = 1, block = PAGED_BLOCK_DEFAULT;
+    bool mha = false;
+    Q util = {9, 10};
+    u128 reserve = 0;
+    Workload *w = &sc->w;
+    if (json_context(d, r, "context", FIELD_REQUIRED, &context, e) ||
+        json_uint(d, r, "batch", FIELD_REQUIRED, 1, UINT32_MAX, &batch, e))
+        return -1;
+    workload_init(w, &sc->model.shape, context, batch);
+    w->weights = sc->model.weight_bytes;
+    if (sc->has_gpu)
+        w->bandwidth = sc->gpu.bandwidth;
+    if (json_size(d, r, "weights", FIELD_OPTIONAL, &w->weights, e) < 0 ||
+        json_rate(d, r, "bandwidth", FIELD_OPTIONAL, &w->bandwidth, e) < 0 ||
+        json_size(d, r, "pool", FIELD_OPTIONAL, &w->pool, e) < 0 ||
+        json_fraction(d, r, "utilization", FIELD_OPTIONAL, &util, e) < 0 ||
+        json_size(d, r, "reserve", FIELD_OPTIONAL, &reserve, e) < 0 ||
+        json_bool(d, r, "mha", FIELD_OPTIONAL, &mha, e) < 0 ||
+        json_uint(d, r, "tp", FIELD_OPTIONAL, 1, 1024, &tp, e) < 0 ||
+        json_uint(d, r, "block_tokens", FIELD_OPTIONAL, 1, 1u << 20, &block, e) < 0 ||
+        json_context(d, r, "residual", FIELD_OPTIONAL, &w->kv.residual, e) < 0 ||
+        json_bool(d, r, "head_scales", FIELD_OPTIONAL, &w->kv.head_scales, e) < 0 ||
+        json_bool(d, r, "bf16_sliding", FIELD_OPTIONAL, &w->kv.bf16_sliding, e) < 0 ||
+        load_layers(d, r, sc, e))
+        return -1;
+    w->mha = mha;
+    w->tp = tp;
+    w->block_tokens = block;
+    sc->pool_given = w->pool != 0;
+    sc->utilization = util;
+    sc->reserve = reserve;
+    Error inner;
+    if (!w->pool && sc->has_gpu &&
+        workload_pool_from_gpu(w, sc->gpu.memory, util, reserve, &inner))
+        return jsondoc_error(d, r, e, "%s", inner.msg);
+    return 0;
+}
+
+int scenario_load(Scenario *sc, const char *path, const char *datadir, Error *e)
+{
+    JsonDoc d;
+    memset(sc, 0, sizeof *sc);
+    if (jsondoc_load(&d, path, e))
+        return -1;
+    const cJSON *r = d.root;
+    int rc = -1;
+    if (json_object(&d, r, "a scenario file", e) ||
+        json_known_fields(&d, r, SCENARIO_FIELDS, e) ||
+        json_string(&d, r, "name", FIELD_REQUIRED, sc->name, sizeof sc->name, e) ||
+        json_string(&d, r, "title", FIELD_REQUIRED, sc->title, sizeof sc->title, e) ||
+        json_string(&d, r, "source", FIELD_REQUIRED, sc->source, sizeof sc->source, e) ||
+        json_string(&d, r, "story", FIELD_REQUIRED, sc->story, sizeof sc->story, e) ||
+        load_refs(&d, r, sc, datadir, e) || load_workload(&d, r, sc, e) ||
+        load_formats(&d, r, sc, e))
+        goto done;
+    /* The workload itself must compute before figures are checked. */
+    FormatResult fr;
+    Error inner;
+    if (budget_compute(&sc->w, sc->formats[0], &fr, &inner)) {
+        jsondoc_error(&d, r, e, "%s", inner.msg);
+        goto done;
+    }
+    rc = load_figures(&d, r, sc, e);
+done:
+    jsondoc_done(&d);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Figures
+ */
+
+int figure_workload(const Scenario *sc, const Figure *f, Workload *w, Error *e)
+{
+    *w = sc->w;
+    if (f->context)
+        w->context = f->context;
+    if (f->weights)
+        w->weights = f->weights;
+    if (f->batch)
+        w->batch = f->batch;
+    if (f->mha)
+        w->mha = true;
+    if (f->batch_at_slots) {
+        FormatResult r;
+        if (budget_compute(w, f->format, &r, e))
+            return -1;
+        if (!r.has_slots)
+            return error_set(e, "batch \"slots\" needs a pool");
+        if (r.slots == 0)
+            return error_set(e, "not one sequence fits in the pool");
+        w->batch = (uint64_t)r.slots;
+    }
+    return 0;
+}
+
+/* Seed text "8,724,152,320", "38%", "1.12x" -> digits "8724152320", "38",
+ * "1.12" and the number of decimals written. */
+static bool seed_digits(const char *seed, char *out, size_t n, int *decimals)
+{
+    size_t k = 0;
+    int places = -1;
+    for (const char *p = seed; *p; p++) {
+        if (*p == ',' || *p == ' ')
+            continue;
+        if (*p == '.' && places < 0) {
+            places = 0;
+        } else if (*p >= '0' && *p <= '9') {
+            if (places >= 0)
+                places++;
+        } else if ((*p == '%' || *p == 'x') && p[1] == '\0') {
+            break;
+        } else {
+            return false;
+        }
+        if (k + 1 >= n)
+            return false;
+        out[k++] = *p;
+    }
+    out[k] = '\0';
+    *decimals = places < 0 ? 0 : places;
+    return k > 0;
+}
+
+int figure_eval(const Scenario *sc, const Figure *f, FigureResult *r, Error *e)
+{
+    memset(r, 0, sizeof *r);
+    Workload w;
+    FormatResult fr, br;
+    if (figure_workload(sc, f, &w, e) || budget_compute(&w, f->format, &fr, e) ||
+        budget_compute(&w, format_bf16(), &br, e))
+        return -1;
+    const Metric *m = f->metric;
+    if ((m->needs & NEED_POOL) && !fr.has_slots)
+        return error_set(e, "metric '%s' needs a pool (give 'pool' or a 'gpu')", m->id);
+    if ((m->needs & NEED_STEP) && !fr.has_step)
+        return error_set(e, "metric '%s' needs weights and a bandwidth (give a 'gpu')", m->id);
+    if ((m->needs & NEED_WEIGHTS) && !fr.has_crossover)
+        return error_set(e, "metric '%s' needs the weights", m->id);
+    MetricInput in = {&w, &fr, &br};
+    if (m->eval(&in, r, e))
+        return -1;
+
+    char digits[32];
+    int decimals = 3;
+    bool quoted = f->seed[0] != '\0';
+    if (quoted && !seed_digits(f->seed, digits, sizeof digits, &decimals))
+        return error_set(e, "seed value '%s' is not a number (write it as 21.4, 38%% or 1.12x)",
+                         f->seed);
+    if (r->never)
+        snprintf(r->text, sizeof r->text, "never");
+    else
+        q_str(r->text, sizeof r->text, r->value, decimals, !quoted);
+    if (!quoted)
+        r->verdict = FIGURE_NO_SEED;
+    else if (strcmp(r->text, digits) == 0)
+        r->verdict = f->seed_error[0] ? FIGURE_STALE : FIGURE_AGREES;
+    else
+        r->verdict = f->seed_error[0] ? FIGURE_SEED_WRONG : FIGURE_UNEXPLAINED;
+    /* Whole numbers read better grouped: 16,777,216. */
+    if (!r->never && decimals == 0 && r->value.num / r->value.den >= 10000)
+        u128_str(r->text, sizeof r->text,
+                 (r->value.num + r->value.den / 2) / r->value.den, true);
+    return 0;
+}
+
+const char *figure_verdict_name(FigureVerdict v)
+{
+    static const char *const NAMES[] = {
+        [FIGURE_AGREES] = "agrees",
+        [FIGURE_SEED_WRONG] = "seed is wrong",
+        [FIGURE_UNEXPLAINED] = "DISAGREES (unexplained)",
+        [FIGURE_STALE] = "agrees, but the file says the seed is wrong",
+        [FIGURE_NO_SEED] = "",
+    };
+    return NAMES[v];
+}

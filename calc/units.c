@@ -1,0 +1,270 @@
+/* units.c - see units.h. */
+#include "units.h"
+
+#include "ascii.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * Unit tables: adding a unit is adding a row.
+ */
+
+typedef struct {
+    const char *name;
+    u128 factor;
+} Unit;
+
+static const Unit SIZE_UNITS[] = {
+    {"B", 1},
+    {"KB", 1000},          {"KiB", KIB},
+    {"MB", 1000000},       {"MiB", MIB},
+    {"GB", 1000000000},    {"GiB", GIB},
+    {"TB", 1000000000000}, {"TiB", TIB},
+};
+
+static const Unit CONTEXT_UNITS[] = {
+    {"", 1}, {"k", 1024}, {"M", 1048576},
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static const Unit *unit_find(const Unit *t, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ascii_ieq(t[i].name, name))
+            return &t[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Decimal numbers: "21.47" -> mantissa 2147, 2 places. No strtod, so no
+ * locale and no binary rounding.
+ */
+
+typedef struct {
+    u128 mantissa;
+    unsigned places;     // digits after the point
+    const char *rest;    // first character after the number
+} Decimal;
+
+static int decimal_parse(const char *s, Decimal *d, const char *what, Error *e)
+{
+    const char *p = s;
+    u128 m = 0;
+    unsigned places = 0, digits = 0;
+    bool point = false;
+    while (*p == ' ')
+        p++;
+    if (*p == '-')
+        return error_set(e, "%s '%s' is negative; expected a positive number", what, s);
+    if (*p == '+')
+        p++;
+    for (;; p++) {
+        if (*p >= '0' && *p <= '9') {
+            if (!ck_mul(m, 10, &m) || !ck_add(m, (u128)(*p - '0'), &m))
+                return error_set(e, "%s '%s' is too large (overflow)", what, s);
+            digits++;
+            if (point)
+                places++;
+            if (places > 30)
+                return error_set(e, "%s '%s' has too many decimal places", what, s);
+        } else if (*p == '.' && !point) {
+            point = true;
+        } else {
+            break;
+        }
+    }
+    if (digits == 0)
+        return error_set(e, "%s '%s' is not a number", what, s);
+    while (*p == ' ')
+        p++;
+    d->mantissa = m;
+    d->places = places;
+    d->rest = p;
+    return 0;
+}
+
+static u128 pow10_u128(unsigned k)
+{
+    u128 r = 1;
+    while (k--)
+        r *= 10;
+    return r;
+}
+
+/* mantissa x factor / 10^places, dropping any fraction below 1. */
+static int decimal_scale(const Decimal *d, u128 factor, u128 *out,
+                         const char *what, const char *s, Error *e)
+{
+    u128 v;
+    if (!ck_mul(d->mantissa, factor, &v))
+        return error_set(e, "%s '%s' is too large (overflow)", what, s);
+    *out = v / pow10_u128(d->places);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Parsers
+ */
+
+static void unit_list(char *buf, size_t n, const Unit *t, size_t cnt)
+{
+    buf[0] = '\0';
+    for (size_t i = 0; i < cnt; i++) {
+        if (!t[i].name[0])
+            continue;
+        size_t l = strlen(buf);
+        snprintf(buf + l, n - l, "%s%s", l ? ", " : "", t[i].name);
+    }
+}
+
+static int size_like(const char *s, u128 *out, bool rate, Error *e)
+{
+    const char *what = rate ? "rate" : "size";
+    Decimal d;
+    if (decimal_parse(s, &d, what, e))
+        return -1;
+    char unit[16];
+    size_t ul = strlen(d.rest);
+    while (ul && d.rest[ul - 1] == ' ')
+        ul--;
+    if (rate) {
+        if (ul >= 2 && d.rest[ul - 2] == '/' && ascii_lower(d.rest[ul - 1]) == 's')
+            ul -= 2;
+        else if (ul > 0)
+            return error_set(e, "rate '%s' needs a unit per second, e.g. 3.35TB/s or 3352GB/s", s);
+    }
+    if (ul >= sizeof unit)
+        return error_set(e, "%s '%s' has an unknown unit", what, s);
+    memcpy(unit, d.rest, ul);
+    unit[ul] = '\0';
+    const Unit *u = ul ? unit_find(SIZE_UNITS, N_OF(SIZE_UNITS), unit) : &SIZE_UNITS[0];
+    if (!u) {
+        char list[128];
+        unit_list(list, sizeof list, SIZE_UNITS, N_OF(SIZE_UNITS));
+        return error_set(e, "%s '%s' has an unknown unit '%s'; expected one of %s%s",
+                         what, s, unit, list, rate ? " followed by /s" : "");
+    }
+    if (decimal_scale(&d, u->factor, out, what, s, e))
+        return -1;
+    if (*out == 0)
+        return error_set(e, "%s '%s' is zero; expected more than 0 bytes", what, s);
+    return 0;
+}
+
+int units_parse_size(const char *s, u128 *bytes, Error *e)
+{
+    return size_like(s, bytes, false, e);
+}
+
+int units_parse_rate(const char *s, u128 *bytes_per_s, Error *e)
+{
+    return size_like(s, bytes_per_s, true, e);
+}
+
+int units_parse_context(const char *s, uint64_t *tokens, Error *e)
+{
+    Decimal d;
+    if (decimal_parse(s, &d, "context", e))
+        return -1;
+    const Unit *u = unit_find(CONTEXT_UNITS, N_OF(CONTEXT_UNITS), d.rest);
+    if (!u)
+        return error_set(e, "context '%s' has an unknown suffix '%s'; expected tokens "
+                            "like 8192, 8k or 128K", s, d.rest);
+    u128 v, exact;
+    if (!ck_mul(d.mantissa, u->factor, &exact))
+        return error_set(e, "context '%s' is too large (overflow)", s);
+    v = exact / pow10_u128(d.places);
+    if (v * pow10_u128(d.places) != exact)
+        return error_set(e, "context '%s' is not a whole number of tokens", s);
+    if (v == 0)
+        return error_set(e, "context '%s' is zero; expected at least 1 token", s);
+    if (v > UINT64_MAX)
+        return error_set(e, "context '%s' is too large (overflow)", s);
+    *tokens = (uint64_t)v;
+    return 0;
+}
+
+int units_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *v,
+                      Error *e)
+{
+    Decimal d;
+    if (decimal_parse(s, &d, "value", e))
+        return -1;
+    if (d.places || *d.rest)
+        return error_set(e, "'%s' is not a whole number", s);
+    if (d.mantissa < min || d.mantissa > max)
+        return error_set(e, "'%s' is out of range; expected %llu to %llu", s,
+                         (unsigned long long)min, (unsigned long long)max);
+    *v = (uint64_t)d.mantissa;
+    return 0;
+}
+
+int units_parse_fraction(const char *s, Q *q, Error *e)
+{
+    Decimal d;
+    if (decimal_parse(s, &d, "fraction", e))
+        return -1;
+    if (*d.rest)
+        return error_set(e, "fraction '%s' is not a number between 0 and 1", s);
+    Q r = q_make(d.mantissa, pow10_u128(d.places));
+    if (r.num == 0 || r.num > r.den)
+        return error_set(e, "fraction '%s' is out of range; expected more than 0 and at most 1", s);
+    *q = r;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Printers
+ */
+
+const char *units_gib(char *buf, size_t n, u128 bytes, int decimals)
+{
+    char num[64];
+    snprintf(buf, n, "%s GiB", q_str(num, sizeof num, q_make(bytes, GIB), decimals, false));
+    return buf;
+}
+
+const char *units_gb(char *buf, size_t n, u128 bytes, int decimals)
+{
+    char num[64];
+    snprintf(buf, n, "%s GB", q_str(num, sizeof num, q_make(bytes, GB), decimals, false));
+    return buf;
+}
+
+const char *units_size(char *buf, size_t n, u128 bytes)
+{
+    static const Unit BIN[] = {{"B", 1}, {"KiB", KIB}, {"MiB", MIB}, {"GiB", GIB}, {"TiB", TIB}};
+    size_t i = N_OF(BIN) - 1;
+    while (i > 0 && bytes < BIN[i].factor)
+        i--;
+    char num[64];
+    snprintf(buf, n, "%s %s", q_str(num, sizeof num, q_make(bytes, BIN[i].factor), 3, true),
+             BIN[i].name);
+    return buf;
+}
+
+const char *units_rate(char *buf, size_t n, u128 bytes_per_s)
+{
+    static const Unit DEC[] = {{"B/s", 1}, {"KB/s", 1000}, {"MB/s", 1000000},
+                               {"GB/s", 1000000000}, {"TB/s", 1000000000000}};
+    size_t i = N_OF(DEC) - 1;
+    while (i > 0 && bytes_per_s < DEC[i].factor)
+        i--;
+    char num[64];
+    snprintf(buf, n, "%s %s",
+             q_str(num, sizeof num, q_make(bytes_per_s, DEC[i].factor), 3, true), DEC[i].name);
+    return buf;
+}
+
+const char *units_context(char *buf, size_t n, uint64_t tokens)
+{
+    char num[64];
+    u128_str(num, sizeof num, tokens, true);
+    if (tokens >= 1024 && tokens % 1024 == 0)
+        snprintf(buf, n, "%s (%lluk)", num, (unsigned long long)(tokens / 1024));
+    else
+        snprintf(buf, n, "%s", num);
+    return buf;
+}

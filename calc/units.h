@@ -1,0 +1,50 @@
+/* units.h - sizes, rates and context lengths as people write them.
+ *
+ * Parsing and printing never touch the C locale: "21.47GB" means the same in
+ * every country, and a decimal point is always '.'. Parsed values are exact
+ * integers (bytes, bytes per second, tokens); decimal fractions of a unit are
+ * converted exactly and only a fraction of a byte is dropped.
+ *
+ *   size     20GiB, 20 GiB, 21.47GB, 512MiB, 4096 (plain bytes), 1.5TB
+ *   rate     3.35TB/s, 3352GB/s, 900 GiB/s, 2e9 is not accepted
+ *   context  8192, 8k, 128K, 1M (k = 1024 tokens, M = 1048576)
+ *
+ * Unit names are matched without regard to case (gib = GiB). Decimal units
+ * (KB, MB, GB, TB) are powers of 1000, binary ones (KiB ... TiB) powers of
+ * 1024: the confusion between the two is one of the lab's lessons.
+ */
+#ifndef KVLAB_UNITS_H
+#define KVLAB_UNITS_H
+
+#include "checked.h"
+#include "error.h"
+
+#include <stdint.h>
+
+#define KIB ((u128)1 << 10)
+#define MIB ((u128)1 << 20)
+#define GIB ((u128)1 << 30)
+#define TIB ((u128)1 << 40)
+#define GB ((u128)1000000000u)
+
+/* Each returns 0, or -1 with a message naming the text and what was expected. */
+int units_parse_size(const char *s, u128 *bytes, Error *e);
+int units_parse_rate(const char *s, u128 *bytes_per_s, Error *e);
+int units_parse_context(const char *s, uint64_t *tokens, Error *e);
+/* A whole number, at least min and at most max ("--batch", "--layers"). */
+int units_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *v,
+                      Error *e);
+/* A decimal fraction in (0, 1] ("0.9"), kept exact as a Q. */
+int units_parse_fraction(const char *s, Q *q, Error *e);
+
+/* "16.000 GiB", "17.180 GB", "3.35 TB/s": fixed decimals, exact rounding. */
+const char *units_gib(char *buf, size_t n, u128 bytes, int decimals);
+const char *units_gb(char *buf, size_t n, u128 bytes, int decimals);
+/* The largest binary unit that keeps the value >= 1: "512 MiB", "1.5 GiB". */
+const char *units_size(char *buf, size_t n, u128 bytes);
+/* "3.352 TB/s" or "300 GB/s": decimal units, as vendors quote bandwidth. */
+const char *units_rate(char *buf, size_t n, u128 bytes_per_s);
+/* "8,192" with the "k" form beside it where exact: "131,072 (128k)". */
+const char *units_context(char *buf, size_t n, uint64_t tokens);
+
+#endif

@@ -1,0 +1,225 @@
+/* cli.c - see cli.h. */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------
+ * Options
+ */
+
+int opt_next(Args *a, const OptSpec *specs, size_t n, const char **value, Error *e)
+{
+    *value = NULL;
+    if (a->i >= a->argc)
+        return OPT_END;
+    const char *arg = a->argv[a->i++];
+    if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+        if (arg[0] == '-' && arg[1] != '\0' && strcmp(arg, "--") != 0 && !(arg[1] >= '0' && arg[1] <= '9'))
+            return error_set(e, "unknown option '%s' (options start with --; see kvlab %s --help)",
+                             arg, a->cmd), OPT_ERROR;
+        *value = arg;
+        return OPT_POSITIONAL;
+    }
+    const char *name = arg + 2, *eq = strchr(name, '=');
+    size_t len = eq ? (size_t)(eq - name) : strlen(name);
+    for (size_t k = 0; k < n; k++) {
+        if (strlen(specs[k].name) != len || strncmp(specs[k].name, name, len) != 0)
+            continue;
+        if (!specs[k].arg) {
+            if (eq)
+                return error_set(e, "option --%s takes no value", specs[k].name), OPT_ERROR;
+            return (int)k;
+        }
+        if (eq) {
+            *value = eq + 1;
+        } else if (a->i < a->argc) {
+            *value = a->argv[a->i++];
+        } else {
+            return error_set(e, "option --%s needs a value (%s)", specs[k].name, specs[k].arg),
+                   OPT_ERROR;
+        }
+        return (int)k;
+    }
+    return error_set(e, "unknown option '--%.*s' (see kvlab %s --help)", (int)len, name, a->cmd),
+           OPT_ERROR;
+}
+
+void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n)
+{
+    fprintf(out, "%s\n\noptions:\n", synopsis);
+    for (size_t k = 0; k < n; k++) {
+        char left[64];
+        snprintf(left, sizeof left, "--%s%s%s", specs[k].name, specs[k].arg ? " " : "",
+                 specs[k].arg ? specs[k].arg : "");
+        fprintf(out, "  %-24s %s\n", left, specs[k].help);
+    }
+}
+
+int cli_fail(const char *cmd, int code, const Error *e)
+{
+    fprintf(stderr, "kvlab%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", e->msg);
+    return code;
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *cli_datadir(void)
+{
+    static char dir[4096 + 16];
+    const char *env = getenv("KVLAB_DATA");
+    if (env && *env)
+        return env;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            snprintf(dir, sizeof dir, "%s/scenarios", exe);
+            if (is_dir(dir))
+                return dir;
+        }
+    }
+    return KVLAB_DATADIR;
+}
+
+/* ------------------------------------------------------------------------
+ * Tables
+ */
+
+void table_init(Table *t, size_t cols)
+{
+    t->cols = cols < TABLE_COLS ? cols : TABLE_COLS;
+    t->rows = 0;
+    t->col = 0;
+}
+
+void table_row(Table *t)
+{
+    if (t->rows < TABLE_ROWS) {
+        t->rows++;
+        memset(t->cell[t->rows - 1], 0, sizeof t->cell[0]);
+    }
+    t->col = 0;
+}
+
+void table_cell(Table *t, const char *fmt, ...)
+{
+    if (!t->rows || t->col >= t->cols)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(t->cell[t->rows - 1][t->col++], TABLE_CELL, fmt, ap);
+    va_end(ap);
+}
+
+static size_t utf8_width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+/* A column of numbers reads best right-aligned, a column of words left. */
+static bool numeric_column(const Table *t, size_t c)
+{
+    for (size_t r = 1; r < t->rows; r++) {
+        const char *s = t->cell[r][c];
+        if (!(*s >= '0' && *s <= '9') && strcmp(s, "-") != 0 && strcmp(s, "never") != 0 && *s)
+            return false;
+    }
+    return true;
+}
+
+void table_print(const Table *t, FILE *out)
+{
+    size_t width[TABLE_COLS] = {0};
+    bool right[TABLE_COLS] = {0};
+    for (size_t c = 0; c < t->cols; c++)
+        right[c] = c > 0 && numeric_column(t, c);
+    for (size_t r = 0; r < t->rows; r++)
+        for (size_t c = 0; c < t->cols; c++) {
+            size_t w = utf8_width(t->cell[r][c]);
+            if (w > width[c])
+                width[c] = w;
+        }
+    for (size_t r = 0; r < t->rows; r++) {
+        for (size_t c = 0; c < t->cols; c++) {
+            size_t pad = width[c] - utf8_width(t->cell[r][c]);
+            if (c)
+                fputs("  ", out);
+            if (c + 1 == t->cols && !right[c])
+                pad = 0;                        // no trailing blanks
+            if (right[c])
+                fprintf(out, "%*s%s", (int)pad, "", t->cell[r][c]);
+            else
+                fprintf(out, "%s%*s", t->cell[r][c], (int)pad, "");
+        }
+        fputc('\n', out);
+        if (r == 0) {
+            size_t total = 0;
+            for (size_t c = 0; c < t->cols; c++)
+                total += width[c] + (c ? 2 : 0);
+            for (size_t k = 0; k < total; k++)
+                fputc('-', out);
+            fputc('\n', out);
+        }
+    }
+}
+
+void table_csv(const Table *t, FILE *out)
+{
+    for (size_t r = 0; r < t->rows; r++)
+        for (size_t c = 0; c < t->cols; c++) {
+            const char *s = t->cell[r][c];
+            bool quote = strpbrk(s, ",\"\n") != NULL;
+            if (quote) {
+                fputc('"', out);
+                for (; *s; s++) {
+                    if (*s == '"')
+                        fputc('"', out);
+                    fputc(*s, out);
+                }
+                fputc('"', out);
+            } else {
+                fputs(s, out);
+            }
+            fputc(c + 1 < t->cols ? ',' : '\n', out);
+        }
+}
+
+/* ------------------------------------------------------------------------
+ * JSON
+ */
+
+void json_add_u128(cJSON *obj, const char *name, u128 v)
+{
+    char buf[64];
+    cJSON_AddItemToObject(obj, name, cJSON_CreateRaw(u128_str(buf, sizeof buf, v, false)));
+}
+
+void json_add_q(cJSON *obj, const char *name, Q q)
+{
+    cJSON_AddNumberToObject(obj, name, q_to_double(q));
+}
+
+int json_emit(cJSON *root)
+{
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!s)
+        return EXIT_RUNTIME;
+    puts(s);
+    cJSON_free(s);
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
+}

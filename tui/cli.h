@@ -1,0 +1,83 @@
+/* cli.h - what every command-line subcommand shares: exit codes, option
+ * parsing, the data directory, aligned tables and exact JSON numbers. */
+#ifndef KVLAB_CLI_H
+#define KVLAB_CLI_H
+
+#include "checked.h"
+#include "error.h"
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit codes, as DESIGN.md fixes them. */
+enum {
+    EXIT_OK = 0,        // success
+    EXIT_NO = 1,        // a check ran and said no
+    EXIT_USAGE = 2,     // bad usage or bad input
+    EXIT_RUNTIME = 3,   // a run-time failure
+};
+
+/* ------------------------------------------------------------------------
+ * Options: a table of OptSpec per subcommand, walked by opt_next.
+ */
+typedef struct {
+    const char *name;   // "context" for --context
+    const char *arg;    // "S" when the option takes a value; NULL for a flag
+    const char *help;
+} OptSpec;
+
+typedef struct {
+    int argc;
+    char **argv;
+    int i;              // next argument to read
+    const char *cmd;    // "calc", for messages
+} Args;
+
+enum { OPT_END = -1, OPT_ERROR = -2, OPT_POSITIONAL = -3 };
+
+/* Returns the index of the next option in specs and its value (NULL for a
+ * flag), OPT_POSITIONAL with the word in *value, OPT_END, or OPT_ERROR with
+ * a message naming the argument. Accepts --name value and --name=value. */
+int opt_next(Args *a, const OptSpec *specs, size_t n, const char **value, Error *e);
+void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n);
+
+/* Prints "kvlab CMD: message" on stderr and returns code. */
+int cli_fail(const char *cmd, int code, const Error *e);
+
+/* Where scenarios/ lives: $KVLAB_DATA, else scenarios/ beside the program,
+ * else the installed copy. */
+const char *cli_datadir(void);
+
+/* ------------------------------------------------------------------------
+ * Aligned text tables: add cells row by row, then print.
+ */
+#define TABLE_COLS 16
+#define TABLE_ROWS 64
+#define TABLE_CELL 80
+
+typedef struct {
+    size_t cols, rows;
+    size_t col;         // next cell of the current row
+    char cell[TABLE_ROWS][TABLE_COLS][TABLE_CELL];
+} Table;
+
+void table_init(Table *t, size_t cols);
+/* Starts a row; then table_cell per column. */
+void table_row(Table *t);
+void table_cell(Table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Numeric columns right-aligned, words left-aligned, a rule under row 0. */
+void table_print(const Table *t, FILE *out);
+void table_csv(const Table *t, FILE *out);
+
+/* ------------------------------------------------------------------------
+ * JSON helpers: integers are written exactly (as raw text), fractions as
+ * doubles.
+ */
+void json_add_u128(cJSON *obj, const char *name, u128 v);
+void json_add_q(cJSON *obj, const char *name, Q q);
+/* Prints the object on stdout with a newline and frees it. */
+int json_emit(cJSON *root);
+
+#endif

@@ -1,0 +1,321 @@
+/* cli_calc.c - `kvlab calc`: the KV-cache calculator on the command line.
+ *
+ * Starts from a scenario (the default one when no shape is given) or from a
+ * model or typed shape, applies every option on top, and prints the formats
+ * table or its JSON. Every figure comes from calc/budget.h. */
+#include "cli.h"
+#include "commands.h"
+#include "report.h"
+
+#include "catalog.h"
+#include "scenario.h"
+#include "units.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define DEFAULT_SCENARIO "pool-20gib"
+
+enum {
+    O_SCENARIO, O_MODEL, O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM, O_MHA, O_CONTEXT, O_BATCH,
+    O_FORMAT, O_POOL, O_GPU, O_UTIL, O_RESERVE, O_WEIGHTS, O_BANDWIDTH, O_TP, O_BLOCK,
+    O_RESIDUAL, O_HEAD_SCALES, O_BF16_LAYERS, O_BF16_SLIDING, O_CONTEXTS, O_JSON, O_CSV, O_HELP,
+    O_COUNT
+};
+
+static const OptSpec OPTS[O_COUNT] = {
+    [O_SCENARIO] = {"scenario", "NAME", "start from a walk-through scenario (kvlab scenario list)"},
+    [O_MODEL] = {"model", "NAME", "a model from scenarios/models, e.g. llama-3.1-8b"},
+    [O_LAYERS] = {"layers", "L", "or type a shape: layers ..."},
+    [O_KV_HEADS] = {"kv-heads", "H", "... KV heads ..."},
+    [O_Q_HEADS] = {"q-heads", "H", "... query heads (default: as many as KV heads) ..."},
+    [O_HEAD_DIM] = {"head-dim", "D", "... and head dimension"},
+    [O_MHA] = {"mha", NULL, "the same model with one KV head per query head"},
+    [O_CONTEXT] = {"context", "S", "tokens per sequence: 8192, 8k, 128K (default 8k)"},
+    [O_BATCH] = {"batch", "B", "sequences (default 1)"},
+    [O_FORMAT] = {"format", "F", "a storage format, repeatable (default all; kvlab formats)"},
+    [O_POOL] = {"pool", "SIZE", "bytes for the KV cache: 20GiB, 60GB"},
+    [O_GPU] = {"gpu", "NAME", "a GPU from scenarios/gpus: bandwidth, and the pool unless --pool"},
+    [O_UTIL] = {"utilization", "FRACTION", "share of GPU memory for weights + KV (default 0.9)"},
+    [O_RESERVE] = {"reserve", "SIZE", "GPU memory kept back for the runtime (default 0)"},
+    [O_WEIGHTS] = {"weights", "SIZE", "bytes of weights (default: the model's, BF16)"},
+    [O_BANDWIDTH] = {"bandwidth", "RATE", "memory bandwidth: 3.35TB/s, 3352GB/s"},
+    [O_TP] = {"tp", "N", "tensor-parallel degree: every figure per GPU"},
+    [O_BLOCK] = {"block", "N", "paged-attention block size in tokens (default 16)"},
+    [O_RESIDUAL] = {"residual", "R", "keep the most recent R tokens in BF16 (KIVI)"},
+    [O_HEAD_SCALES] = {"head-scales", NULL, "FP8/NVFP4 tensor scales per KV head, not per layer"},
+    [O_BF16_LAYERS] = {"bf16-layers", "LIST", "keep these layers in BF16: 0,1,31"},
+    [O_BF16_SLIDING] = {"bf16-sliding", NULL, "keep sliding-window layers in BF16"},
+    [O_CONTEXTS] = {"contexts", "LIST", "speedup over BF16 at each context: 1k,8k,32k"},
+    [O_JSON] = {"json", NULL, "print one JSON object"},
+    [O_CSV] = {"csv", NULL, "print the formats table as CSV"},
+    [O_HELP] = {"help", NULL, "show this help"},
+};
+
+/* Options as given: the last value of each, all --format values, flags. */
+typedef struct {
+    const char *val[O_COUNT];
+    bool set[O_COUNT];
+    size_t n_formats;
+    const char *formats[16];
+} Given;
+
+static int gather(Args *a, Given *g, Error *e)
+{
+    memset(g, 0, sizeof *g);
+    for (;;) {
+        const char *v;
+        int k = opt_next(a, OPTS, O_COUNT, &v, e);
+        if (k == OPT_END)
+            return 0;
+        if (k == OPT_ERROR)
+            return -1;
+        if (k == OPT_POSITIONAL)
+            return error_set(e, "unexpected argument '%s'", v);
+        if (k == O_FORMAT) {
+            if (g->n_formats == 16)
+                return error_set(e, "--format: at most 16 formats");
+            g->formats[g->n_formats++] = v;
+        }
+        g->val[k] = v;
+        g->set[k] = true;
+    }
+}
+
+/* Parses a comma-separated list with fn into out[]. */
+static int parse_list(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
+                      int (*fn)(const char *, uint64_t *, Error *), Error *e)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", s);
+    *n = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == max)
+            return error_set(e, "--%s: at most %zu entries", opt, max);
+        if (fn(tok, &out[(*n)++], e))
+            return error_prefix(e, "--%s", opt);
+    }
+    if (*n == 0)
+        return error_set(e, "--%s: expected a comma-separated list", opt);
+    return 0;
+}
+
+static int parse_layer(const char *s, uint64_t *v, Error *e)
+{
+    return units_parse_count(s, 0, UINT32_MAX, v, e);
+}
+
+static int parse_ctx(const char *s, uint64_t *v, Error *e)
+{
+    return units_parse_context(s, v, e);
+}
+
+static int count_opt(const Given *g, int k, uint64_t min, uint64_t max, uint64_t *out, Error *e)
+{
+    if (!g->set[k])
+        return 0;
+    if (units_parse_count(g->val[k], min, max, out, e))
+        return error_prefix(e, "--%s", OPTS[k].name);
+    return 0;
+}
+
+/* Everything needed to fill a Report, with the pool decided last. */
+typedef struct {
+    Report rp;
+    char model[96];
+    Gpu gpu;
+    bool has_gpu, pool_given;
+    Q util;
+    u128 reserve;
+} Setup;
+
+static int from_scenario(Setup *s, const char *name, Error *e)
+{
+    static Scenario sc;
+    char path[1024];
+    if (catalog_path(cli_datadir(), CATALOG_SCENARIOS, name, path, sizeof path, e) ||
+        scenario_load(&sc, path, cli_datadir(), e))
+        return -1;
+    snprintf(s->model, sizeof s->model, "%s", sc.model.display);
+    s->rp.model = s->model;
+    s->rp.w = sc.w;
+    s->gpu = sc.gpu;
+    s->has_gpu = sc.has_gpu;
+    s->pool_given = sc.pool_given;
+    s->util = sc.utilization;
+    s->reserve = sc.reserve;
+    s->rp.n_formats = sc.n_formats;
+    memcpy(s->rp.formats, sc.formats, sc.n_formats * sizeof sc.formats[0]);
+    return 0;
+}
+
+static int shape_options(const Given *g, Setup *s, Error *e)
+{
+    bool typed = g->set[O_LAYERS] || g->set[O_KV_HEADS] || g->set[O_HEAD_DIM] || g->set[O_Q_HEADS];
+    if (g->set[O_SCENARIO] && (typed || g->set[O_MODEL]))
+        return error_set(e, "--scenario fixes the model; drop it to give --model or a shape");
+    if (typed && g->set[O_MODEL])
+        return error_set(e, "give --model or --layers/--kv-heads/--head-dim, not both");
+    Shape shape;
+    if (g->set[O_MODEL]) {
+        static Model m;
+        char path[1024];
+        if (catalog_path(cli_datadir(), CATALOG_MODELS, g->val[O_MODEL], path, sizeof path, e) ||
+            model_load(&m, path, e))
+            return error_prefix(e, "--model");
+        snprintf(s->model, sizeof s->model, "%s", m.display);
+        s->rp.model = s->model;
+        shape = m.shape;
+        s->rp.w.weights = m.weight_bytes;
+    } else if (typed) {
+        uint64_t L = 0, hkv = 0, hq = 0, d = 0;
+        static const struct { int opt; const char *what; } NEED[] = {
+            {O_LAYERS, "--layers"}, {O_KV_HEADS, "--kv-heads"}, {O_HEAD_DIM, "--head-dim"}};
+        for (size_t i = 0; i < 3; i++)
+            if (!g->set[NEED[i].opt])
+                return error_set(e, "a typed shape needs --layers, --kv-heads and --head-dim "
+                                    "(missing %s)", NEED[i].what);
+        if (count_opt(g, O_LAYERS, 1, UINT64_MAX, &L, e) ||
+            count_opt(g, O_KV_HEADS, 1, UINT64_MAX, &hkv, e) ||
+            count_opt(g, O_HEAD_DIM, 1, UINT32_MAX, &d, e))
+            return -1;
+        hq = hkv;
+        if (count_opt(g, O_Q_HEADS, 1, UINT64_MAX, &hq, e) || shape_init(&shape, L, hq, hkv, d, e))
+            return -1;
+        s->rp.model = NULL;
+        s->rp.w.weights = 0;
+    } else {
+        return 0;
+    }
+    s->rp.w.shape = shape;
+    return 0;
+}
+
+static int workload_options(const Given *g, Setup *s, Error *e)
+{
+    Workload *w = &s->rp.w;
+    if (g->set[O_CONTEXT] && units_parse_context(g->val[O_CONTEXT], &w->context, e))
+        return error_prefix(e, "--context");
+    if (count_opt(g, O_BATCH, 1, UINT32_MAX, &w->batch, e) ||
+        count_opt(g, O_TP, 1, 1u << 16, &w->tp, e) ||
+        count_opt(g, O_BLOCK, 1, 1u << 20, &w->block_tokens, e))
+        return -1;
+    if (g->set[O_RESIDUAL] && units_parse_context(g->val[O_RESIDUAL], &w->kv.residual, e))
+        return error_prefix(e, "--residual");
+    if (g->set[O_MHA])
+        w->mha = true;
+    if (g->set[O_HEAD_SCALES])
+        w->kv.head_scales = true;
+    if (g->set[O_BF16_SLIDING])
+        w->kv.bf16_sliding = true;
+    if (g->set[O_BF16_LAYERS] &&
+        parse_list("bf16-layers", g->val[O_BF16_LAYERS], w->kv.bf16_layers, KV_OVERRIDES_MAX,
+                   &w->kv.n_bf16_layers, parse_layer, e))
+        return -1;
+    if (g->set[O_CONTEXTS] &&
+        parse_list("contexts", g->val[O_CONTEXTS], s->rp.contexts, REPORT_CONTEXTS_MAX,
+                   &s->rp.n_contexts, parse_ctx, e))
+        return -1;
+    return 0;
+}
+
+static int machine_options(const Given *g, Setup *s, Error *e)
+{
+    Workload *w = &s->rp.w;
+    if (g->set[O_GPU]) {
+        char path[1024];
+        if (catalog_path(cli_datadir(), CATALOG_GPUS, g->val[O_GPU], path, sizeof path, e) ||
+            gpu_load(&s->gpu, path, e))
+            return error_prefix(e, "--gpu");
+        s->has_gpu = true;
+        w->bandwidth = s->gpu.bandwidth;
+        s->pool_given = false;
+    }
+    if (g->set[O_WEIGHTS] && units_parse_size(g->val[O_WEIGHTS], &w->weights, e))
+        return error_prefix(e, "--weights");
+    if (g->set[O_BANDWIDTH] && units_parse_rate(g->val[O_BANDWIDTH], &w->bandwidth, e))
+        return error_prefix(e, "--bandwidth");
+    if (g->set[O_UTIL] && units_parse_fraction(g->val[O_UTIL], &s->util, e))
+        return error_prefix(e, "--utilization");
+    if (g->set[O_RESERVE] && units_parse_size(g->val[O_RESERVE], &s->reserve, e))
+        return error_prefix(e, "--reserve");
+    if (g->set[O_POOL]) {
+        if (units_parse_size(g->val[O_POOL], &w->pool, e))
+            return error_prefix(e, "--pool");
+        s->pool_given = true;
+    }
+    if ((g->set[O_UTIL] || g->set[O_RESERVE]) && !s->has_gpu)
+        return error_set(e, "--utilization and --reserve need --gpu");
+    if (!s->pool_given && s->has_gpu) {
+        if (!w->weights)
+            return error_set(e, "--gpu with a typed shape needs --weights (or give --pool)");
+        if (workload_pool_from_gpu(w, s->gpu.memory, s->util, s->reserve, e))
+            return error_prefix(e, "--gpu");
+    } else if (!s->pool_given) {
+        w->pool = 0;
+    }
+    s->rp.gpu = s->has_gpu ? &s->gpu : NULL;
+    return 0;
+}
+
+static int format_options(const Given *g, Setup *s, Error *e)
+{
+    if (!g->n_formats) {
+        if (!s->rp.n_formats)
+            for (size_t i = 0; i < format_count(); i++)
+                s->rp.formats[s->rp.n_formats++] = format_at(i);
+        return 0;
+    }
+    s->rp.n_formats = 0;
+    for (size_t i = 0; i < g->n_formats; i++) {
+        const Format *f = format_by_id(g->formats[i]);
+        if (!f) {
+            char list[256];
+            return error_set(e, "--format: unknown format '%s'; expected one of %s",
+                             g->formats[i], format_id_list(list, sizeof list));
+        }
+        s->rp.formats[s->rp.n_formats++] = f;
+    }
+    return 0;
+}
+
+int cmd_calc(int argc, char **argv)
+{
+    Args a = {argc, argv, 0, "calc"};
+    Given g;
+    Error e;
+    static Setup s;
+    memset(&s, 0, sizeof s);
+    s.util = q_make(9, 10);
+    if (gather(&a, &g, &e))
+        return cli_fail("calc", EXIT_USAGE, &e);
+    if (g.set[O_HELP]) {
+        opt_usage(stdout, "usage: kvlab calc [--scenario NAME | --model NAME | --layers L "
+                          "--kv-heads H --head-dim D [--q-heads H]] [options]\n\n"
+                          "KV-cache footprint, slots, step floors and speedups per format.\n"
+                          "With no shape, the default scenario (" DEFAULT_SCENARIO ") is used.",
+                  OPTS, O_COUNT);
+        return EXIT_OK;
+    }
+    bool shape_given = g.set[O_MODEL] || g.set[O_LAYERS] || g.set[O_KV_HEADS] ||
+                       g.set[O_HEAD_DIM] || g.set[O_Q_HEADS];
+    if (g.set[O_SCENARIO] || !shape_given) {
+        if (from_scenario(&s, g.set[O_SCENARIO] ? g.val[O_SCENARIO] : DEFAULT_SCENARIO, &e))
+            return cli_fail("calc", EXIT_USAGE, &e);
+    } else {
+        Shape none = {0};
+        workload_init(&s.rp.w, &none, 8192, 1);
+    }
+    if (shape_options(&g, &s, &e) || workload_options(&g, &s, &e) ||
+        machine_options(&g, &s, &e) || format_options(&g, &s, &e))
+        return cli_fail("calc", EXIT_USAGE, &e);
+    if (g.set[O_JSON]) {
+        cJSON *j = report_json(&s.rp, &e);
+        if (!j)
+            return cli_fail("calc", EXIT_USAGE, &e);
+        return json_emit(j);
+    }
+    if (report_text(&s.rp, g.set[O_CSV], stdout, &e))
+        return cli_fail("calc", EXIT_USAGE, &e);
+    return EXIT_OK;
+}

@@ -1,0 +1,239 @@
+/* cli_scenario.c - `kvlab scenario list|show NAME|check FILE`.
+ *
+ * show prints a scenario's story, its formats table and every figure the
+ * seed quotes next to what calc computes; check does the same comparison
+ * and says no (exit 1) when a disagreement is unexplained. */
+#include "cli.h"
+#include "commands.h"
+#include "report.h"
+
+#include "catalog.h"
+#include "scenario.h"
+#include "units.h"
+
+#include <string.h>
+
+enum { O_JSON, O_HELP, O_COUNT };
+
+static const OptSpec OPTS[O_COUNT] = {
+    [O_JSON] = {"json", NULL, "print one JSON object"},
+    [O_HELP] = {"help", NULL, "show this help"},
+};
+
+static const char *const USAGE =
+    "usage: kvlab scenario list [--json]\n"
+    "       kvlab scenario show NAME [--json]\n"
+    "       kvlab scenario check FILE|NAME [--json]\n\n"
+    "The walk-through scenarios: each one's story, figures, and whether the seed\n"
+    "text it comes from got them right. check exits 1 when calc disagrees with\n"
+    "a figure and the file does not explain why.";
+
+static int load(const char *name, Scenario *sc, Error *e)
+{
+    char path[1024];
+    if (catalog_path(cli_datadir(), CATALOG_SCENARIOS, name, path, sizeof path, e))
+        return -1;
+    return scenario_load(sc, path, cli_datadir(), e);
+}
+
+static int list(bool json)
+{
+    CatalogList names;
+    Error e;
+    static Scenario sc;
+    if (catalog_list(cli_datadir(), CATALOG_SCENARIOS, &names, &e))
+        return cli_fail("scenario", EXIT_USAGE, &e);
+    cJSON *root = json ? cJSON_CreateObject() : NULL;
+    cJSON *arr = json ? cJSON_AddArrayToObject(root, "scenarios") : NULL;
+    Table t;
+    table_init(&t, 3);
+    table_row(&t);
+    table_cell(&t, "name");
+    table_cell(&t, "title");
+    table_cell(&t, "source");
+    for (size_t i = 0; i < names.count; i++) {
+        if (load(names.names[i], &sc, &e)) {
+            cJSON_Delete(root);
+            return cli_fail("scenario", EXIT_USAGE, &e);
+        }
+        if (json) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", sc.name);
+            cJSON_AddStringToObject(o, "title", sc.title);
+            cJSON_AddStringToObject(o, "source", sc.source);
+            cJSON_AddItemToArray(arr, o);
+        } else {
+            table_row(&t);
+            table_cell(&t, "%s", names.names[i]);
+            table_cell(&t, "%s", sc.title);
+            table_cell(&t, "%s", sc.source);
+        }
+    }
+    if (json)
+        return json_emit(root);
+    table_print(&t, stdout);
+    return EXIT_OK;
+}
+
+static void report_of(const Scenario *sc, Report *rp)
+{
+    memset(rp, 0, sizeof *rp);
+    rp->model = sc->model.display;
+    rp->gpu = sc->has_gpu ? &sc->gpu : NULL;
+    rp->w = sc->w;
+    rp->n_formats = sc->n_formats;
+    memcpy(rp->formats, sc->formats, sc->n_formats * sizeof sc->formats[0]);
+}
+
+/* Evaluates every figure; *bad counts the ones that make check say no. */
+static int figures(const Scenario *sc, FigureResult *res, int *bad, Error *e)
+{
+    *bad = 0;
+    for (size_t i = 0; i < sc->n_figures; i++) {
+        if (figure_eval(sc, &sc->figures[i], &res[i], e))
+            return error_prefix(e, "figure '%s'", sc->figures[i].label);
+        *bad += res[i].verdict == FIGURE_UNEXPLAINED || res[i].verdict == FIGURE_STALE;
+    }
+    return 0;
+}
+
+static cJSON *figures_json(const Scenario *sc, const FigureResult *res)
+{
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < sc->n_figures; i++) {
+        const Figure *f = &sc->figures[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "label", f->label);
+        cJSON_AddStringToObject(o, "format", f->format->id);
+        cJSON_AddStringToObject(o, "metric", metric_id(f->metric));
+        if (res[i].never)
+            cJSON_AddNullToObject(o, "value");
+        else
+            json_add_q(o, "value", res[i].value);
+        cJSON_AddStringToObject(o, "calc", res[i].text);
+        if (f->seed[0])
+            cJSON_AddStringToObject(o, "seed", f->seed);
+        static const char *const V[] = {"agrees", "seed_wrong", "unexplained", "stale", "no_seed"};
+        cJSON_AddStringToObject(o, "verdict", V[res[i].verdict]);
+        if (f->seed_error[0])
+            cJSON_AddStringToObject(o, "seed_error", f->seed_error);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+static void figures_text(const Scenario *sc, const FigureResult *res, FILE *out)
+{
+    Table t;
+    table_init(&t, 5);
+    table_row(&t);
+    table_cell(&t, "figure");
+    table_cell(&t, "format");
+    table_cell(&t, "calc");
+    table_cell(&t, "seed");
+    table_cell(&t, "%s", "");
+    for (size_t i = 0; i < sc->n_figures; i++) {
+        const Figure *f = &sc->figures[i];
+        const char *unit = metric_unit(f->metric);
+        table_row(&t);
+        table_cell(&t, "%s", f->label);
+        table_cell(&t, "%s", f->format->id);
+        bool tight = strcmp(unit, "x") == 0 || strcmp(unit, "%") == 0;
+        table_cell(&t, "%s%s%s", res[i].text, *unit && !res[i].never && !tight ? " " : "",
+                   res[i].never ? "" : unit);
+        table_cell(&t, "%s", f->seed[0] ? f->seed : "-");
+        table_cell(&t, "%s", figure_verdict_name(res[i].verdict));
+    }
+    table_print(&t, out);
+    bool first = true;
+    for (size_t i = 0; i < sc->n_figures; i++)
+        if (sc->figures[i].seed_error[0]) {
+            fprintf(out, "%s- %s: %s\n", first ? "\nwhere the seed is wrong:\n" : "",
+                    sc->figures[i].label, sc->figures[i].seed_error);
+            first = false;
+        }
+}
+
+static int show(const char *name, bool json, bool check_only)
+{
+    static Scenario sc;
+    static FigureResult res[SCENARIO_FIGURES_MAX];
+    Error e;
+    int bad;
+    const char *cmd = check_only ? "scenario check" : "scenario show";
+    if (load(name, &sc, &e))
+        return cli_fail(cmd, EXIT_USAGE, &e);
+    if (figures(&sc, res, &bad, &e))
+        return cli_fail(cmd, EXIT_USAGE, &e);
+    Report rp;
+    report_of(&sc, &rp);
+    if (json) {
+        cJSON *root = check_only ? cJSON_CreateObject() : report_json(&rp, &e);
+        if (!root)
+            return cli_fail(cmd, EXIT_USAGE, &e);
+        cJSON_AddStringToObject(root, "scenario", sc.name);
+        cJSON_AddStringToObject(root, "title", sc.title);
+        if (!check_only) {
+            cJSON_AddStringToObject(root, "source", sc.source);
+            cJSON_AddStringToObject(root, "story", sc.story);
+        }
+        cJSON_AddItemToObject(root, "figures", figures_json(&sc, res));
+        cJSON_AddBoolToObject(root, "ok", bad == 0);
+        int rc = json_emit(root);
+        return rc ? rc : (check_only && bad ? EXIT_NO : EXIT_OK);
+    }
+    printf("%s\n%s\n\n%s\n\n", sc.title, sc.source, sc.story);
+    if (!check_only && report_text(&rp, false, stdout, &e))
+        return cli_fail(cmd, EXIT_USAGE, &e);
+    if (sc.n_figures) {
+        if (!check_only)
+            printf("\nfigures the seed quotes\n");
+        figures_text(&sc, res, stdout);
+    }
+    if (check_only)
+        printf("\n%s: %zu figures, %d %s\n", sc.name, sc.n_figures, bad,
+               bad == 1 ? "problem" : "problems");
+    return check_only && bad ? EXIT_NO : EXIT_OK;
+}
+
+int cmd_scenario(int argc, char **argv)
+{
+    Args a = {argc, argv, 0, "scenario"};
+    bool set[O_COUNT] = {0};
+    const char *words[3] = {0};
+    int n_words = 0;
+    Error e;
+    for (;;) {
+        const char *v;
+        int k = opt_next(&a, OPTS, O_COUNT, &v, &e);
+        if (k == OPT_END)
+            break;
+        if (k == OPT_ERROR)
+            return cli_fail("scenario", EXIT_USAGE, &e);
+        if (k == OPT_POSITIONAL) {
+            if (n_words == 2) {
+                error_set(&e, "unexpected argument '%s'", v);
+                return cli_fail("scenario", EXIT_USAGE, &e);
+            }
+            words[n_words++] = v;
+            continue;
+        }
+        set[k] = true;
+    }
+    if (set[O_HELP]) {
+        opt_usage(stdout, USAGE, OPTS, O_COUNT);
+        return EXIT_OK;
+    }
+    const char *verb = words[0] ? words[0] : "";
+    if (strcmp(verb, "list") == 0 && n_words == 1)
+        return list(set[O_JSON]);
+    if ((strcmp(verb, "show") == 0 || strcmp(verb, "check") == 0) && n_words == 2)
+        return show(words[1], set[O_JSON], strcmp(verb, "check") == 0);
+    if (strcmp(verb, "show") == 0 || strcmp(verb, "check") == 0)
+        error_set(&e, "%s needs a scenario %s", verb, verb[0] == 's' ? "NAME" : "FILE or NAME");
+    else if (!*verb)
+        error_set(&e, "expected list, show NAME or check FILE");
+    else
+        error_set(&e, "unknown action '%s'; expected list, show NAME or check FILE", verb);
+    return cli_fail("scenario", EXIT_USAGE, &e);
+}

@@ -1,0 +1,10 @@
+/* commands.h - the subcommands main.c dispatches to. Each takes the
+ * arguments after its name and returns an exit code from cli.h. */
+#ifndef KVLAB_COMMANDS_H
+#define KVLAB_COMMANDS_H
+
+int cmd_calc(int argc, char **argv);
+int cmd_formats(int argc, char **argv);
+int cmd_scenario(int argc, char **argv);
+
+#endif

@@ -1,0 +1,59 @@
+/* main.c - kvlab's entry point: dispatches to a subcommand.
+ *
+ * One table of commands; adding a command is adding a row. */
+#include "cli.h"
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} Command;
+
+static const Command COMMANDS[] = {
+    {"calc", cmd_calc, "KV-cache footprint, slots, step floors and speedups"},
+    {"formats", cmd_formats, "the storage formats and their byte accounting"},
+    {"scenario", cmd_scenario, "walk-through scenarios: list, show NAME, check FILE"},
+};
+
+#define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
+
+static void usage(FILE *out)
+{
+    fprintf(out, "kvlab %s - a lab for KV-cache quantization in LLM serving\n\n"
+                 "usage: kvlab COMMAND [options]     (kvlab COMMAND --help for its options)\n\n"
+                 "commands:\n", KVLAB_VERSION);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    fprintf(out, "\nexit status: 0 success, 1 a check said no, 2 bad usage or input, "
+                 "3 run-time failure\n"
+                 "data: %s (set KVLAB_DATA to use another scenarios directory)\n", cli_datadir());
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("kvlab %s\n", KVLAB_VERSION);
+        return EXIT_OK;
+    }
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(cmd, COMMANDS[i].name) == 0)
+            return COMMANDS[i].run(argc - 2, argv + 2);
+    fprintf(stderr, "kvlab: unknown command '%s'; expected one of:", cmd);
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        fprintf(stderr, " %s", COMMANDS[i].name);
+    fprintf(stderr, " (kvlab --help)\n");
+    return EXIT_USAGE;
+}

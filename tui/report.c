@@ -1,0 +1,271 @@
+/* report.c - see report.h. */
+#include "report.h"
+
+#include "cli.h"
+#include "units.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * Computing
+ */
+
+typedef struct {
+    FormatResult r[16];
+    Q series[16][REPORT_CONTEXTS_MAX];      // speedup at each context
+    Q series_ms[16][REPORT_CONTEXTS_MAX];   // step floor at each context
+} Results;
+
+static int compute(const Report *rp, Results *res, Error *e)
+{
+    for (size_t i = 0; i < rp->n_formats; i++) {
+        if (budget_compute(&rp->w, rp->formats[i], &res->r[i], e))
+            return -1;
+        for (size_t k = 0; k < rp->n_contexts; k++) {
+            Workload w = rp->w;
+            FormatResult fr;
+            w.context = rp->contexts[k];
+            if (budget_compute(&w, rp->formats[i], &fr, e))
+                return -1;
+            res->series[i][k] = fr.speedup;
+            res->series_ms[i][k] = fr.step_ms;
+        }
+    }
+    if (rp->n_contexts && !res->r[0].has_step)
+        return error_set(e, "--contexts needs weights and a bandwidth (give --gpu, or "
+                            "--weights and --bandwidth)");
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Text
+ */
+
+static void header(const Report *rp, const FormatResult *r0, FILE *out)
+{
+    const Workload *w = &rp->w;
+    const Shape *s = &w->shape;
+    char a[64], b[64], c[64];
+    fprintf(out, "%s: %llu layers, %llu query heads, %llu KV heads, head dim %llu",
+            rp->model ? rp->model : "model", (unsigned long long)s->layers,
+            (unsigned long long)s->q_heads, (unsigned long long)s->kv_heads,
+            (unsigned long long)s->head_dim);
+    if (s->kv_heads == s->q_heads)
+        fprintf(out, " (MHA)");
+    else
+        fprintf(out, " (GQA %llu:1)", (unsigned long long)(s->q_heads / s->kv_heads));
+    uint64_t sliding = shape_layers_of_kind(s, ATTN_SLIDING);
+    if (sliding)
+        fprintf(out, ", %llu sliding-window layers of %llu tokens", (unsigned long long)sliding,
+                (unsigned long long)s->window);
+    fputc('\n', out);
+    if (w->mha)
+        fprintf(out, "as MHA: %llu KV heads, one per query head\n",
+                (unsigned long long)s->q_heads);
+    if (w->tp > 1)
+        fprintf(out, "tensor parallel over %llu GPUs: %llu KV head(s) per GPU%s; "
+                     "every figure below is per GPU\n",
+                (unsigned long long)w->tp, (unsigned long long)r0->shape.kv_heads,
+                r0->kv_replicas > 1 ? " (replicated)" : "");
+    fprintf(out, "context %s tokens x batch %llu = %s elements\n",
+            units_context(a, sizeof a, w->context), (unsigned long long)w->batch,
+            u128_str(b, sizeof b, r0->fp.elements, true));
+    if (rp->gpu)
+        fprintf(out, "GPU %s: %s = %s memory, %s\n", rp->gpu->display,
+                units_gb(a, sizeof a, rp->gpu->memory, 0), units_gib(c, sizeof c, rp->gpu->memory, 2),
+                units_rate(b, sizeof b, rp->gpu->bandwidth));
+    if (w->pool)
+        fprintf(out, "KV pool %s = %s (%s bytes)\n", units_gib(a, sizeof a, w->pool, 3),
+                units_gb(b, sizeof b, w->pool, 3), u128_str(c, sizeof c, w->pool, true));
+    if (w->weights)
+        fprintf(out, "weights %s = %s%s\n", units_gb(a, sizeof a, w->weights, 2),
+                units_gib(b, sizeof b, w->weights, 2), w->tp > 1 ? " (whole model)" : "");
+    if (w->bandwidth)
+        fprintf(out, "bandwidth %s\n", units_rate(a, sizeof a, w->bandwidth));
+    if (w->kv.residual)
+        fprintf(out, "the most recent %llu tokens of each sequence stay in BF16 (KIVI residual)\n",
+                (unsigned long long)w->kv.residual);
+    fputc('\n', out);
+}
+
+static void formats_table(const Report *rp, const Results *res, Table *t)
+{
+    const FormatResult *r0 = &res->r[0];
+    table_init(t, 16);
+    table_row(t);
+    table_cell(t, "format");
+    table_cell(t, "B/elem");
+    table_cell(t, "per seq");
+    table_cell(t, "total");
+    table_cell(t, "total (GB)");
+    table_cell(t, "scale B");
+    if (r0->has_slots) {
+        table_cell(t, "slots");
+        table_cell(t, "paged");
+    }
+    if (r0->has_step) {
+        table_cell(t, "step ms");
+        table_cell(t, "speedup");
+    }
+    if (r0->has_crossover)
+        table_cell(t, "KV>weights at");
+    t->cols = t->col;
+    for (size_t i = 0; i < rp->n_formats; i++) {
+        const FormatResult *r = &res->r[i];
+        char a[64];
+        table_row(t);
+        table_cell(t, "%s", r->format->id);
+        table_cell(t, "%s", q_str(a, sizeof a, r->bytes_per_element, 6, true));
+        table_cell(t, "%s", units_gib(a, sizeof a, r->fp.bytes_per_sequence, 3));
+        table_cell(t, "%s", units_gib(a, sizeof a, r->fp.bytes, 3));
+        table_cell(t, "%s", units_gb(a, sizeof a, r->fp.bytes, 2));
+        table_cell(t, "%s", u128_str(a, sizeof a, r->fp.tensor_scale_bytes, true));
+        if (r->has_slots) {
+            table_cell(t, "%s", u128_str(a, sizeof a, r->slots, true));
+            table_cell(t, "%s", u128_str(a, sizeof a, r->paged_slots, true));
+        }
+        if (r->has_step) {
+            table_cell(t, "%s", q_str(a, sizeof a, r->step_ms, 2, false));
+            table_cell(t, "%sx", q_str(a, sizeof a, r->speedup, 2, false));
+        }
+        if (r->has_crossover) {
+            if (r->crossover_context)
+                table_cell(t, "%s", u128_str(a, sizeof a, r->crossover_context, true));
+            else
+                table_cell(t, "never");
+        }
+    }
+}
+
+static void series_table(const Report *rp, const Results *res, Table *t)
+{
+    table_init(t, 1 + rp->n_contexts);
+    table_row(t);
+    table_cell(t, "speedup at");
+    for (size_t k = 0; k < rp->n_contexts; k++) {
+        char a[48];
+        u128_str(a, sizeof a, rp->contexts[k], true);
+        if (rp->contexts[k] % 1024 == 0)
+            table_cell(t, "%lluk", (unsigned long long)(rp->contexts[k] / 1024));
+        else
+            table_cell(t, "%s", a);
+    }
+    for (size_t i = 0; i < rp->n_formats; i++) {
+        table_row(t);
+        table_cell(t, "%s", rp->formats[i]->id);
+        for (size_t k = 0; k < rp->n_contexts; k++) {
+            char a[48];
+            table_cell(t, "%sx", q_str(a, sizeof a, res->series[i][k], 2, false));
+        }
+    }
+}
+
+int report_text(const Report *rp, bool csv, FILE *out, Error *e)
+{
+    static Results res;
+    static Table t;
+    if (compute(rp, &res, e))
+        return -1;
+    formats_table(rp, &res, &t);
+    if (csv) {
+        table_csv(&t, out);
+        return 0;
+    }
+    header(rp, &res.r[0], out);
+    table_print(&t, out);
+    if (res.r[0].has_slots)
+        fprintf(out, "\nslots: whole sequences in the pool; paged: the same in blocks of %llu "
+                     "tokens (the last block of each sequence is partly empty)\n",
+                (unsigned long long)rp->w.block_tokens);
+    if (res.r[0].has_step)
+        fprintf(out, "step ms: floor of one decode step, (weights + KV read) / bandwidth; "
+                     "speedup is over BF16\n");
+    fprintf(out, "scale B: per-tensor scales, once per cache; kept with the weights, "
+                 "not in the pool\n");
+    if (res.r[0].has_crossover)
+        fprintf(out, "KV>weights at: the context at which this batch's KV cache holds more "
+                     "bytes than the weights\n");
+    if (rp->n_contexts) {
+        fputc('\n', out);
+        series_table(rp, &res, &t);
+        table_print(&t, out);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * JSON
+ */
+
+static cJSON *format_json(const FormatResult *r, const Report *rp, const Results *res, size_t i)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "format", r->format->id);
+    json_add_q(o, "bytes_per_element", r->bytes_per_element);
+    json_add_u128(o, "bytes", r->fp.bytes);
+    json_add_u128(o, "tensor_scale_bytes", r->fp.tensor_scale_bytes);
+    json_add_u128(o, "bytes_per_sequence", r->fp.bytes_per_sequence);
+    json_add_u128(o, "payload_bytes", r->fp.payload_bytes);
+    json_add_q(o, "gib", q_make(r->fp.bytes, GIB));
+    json_add_q(o, "gb", q_make(r->fp.bytes, GB));
+    if (r->has_slots) {
+        json_add_u128(o, "slots", r->slots);
+        json_add_u128(o, "paged_slots", r->paged_slots);
+        json_add_u128(o, "paged_bytes_per_sequence", r->paged_bytes_per_sequence);
+    }
+    if (r->has_step) {
+        json_add_u128(o, "bytes_read", r->bytes_read);
+        json_add_q(o, "step_ms", r->step_ms);
+        json_add_q(o, "speedup", r->speedup);
+    }
+    if (r->has_crossover) {
+        if (r->crossover_context)
+            json_add_u128(o, "crossover_context", r->crossover_context);
+        else
+            cJSON_AddNullToObject(o, "crossover_context");
+    }
+    if (rp->n_contexts) {
+        cJSON *arr = cJSON_AddArrayToObject(o, "series");
+        for (size_t k = 0; k < rp->n_contexts; k++) {
+            cJSON *p = cJSON_CreateObject();
+            json_add_u128(p, "context", rp->contexts[k]);
+            json_add_q(p, "step_ms", res->series_ms[i][k]);
+            json_add_q(p, "speedup", res->series[i][k]);
+            cJSON_AddItemToArray(arr, p);
+        }
+    }
+    return o;
+}
+
+cJSON *report_json(const Report *rp, Error *e)
+{
+    static Results res;
+    if (compute(rp, &res, e))
+        return NULL;
+    const Workload *w = &rp->w;
+    const FormatResult *r0 = &res.r[0];
+    cJSON *root = cJSON_CreateObject();
+    if (rp->model)
+        cJSON_AddStringToObject(root, "model", rp->model);
+    cJSON *shape = cJSON_AddObjectToObject(root, "shape");
+    json_add_u128(shape, "layers", r0->shape.layers);
+    json_add_u128(shape, "q_heads", r0->shape.q_heads);
+    json_add_u128(shape, "kv_heads", r0->shape.kv_heads);
+    json_add_u128(shape, "head_dim", r0->shape.head_dim);
+    json_add_u128(shape, "tp", w->tp ? w->tp : 1);
+    json_add_u128(root, "elements", r0->fp.elements);
+    json_add_u128(root, "context", w->context);
+    json_add_u128(root, "batch", w->batch);
+    if (rp->gpu)
+        cJSON_AddStringToObject(root, "gpu", rp->gpu->name);
+    if (w->pool)
+        json_add_u128(root, "pool", w->pool);
+    if (w->weights)
+        json_add_u128(root, "weights", w->weights);
+    if (w->bandwidth)
+        json_add_u128(root, "bandwidth", w->bandwidth);
+    cJSON *arr = cJSON_AddArrayToObject(root, "formats");
+    for (size_t i = 0; i < rp->n_formats; i++)
+        cJSON_AddItemToArray(arr, format_json(&res.r[i], rp, &res, i));
+    return root;
+}

@@ -29,7 +29,7 @@ CHECK_LIBS   = $(shell pkg-config --libs check)
 
 CALC_SRC  := $(wildcard calc/*.c)
 TUI_SRC   := $(wildcard tui/*.c)
-TEST_SRC  := $(wildcard tests/test_*.c)
+TEST_SRC  := $(wildcard tests/test_*.c) tests/testutil.c
 CALC_OBJ  := $(CALC_SRC:%.c=$(BUILD)/%.o)
 TUI_OBJ   := $(TUI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)

@@ -35,29 +35,49 @@ static void offset_to_line_col(const char *text, size_t len, size_t off, int *li
     *col = c;
 }
 
-void jsondoc_where(const JsonDoc *d, const cJSON *item, int *line, int *col)
+static const JsonPos *pos_of(const JsonDoc *d, const cJSON *item)
 {
-    size_t off = 0;
     for (size_t i = 0; i < d->npos; i++)
-        if (d->pos[i].item == item) {
-            off = d->pos[i].offset;
-            break;
-        }
-    offset_to_line_col(d->text, d->len, off, line, col);
+        if (d->pos[i].item == item)
+            return &d->pos[i];
+    return NULL;
 }
 
-int jsondoc_error(const JsonDoc *d, const cJSON *item, Error *e, const char *fmt, ...)
+void jsondoc_where(const JsonDoc *d, const cJSON *item, int *line, int *col)
+{
+    const JsonPos *p = pos_of(d, item);
+    offset_to_line_col(d->text, d->len, p ? p->offset : 0, line, col);
+}
+
+static int error_at(const JsonDoc *d, size_t off, Error *e, const char *fmt, va_list ap)
 {
     if (!e)
         return -1;
     int line, col;
-    jsondoc_where(d, item, &line, &col);
+    offset_to_line_col(d->text, d->len, off, &line, &col);
     char msg[ERROR_MSG_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return error_set(e, "%s:%d:%d: %s", d->path, line, col, msg);
+}
+
+int jsondoc_error(const JsonDoc *d, const cJSON *item, Error *e, const char *fmt, ...)
+{
+    const JsonPos *p = pos_of(d, item);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    error_at(d, p ? p->offset : 0, e, fmt, ap);
     va_end(ap);
-    return error_set(e, "%s:%d:%d: %s", d->path, line, col, msg);
+    return -1;
+}
+
+int jsondoc_error_key(const JsonDoc *d, const cJSON *item, Error *e, const char *fmt, ...)
+{
+    const JsonPos *p = pos_of(d, item);
+    va_list ap;
+    va_start(ap, fmt);
+    error_at(d, p ? (item->string ? p->key_offset : p->offset) : 0, e, fmt, ap);
+    va_end(ap);
+    return -1;
 }
 
 /* ------------------------------------------------------------------------
@@ -119,20 +139,21 @@ static size_t count_items(const cJSON *item)
     return n;
 }
 
-static size_t walk(JsonDoc *d, const cJSON *item, size_t i)
+static size_t walk(JsonDoc *d, const cJSON *item, size_t i, size_t key)
 {
     const char *t = d->text;
     i = skip_ws(t, i);
-    d->pos[d->npos++] = (JsonPos){item, i};
+    d->pos[d->npos++] = (JsonPos){item, i, key};
     if (t[i] == '{' || t[i] == '[') {
         bool object = t[i] == '{';
         i++;
         for (const cJSON *c = item->child; c; c = c->next) {
+            size_t k = skip_ws(t, i);
             if (object) {
-                i = skip_string(t, skip_ws(t, i));
+                i = skip_string(t, k);
                 i = skip_ws(t, i) + 1;          // ':'
             }
-            i = skip_ws(t, walk(d, c, i));
+            i = skip_ws(t, walk(d, c, i, k));
             if (t[i] == ',')
                 i++;
         }
@@ -177,6 +198,11 @@ int jsondoc_parse(JsonDoc *d, const char *name, const char *text, size_t len, Er
     d->root = cJSON_ParseWithOpts(d->text, &end, 1);
     if (!d->root) {
         size_t off = end ? (size_t)(end - d->text) : 0;
+        /* cJSON can stop one character past the fault; an error never
+         * lies in whitespace, so step back to the last real character. */
+        while (off > 0 && off < len && (unsigned char)d->text[off] <= 32 &&
+               (unsigned char)d->text[off - 1] > 32)
+            off--;
         int line, col;
         offset_to_line_col(d->text, len, off, &line, &col);
         char near[24] = "";
@@ -194,7 +220,7 @@ int jsondoc_parse(JsonDoc *d, const char *name, const char *text, size_t len, Er
         goto err;
     }
     size_t start = (len >= 3 && memcmp(d->text, "\xEF\xBB\xBF", 3) == 0) ? 3 : 0;
-    walk(d, d->root, start);
+    walk(d, d->root, start, start);
     return 0;
 err:
     jsondoc_done(d);
@@ -272,11 +298,12 @@ int json_known_fields(const JsonDoc *d, const cJSON *obj, const char *const *all
                 size_t l = strlen(list);
                 snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", *a);
             }
-            return jsondoc_error(d, c, e, "unknown field '%s'; known fields: %s", c->string, list);
+            return jsondoc_error_key(d, c, e, "unknown field '%s'; known fields: %s", c->string,
+                                     list);
         }
         for (const cJSON *o = obj->child; o != c; o = o->next)
             if (strcmp(o->string, c->string) == 0)
-                return jsondoc_error(d, c, e, "field '%s' appears twice", c->string);
+                return jsondoc_error_key(d, c, e, "field '%s' appears twice", c->string);
     }
     return 0;
 }

@@ -28,6 +28,7 @@
 typedef struct {
     const cJSON *item;
     size_t offset;              // byte offset of the value in text
+    size_t key_offset;          // byte offset of its key, for object members
 } JsonPos;
 
 typedef struct {
@@ -48,6 +49,9 @@ void jsondoc_done(JsonDoc *d);
 
 /* "path:line:col: " prefix for an error about item, then the message. */
 int jsondoc_error(const JsonDoc *d, const cJSON *item, Error *e, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The same, pointing at the member's key rather than its value. */
+int jsondoc_error_key(const JsonDoc *d, const cJSON *item, Error *e, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Line and column (1-based, columns in characters) where item starts. */
 void jsondoc_where(const JsonDoc *d, const cJSON *item, int *line, int *col);

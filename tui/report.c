@@ -173,8 +173,9 @@ int report_text(const Report *rp, bool csv, FILE *out, Error *e)
     }
     header(rp, &res.r[0], out);
     table_print(&t, out);
+    fputc('\n', out);
     if (res.r[0].has_slots)
-        fprintf(out, "\nslots: whole sequences in the pool; paged: the same in blocks of %llu "
+        fprintf(out, "slots: whole sequences in the pool; paged: the same in blocks of %llu "
                      "tokens (the last block of each sequence is partly empty)\n",
                 (unsigned long long)rp->w.block_tokens);
     if (res.r[0].has_step)

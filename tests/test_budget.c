@@ -1,0 +1,159 @@
+/* test_budget.c - capacity, paged blocks, tensor parallelism, step floors
+ * and the crossover context, on fixed cases and random workloads. */
+#include "testutil.h"
+
+#include "units.h"
+
+#include <string.h>
+
+static FormatResult compute(const Workload *w, const char *fmt)
+{
+    FormatResult r;
+    Error e;
+    ck_assert_msg(budget_compute(w, format_by_id(fmt), &r, &e) == 0, "%s", e.msg);
+    return r;
+}
+
+/* Static slots are floor(pool / per-sequence bytes); paged slots count
+ * whole blocks, so they never exceed static slots, and equal them when the
+ * context is a whole number of blocks. */
+START_TEST(slots_static_and_paged)
+{
+    Shape s = test_llama8b_shape();
+    Workload w;
+    workload_init(&w, &s, 8192, 16);
+    w.pool = (u128)20 << 30;
+    FormatResult r = compute(&w, "bf16");
+    ck_assert(r.slots == 20 && r.paged_slots == 20);
+    w.context = 8193;                 // one token into a new block of 16
+    r = compute(&w, "bf16");
+    ck_assert(r.paged_bytes_per_sequence == (u128)8208 * 131072);
+    ck_assert(r.slots == (((u128)20 << 30) / ((u128)8193 * 131072)));
+    ck_assert(r.paged_slots == (((u128)20 << 30) / ((u128)8208 * 131072)));
+    Rng g = {test_seed() ^ 0xB10C};
+    for (int i = 0; i < 3000; i++) {
+        w.context = rng_range(&g, 1, 200000);
+        w.block_tokens = rng_range(&g, 1, 256);
+        w.pool = rng_range(&g, 1, (uint64_t)1 << 40);
+        const Format *f = format_at((size_t)rng_range(&g, 0, format_count() - 1));
+        FormatResult x;
+        ck_assert_int_eq(budget_compute(&w, f, &x, NULL), 0);
+        ck_assert(x.paged_slots <= x.slots);
+        ck_assert(x.slots * x.fp.bytes_per_sequence <= w.pool);
+        ck_assert((x.slots + 1) * x.fp.bytes_per_sequence > w.pool);
+        if (w.context % w.block_tokens == 0)
+            ck_assert(x.paged_slots == x.slots);
+    }
+}
+END_TEST
+
+/* The pool a GPU leaves: floor(memory x utilization) - weights / tp -
+ * reserve; too little memory is an error, not a wrapped number. */
+START_TEST(pool_from_gpu)
+{
+    Shape s = test_llama8b_shape();
+    Workload w;
+    workload_init(&w, &s, 8192, 1);
+    w.weights = 16000000000u;
+    Error e;
+    ck_assert_int_eq(workload_pool_from_gpu(&w, 80000000000u, q_make(1, 1), 6000000000u, &e), 0);
+    ck_assert(w.pool == 58000000000u);
+    ck_assert_int_eq(workload_pool_from_gpu(&w, 80000000000u, q_make(9, 10), 0, &e), 0);
+    ck_assert(w.pool == 56000000000u);
+    w.tp = 2;
+    ck_assert_int_eq(workload_pool_from_gpu(&w, 80000000000u, q_make(9, 10), 0, &e), 0);
+    ck_assert(w.pool == 64000000000u);
+    w.weights = 200000000000u;
+    w.tp = 1;
+    ck_assert_int_eq(workload_pool_from_gpu(&w, 80000000000u, q_make(9, 10), 0, &e), -1);
+    ck_assert(strstr(e.msg, "nothing is left") != NULL);
+}
+END_TEST
+
+/* Tensor parallelism splits KV heads evenly, or replicates them when there
+ * are more GPUs than KV heads; other degrees are refused. */
+START_TEST(tensor_parallel)
+{
+    Shape s = test_llama8b_shape(), p;
+    uint64_t rep;
+    ck_assert_int_eq(shape_split_tp(&s, 2, &p, &rep, NULL), 0);
+    ck_assert(p.kv_heads == 4 && p.q_heads == 16 && rep == 1);
+    ck_assert_int_eq(shape_split_tp(&s, 16, &p, &rep, NULL), 0);
+    ck_assert(p.kv_heads == 1 && p.q_heads == 2 && rep == 2);
+    Error e;
+    ck_assert_int_eq(shape_split_tp(&s, 3, &p, &rep, &e), -1);
+    Workload w;
+    workload_init(&w, &s, 8192, 16);
+    w.tp = 4;
+    ck_assert(compute(&w, "bf16").fp.bytes == (u128)4 << 30);   // a quarter of 16 GiB
+}
+END_TEST
+
+/* The step floor is (weights + KV + scales) / bandwidth, the speedup the
+ * BF16 floor over the format's, and MHA multiplies KV by H_q / H_kv. */
+START_TEST(step_floor)
+{
+    Shape s = test_llama8b_shape();
+    Workload w;
+    workload_init(&w, &s, 8192, 16);
+    w.weights = 16000000000u;
+    w.bandwidth = 2000000000000u;
+    FormatResult b = compute(&w, "bf16"), f = compute(&w, "fp8_e4m3");
+    ck_assert(b.bytes_read == 16000000000u + 17179869184u);
+    ck_assert(f.bytes_read == 16000000000u + 8589934592u + 256);
+    ck_assert(q_cmp(b.step_ms, q_make(b.bytes_read * 1000, 2000000000000u)) == 0);
+    ck_assert(q_cmp(f.speedup, q_make(b.bytes_read, f.bytes_read)) == 0);
+    ck_assert(q_cmp(b.speedup, q_make(1, 1)) == 0);
+    w.mha = true;
+    ck_assert(compute(&w, "bf16").fp.bytes == (u128)64 << 30);
+}
+END_TEST
+
+/* The crossover is the first context whose KV bytes reach the weights:
+ * checked against its definition on random workloads. */
+START_TEST(crossover_random)
+{
+    Rng g = {test_seed() ^ 0xC055};
+    for (int i = 0; i < 500; i++) {
+        Shape s;
+        uint64_t h = rng_range(&g, 1, 16);
+        ck_assert_int_eq(shape_init(&s, rng_range(&g, 1, 100), h * 4, h,
+                                    32 * rng_range(&g, 1, 8), NULL), 0);
+        Workload w;
+        workload_init(&w, &s, 1, rng_range(&g, 1, 64));
+        w.weights = rng_range(&g, 1, (uint64_t)1 << 42);
+        const Format *f = format_at((size_t)rng_range(&g, 0, format_count() - 1));
+        FormatResult r;
+        ck_assert_int_eq(budget_compute(&w, f, &r, NULL), 0);
+        uint64_t x = r.crossover_context;
+        ck_assert(x >= 1);
+        Footprint at, before;
+        ck_assert_int_eq(footprint(&s, f, NULL, x, w.batch, &at, NULL), 0);
+        ck_assert(at.bytes >= w.weights);
+        if (x > 1) {
+            ck_assert_int_eq(footprint(&s, f, NULL, x - 1, w.batch, &before, NULL), 0);
+            ck_assert(before.bytes < w.weights);
+        }
+    }
+    /* Mistral's cache is capped by its window: it may never outweigh the
+     * weights. */
+    Model m = test_model("mistral-7b-v0.1");
+    Workload w;
+    workload_init(&w, &m.shape, 1, 1);
+    w.weights = m.weight_bytes;
+    ck_assert(compute(&w, "bf16").crossover_context == 0);
+}
+END_TEST
+
+Suite *suite_budget(void)
+{
+    Suite *s = suite_create("budget");
+    TCase *t = tcase_create("core");
+    tcase_add_test(t, slots_static_and_paged);
+    tcase_add_test(t, pool_from_gpu);
+    tcase_add_test(t, tensor_parallel);
+    tcase_add_test(t, step_floor);
+    tcase_add_test(t, crossover_random);
+    suite_add_tcase(s, t);
+    return s;
+}

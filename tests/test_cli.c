@@ -1,0 +1,252 @@
+/* test_cli.c - the command-line contract of DESIGN.md, through ./kvlab:
+ * exit codes, one-line errors naming the argument, JSON fields, and exact
+ * answers for shapes typed in. */
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define RUN(...) run_kvlab((const char *const[]){__VA_ARGS__, NULL}, NULL)
+
+/* Parses stdout as exactly one JSON object (nothing else printed). */
+static cJSON *json_of(const RunResult *r)
+{
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithOpts(r->out, &end, 0);
+    ck_assert_msg(j != NULL, "stdout is not JSON: %s", r->out);
+    while (*end == '\n' || *end == ' ')
+        end++;
+    ck_assert_msg(*end == '\0', "stdout has more than one JSON object");
+    return j;
+}
+
+static const cJSON *format_row(const cJSON *root, const char *id)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(root, "formats"))
+        if (strcmp(cJSON_GetObjectItem(f, "format")->valuestring, id) == 0)
+            return f;
+    ck_abort_msg("no row for %s", id);
+    return NULL;
+}
+
+static double num(const cJSON *o, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, name);
+    ck_assert_msg(cJSON_IsNumber(v), "field %s missing or not a number", name);
+    return v->valuedouble;
+}
+
+/* A usage error: exit 2, nothing on stdout, one line on stderr that
+ * contains every phrase given. */
+static void usage_error(RunResult r, const char *a, const char *b)
+{
+    ck_assert_msg(r.status == 2, "exit %d, stderr: %s", r.status, r.err);
+    ck_assert_str_eq(r.out, "");
+    char *nl = strchr(r.err, '\n');
+    ck_assert_msg(nl && nl[1] == '\0', "stderr is not one line: %s", r.err);
+    ck_assert_msg(strstr(r.err, a), "want '%s' in: %s", a, r.err);
+    ck_assert_msg(!b || strstr(r.err, b), "want '%s' in: %s", b, r.err);
+    run_free(&r);
+}
+
+/* Plain `kvlab calc` shows the default scenario's table. */
+START_TEST(calc_default)
+{
+    RunResult r = RUN("calc");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "Llama-3.1-8B") && strstr(r.out, "KV pool 20.000 GiB"));
+    ck_assert(strstr(r.out, "nvfp4") && strstr(r.out, "71"));
+    run_free(&r);
+}
+END_TEST
+
+/* --json carries DESIGN.md's fields with the seed's exact values. */
+START_TEST(calc_json_fields)
+{
+    RunResult r = RUN("calc", "--json");
+    ck_assert_int_eq(r.status, 0);
+    cJSON *j = json_of(&r);
+    ck_assert(num(j, "elements") == 8589934592.0);
+    ck_assert(num(j, "context") == 8192 && num(j, "batch") == 16);
+    static const char *const FIELDS[] = {"bytes_per_element", "bytes", "tensor_scale_bytes",
+                                         "bytes_per_sequence", "gib", "gb", "slots"};
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "formats"))
+        for (size_t i = 0; i < sizeof FIELDS / sizeof FIELDS[0]; i++)
+            num(f, FIELDS[i]);
+    ck_assert(num(format_row(j, "fp8_e4m3"), "tensor_scale_bytes") == 256);
+    ck_assert(num(format_row(j, "int8"), "bytes") == 8724152320.0);
+    ck_assert(num(format_row(j, "nvfp4"), "slots") == 71);
+    ck_assert(num(format_row(j, "mxfp4"), "gib") == 4.25);
+    cJSON_Delete(j);
+    run_free(&r);
+}
+END_TEST
+
+/* Any typed shape is answered exactly: random shapes, formats, contexts
+ * and batches against the byte formula computed here. */
+START_TEST(calc_typed_shapes_random)
+{
+    Rng g = {test_seed() ^ 0x7E5};
+    for (int i = 0; i < 25; i++) {
+        uint64_t L = rng_range(&g, 1, 128), H = rng_range(&g, 1, 16), D = rng_range(&g, 1, 300),
+                 S = rng_range(&g, 1, 1 << 21), B = rng_range(&g, 1, 256);
+        const Format *f = format_at((size_t)rng_range(&g, 0, format_count() - 1));
+        char l[24], h[24], q[24], d[24], s[24], b[24];
+        snprintf(l, sizeof l, "%llu", (unsigned long long)L);
+        snprintf(h, sizeof h, "%llu", (unsigned long long)H);
+        snprintf(q, sizeof q, "%llu", (unsigned long long)(H * 4));
+        snprintf(d, sizeof d, "%llu", (unsigned long long)D);
+        snprintf(s, sizeof s, "%llu", (unsigned long long)S);
+        snprintf(b, sizeof b, "%llu", (unsigned long long)B);
+        RunResult r = RUN("calc", "--layers", l, "--kv-heads", h, "--q-heads", q, "--head-dim", d,
+                          "--context", s, "--batch", b, "--format", f->id, "--json");
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        cJSON *j = json_of(&r);
+        const cJSON *row = format_row(j, f->id);
+        /* bytes as raw text, exact: 2 L H S B x vector bytes */
+        u128 want = (u128)2 * L * H * S * B * format_vector_bytes(f, (unsigned)D);
+        char *raw = cJSON_PrintUnformatted(cJSON_GetObjectItem(row, "bytes"));
+        ck_assert_msg(strcmp(raw, u128s(want)) == 0, "%s: want %s got %s", f->id, u128s(want), raw);
+        cJSON_free(raw);
+        ck_assert(num(j, "elements") == (double)((u128)2 * L * H * D * S * B));
+        cJSON_Delete(j);
+        run_free(&r);
+    }
+}
+END_TEST
+
+/* Seed 001 on the command line: --gpu with utilization and reserve. */
+START_TEST(calc_gpu_budget)
+{
+    RunResult r = RUN("calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "128k",
+                      "--batch", "3", "--weights", "16GB", "--utilization", "1", "--reserve", "6GB",
+                      "--json");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    cJSON *j = json_of(&r);
+    ck_assert(num(j, "pool") == 58e9);
+    ck_assert(num(format_row(j, "bf16"), "slots") == 3);
+    ck_assert(num(format_row(j, "fp8_e4m3"), "slots") == 6);
+    ck_assert(fabs(num(format_row(j, "fp8_e4m3"), "step_ms") - 12.461) < 0.001);
+    cJSON_Delete(j);
+    run_free(&r);
+}
+END_TEST
+
+/* The speedup series of seed 002 (1.12x, 1.52x, 1.81x). */
+START_TEST(calc_series)
+{
+    RunResult r = RUN("calc", "--model", "llama-3-8b", "--batch", "32", "--weights", "16GB",
+                      "--bandwidth", "3.35TB/s", "--format", "fp8", "--contexts", "1k,8k,32k", "--json");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    cJSON *j = json_of(&r);
+    const cJSON *s = cJSON_GetObjectItem(format_row(j, "fp8_e4m3"), "series");
+    ck_assert_int_eq(cJSON_GetArraySize(s), 3);
+    static const double WANT[] = {1.12, 1.52, 1.81};
+    for (int i = 0; i < 3; i++)
+        ck_assert(fabs(num(cJSON_GetArrayItem(s, i), "speedup") - WANT[i]) < 0.005);
+    cJSON_Delete(j);
+    run_free(&r);
+    r = RUN("calc", "--csv", "--format", "bf16");
+    ck_assert(r.status == 0 && strncmp(r.out, "format,", 7) == 0);
+    run_free(&r);
+}
+END_TEST
+
+/* Nonsense: exit 2 and one line naming the argument and what was wanted. */
+START_TEST(calc_errors)
+{
+    usage_error(RUN("calc", "--context", "banana"), "--context", "banana");
+    usage_error(RUN("calc", "--model", "llama-9"), "unknown model 'llama-9'", "llama-3.1-8b");
+    usage_error(RUN("calc", "--format", "fp7"), "unknown format 'fp7'", "nvfp4");
+    usage_error(RUN("calc", "--bogus"), "unknown option '--bogus'", NULL);
+    usage_error(RUN("calc", "--batch", "0"), "--batch", "out of range");
+    usage_error(RUN("calc", "--batch"), "--batch needs a value", NULL);
+    usage_error(RUN("calc", "--layers", "32"), "--kv-heads", NULL);
+    usage_error(RUN("calc", "--pool", "20 GiBs"), "--pool", "unknown unit");
+    usage_error(RUN("calc", "--bandwidth", "3TB"), "--bandwidth", "per second");
+    usage_error(RUN("calc", "--gpu", "h100"), "unknown GPU 'h100'", "h100-sxm");
+    usage_error(RUN("calc", "--model", "llama-3.1-8b", "--tp", "3"), "tensor-parallel", NULL);
+    usage_error(RUN("calc", "--bf16-layers", "0,99"), "layer 99", NULL);
+    usage_error(RUN("calc", "--layers", "1000000000000", "--kv-heads", "1000000000000",
+                    "--head-dim", "4000000000", "--context", "1000000000000", "--batch",
+                    "4000000000"), "overflow", NULL);
+    usage_error(RUN("calc", "--model", "llama-3.1-405b", "--gpu", "l4"), "--gpu", "KV cache");
+    usage_error(RUN("frobnicate"), "unknown command 'frobnicate'", "calc");
+}
+END_TEST
+
+START_TEST(formats_and_help)
+{
+    RunResult r = RUN("formats", "--json");
+    ck_assert_int_eq(r.status, 0);
+    cJSON *j = json_of(&r);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "formats")), (int)format_count());
+    ck_assert(num(format_row(j, "nvfp4"), "bytes_per_element") == 0.5625);
+    cJSON_Delete(j);
+    run_free(&r);
+    static const char *const HELP[][2] = {{"--help", NULL}, {"--version", NULL},
+                                          {"calc", "--help"}, {"formats", "--help"},
+                                          {"scenario", "--help"}};
+    for (size_t i = 0; i < 5; i++) {
+        r = HELP[i][1] ? RUN(HELP[i][0], HELP[i][1]) : RUN(HELP[i][0]);
+        ck_assert_int_eq(r.status, 0);
+        ck_assert(strstr(r.out, "kvlab") || strstr(r.out, "usage"));
+        run_free(&r);
+    }
+}
+END_TEST
+
+/* scenario: list, show, and check's three answers (0, 1, 2). */
+START_TEST(scenario_commands)
+{
+    RunResult r = RUN("scenario", "list");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "pool-20gib") && strstr(r.out, "h100-128k"));
+    run_free(&r);
+    r = RUN("scenario", "show", "budget-60gb-32k");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "seed is wrong") && strstr(r.out, "44"));
+    run_free(&r);
+    r = RUN("scenario", "check", "pool-20gib");
+    ck_assert_int_eq(r.status, 0);
+    run_free(&r);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/scenario_unexplained.json", test_testdata());
+    r = RUN("scenario", "check", path);
+    ck_assert_int_eq(r.status, 1);
+    ck_assert(strstr(r.out, "DISAGREES"));
+    run_free(&r);
+    snprintf(path, sizeof path, "%s/bad/scenario_metric.json", test_testdata());
+    usage_error(RUN("scenario", "check", path), "scenario_metric.json:5:30:", "slotz");
+    r = RUN("scenario", "show", "h100-128k", "--json");
+    ck_assert_int_eq(r.status, 0);
+    cJSON *j = json_of(&r);
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(j, "ok")));
+    ck_assert_int_ge(cJSON_GetArraySize(cJSON_GetObjectItem(j, "figures")), 10);
+    cJSON_Delete(j);
+    run_free(&r);
+    usage_error(RUN("scenario", "show"), "NAME", NULL);
+    usage_error(RUN("scenario", "dance"), "unknown action 'dance'", NULL);
+}
+END_TEST
+
+Suite *suite_cli(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *t = tcase_create("kvlab");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, calc_default);
+    tcase_add_test(t, calc_json_fields);
+    tcase_add_test(t, calc_typed_shapes_random);
+    tcase_add_test(t, calc_gpu_budget);
+    tcase_add_test(t, calc_series);
+    tcase_add_test(t, calc_errors);
+    tcase_add_test(t, formats_and_help);
+    tcase_add_test(t, scenario_commands);
+    suite_add_tcase(s, t);
+    return s;
+}

@@ -1,0 +1,148 @@
+/* test_units.c - sizes, rates and contexts parse exactly, refuse nonsense
+ * with a message naming the text, and print in both unit systems. */
+#include "testutil.h"
+
+#include "units.h"
+
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+
+static u128 size_of(const char *s)
+{
+    u128 v = 0;
+    Error e;
+    ck_assert_msg(units_parse_size(s, &v, &e) == 0, "%s: %s", s, e.msg);
+    return v;
+}
+
+/* Every accepted spelling gives the exact byte count. */
+START_TEST(sizes_fixed)
+{
+    ck_assert(size_of("20GiB") == (u128)20 << 30);
+    ck_assert(size_of("20 GiB") == (u128)20 << 30);
+    ck_assert(size_of("20gib") == (u128)20 << 30);
+    ck_assert(size_of("21.47GB") == 21470000000u);
+    ck_assert(size_of("512MiB") == (u128)512 << 20);
+    ck_assert(size_of("4096") == 4096);
+    ck_assert(size_of("4096B") == 4096);
+    ck_assert(size_of("1.5TB") == 1500000000000u);
+    ck_assert(size_of("2TiB") == (u128)2 << 40);
+    ck_assert(size_of("1KB") == 1000 && size_of("1KiB") == 1024);
+    ck_assert(size_of("0.5KiB") == 512);
+    ck_assert(size_of("0.1GiB") == 107374182u);      // the 0.4 byte is dropped
+}
+END_TEST
+
+/* Nonsense is refused and the message quotes the text. */
+START_TEST(sizes_refused)
+{
+    static const char *const BAD[] = {"", "GiB", "-5GiB", "20XB", "20 GiBs", "1.2.3GB", "0",
+                                      "0GiB", "99999999999999999999999999999999999999999TiB"};
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        u128 v;
+        Error e;
+        ck_assert_msg(units_parse_size(BAD[i], &v, &e) == -1, "'%s' accepted", BAD[i]);
+        ck_assert_msg(strstr(e.msg, BAD[i]) != NULL, "message '%s' does not quote '%s'", e.msg,
+                      BAD[i]);
+    }
+    u128 v;
+    Error e;
+    units_parse_size("99999999999999999999999999999999999999999TiB", &v, &e);
+    ck_assert_msg(strstr(e.msg, "overflow") != NULL, "%s", e.msg);
+}
+END_TEST
+
+START_TEST(rates_and_contexts)
+{
+    u128 r;
+    Error e;
+    ck_assert(units_parse_rate("3.35TB/s", &r, &e) == 0 && r == 3350000000000u);
+    ck_assert(units_parse_rate("3352GB/s", &r, &e) == 0 && r == 3352000000000u);
+    ck_assert(units_parse_rate("900 GiB/s", &r, &e) == 0 && r == (u128)900 << 30);
+    ck_assert(units_parse_rate("3.35TB", &r, &e) == -1 && strstr(e.msg, "per second"));
+    uint64_t t;
+    ck_assert(units_parse_context("8192", &t, &e) == 0 && t == 8192);
+    ck_assert(units_parse_context("8k", &t, &e) == 0 && t == 8192);
+    ck_assert(units_parse_context("128K", &t, &e) == 0 && t == 131072);
+    ck_assert(units_parse_context("1M", &t, &e) == 0 && t == 1048576);
+    ck_assert(units_parse_context("1.5k", &t, &e) == 0 && t == 1536);
+    ck_assert(units_parse_context("0.3k", &t, &e) == -1 && strstr(e.msg, "whole"));
+    ck_assert(units_parse_context("0", &t, &e) == -1);
+    ck_assert(units_parse_context("8q", &t, &e) == -1 && strstr(e.msg, "8q"));
+    ck_assert(units_parse_context("99999999999999999999999", &t, &e) == -1);
+    uint64_t c;
+    ck_assert(units_parse_count("16", 1, 100, &c, &e) == 0 && c == 16);
+    ck_assert(units_parse_count("0", 1, 100, &c, &e) == -1 && strstr(e.msg, "range"));
+    ck_assert(units_parse_count("1.5", 1, 100, &c, &e) == -1);
+    Q q;
+    ck_assert(units_parse_fraction("0.9", &q, &e) == 0 && q.num * 10 == q.den * 9);
+    ck_assert(units_parse_fraction("1.5", &q, &e) == -1);
+}
+END_TEST
+
+/* Random sizes printed as plain bytes, as a whole number of any unit, and
+ * as a decimal of GB all parse back to the exact value. */
+START_TEST(sizes_round_trip_random)
+{
+    static const struct { const char *u; u128 f; } U[] = {
+        {"B", 1}, {"KiB", KIB}, {"MiB", MIB}, {"GiB", GIB}, {"TiB", TIB},
+        {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000}, {"TB", 1000000000000}};
+    Rng r = {test_seed() ^ 0x77};
+    for (int i = 0; i < 20000; i++) {
+        char buf[96];
+        uint64_t n = rng_range(&r, 1, (uint64_t)1 << (rng_range(&r, 1, 50)));
+        size_t k = (size_t)rng_range(&r, 0, 8);
+        snprintf(buf, sizeof buf, "%llu%s%s", (unsigned long long)n, i % 2 ? " " : "", U[k].u);
+        ck_assert_msg(size_of(buf) == (u128)n * U[k].f, "%s", buf);
+        /* n bytes as GB with 9 decimals is exact. */
+        char gb[64];
+        q_str(gb, sizeof gb, q_make(n, 1000000000), 9, false);
+        snprintf(buf, sizeof buf, "%sGB", gb);
+        ck_assert_msg(size_of(buf) == n, "%s", buf);
+    }
+}
+END_TEST
+
+/* Parsing ignores LC_NUMERIC: under a locale whose decimal point is ','
+ * (when the machine has one) "21.47GB" still means 21,470,000,000 bytes. */
+START_TEST(locale_independent)
+{
+    static const char *const COMMA[] = {"de_DE.UTF-8", "fr_FR.UTF-8", "de_DE", "ru_RU.UTF-8"};
+    const char *got = NULL;
+    for (size_t i = 0; i < sizeof COMMA / sizeof COMMA[0] && !got; i++)
+        got = setlocale(LC_ALL, COMMA[i]);
+    ck_assert(size_of("21.47GB") == 21470000000u);
+    char b[64];
+    ck_assert_str_eq(units_gib(b, sizeof b, (u128)3 << 29, 2), "1.50 GiB");
+    setlocale(LC_ALL, "C");
+}
+END_TEST
+
+START_TEST(printing)
+{
+    char b[64];
+    ck_assert_str_eq(units_gib(b, sizeof b, (u128)16 << 30, 1), "16.0 GiB");
+    ck_assert_str_eq(units_gb(b, sizeof b, (u128)16 << 30, 2), "17.18 GB");
+    ck_assert_str_eq(units_size(b, sizeof b, (u128)512 << 20), "512 MiB");
+    ck_assert_str_eq(units_size(b, sizeof b, (u128)3 << 29), "1.5 GiB");
+    ck_assert_str_eq(units_rate(b, sizeof b, 3352000000000u), "3.352 TB/s");
+    ck_assert_str_eq(units_rate(b, sizeof b, 300000000000u), "300 GB/s");
+    ck_assert_str_eq(units_context(b, sizeof b, 131072), "131,072 (128k)");
+    ck_assert_str_eq(units_context(b, sizeof b, 1000), "1,000");
+}
+END_TEST
+
+Suite *suite_units(void)
+{
+    Suite *s = suite_create("units");
+    TCase *t = tcase_create("core");
+    tcase_add_test(t, sizes_fixed);
+    tcase_add_test(t, sizes_refused);
+    tcase_add_test(t, rates_and_contexts);
+    tcase_add_test(t, sizes_round_trip_random);
+    tcase_add_test(t, locale_independent);
+    tcase_add_test(t, printing);
+    suite_add_tcase(s, t);
+    return s;
+}

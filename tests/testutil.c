@@ -1,0 +1,173 @@
+/* testutil.c - see testutil.h. */
+#include "testutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *env_or(const char *name, const char *fallback)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : fallback;
+}
+
+const char *test_datadir(void)
+{
+    return env_or("KVLAB_DATA", "scenarios");
+}
+
+const char *test_testdata(void)
+{
+    return env_or("KVLAB_TESTDATA", "tests/data");
+}
+
+const char *test_bin(void)
+{
+    return env_or("KVLAB_BIN", "./kvlab");
+}
+
+Model test_model(const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/models/%s.json", test_datadir(), name);
+    Model m;
+    Error e;
+    int rc = model_load(&m, path, &e);
+    ck_assert_msg(rc == 0, "loading %s: %s", path, e.msg);
+    return m;
+}
+
+Shape test_llama8b_shape(void)
+{
+    Shape s;
+    ck_assert_int_eq(shape_init(&s, 32, 32, 8, 128, NULL), 0);
+    return s;
+}
+
+uint64_t rng_next(Rng *r)
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+uint64_t rng_range(Rng *r, uint64_t lo, uint64_t hi)
+{
+    return lo + rng_next(r) % (hi - lo + 1);
+}
+
+uint64_t test_seed(void)
+{
+    static uint64_t seed;
+    if (!seed) {
+        const char *v = getenv("KVLAB_SEED");
+        seed = v && *v ? strtoull(v, NULL, 10) : (uint64_t)time(NULL);
+        if (!seed)
+            seed = 1;
+    }
+    return seed;
+}
+
+const char *u128s(u128 v)
+{
+    static char buf[4][64];
+    static int k;
+    k = (k + 1) % 4;
+    return u128_str(buf[k], sizeof buf[k], v, false);
+}
+
+/* Reads everything from fd into a growing heap buffer. */
+static void drain(int fd, char **buf, size_t *len, size_t *cap)
+{
+    char tmp[4096];
+    ssize_t n = read(fd, tmp, sizeof tmp);
+    if (n <= 0)
+        return;
+    if (*len + (size_t)n + 1 > *cap) {
+        *cap = (*len + (size_t)n + 1) * 2;
+        *buf = realloc(*buf, *cap);
+    }
+    memcpy(*buf + *len, tmp, (size_t)n);
+    *len += (size_t)n;
+    (*buf)[*len] = '\0';
+}
+
+RunResult run_kvlab(const char *const *argv, const char *stdin_text)
+{
+    RunResult r = {0};
+    int in[2], out[2], err[2];
+    ck_assert(pipe(in) == 0 && pipe(out) == 0 && pipe(err) == 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        close(in[1]);
+        close(out[0]);
+        close(err[0]);
+        const char *args[64] = {test_bin()};
+        size_t n = 1;
+        for (; argv[n - 1] && n < 63; n++)
+            args[n] = argv[n - 1];
+        args[n] = NULL;
+        execv(test_bin(), (char *const *)args);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    close(err[1]);
+    signal(SIGPIPE, SIG_IGN);
+    if (stdin_text) {
+        size_t left = strlen(stdin_text);
+        while (left) {
+            ssize_t w = write(in[1], stdin_text, left);
+            if (w <= 0)
+                break;
+            stdin_text += w;
+            left -= (size_t)w;
+        }
+    }
+    close(in[1]);
+    size_t olen = 0, ocap = 1, elen = 0, ecap = 1;
+    r.out = calloc(1, 1);
+    r.err = calloc(1, 1);
+    struct pollfd p[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    int open_fds = 2;
+    while (open_fds) {
+        if (poll(p, 2, 10000) <= 0)
+            break;
+        for (int i = 0; i < 2; i++) {
+            if (p[i].fd < 0 || !(p[i].revents & (POLLIN | POLLHUP)))
+                continue;
+            size_t before = i ? elen : olen;
+            if (i)
+                drain(p[i].fd, &r.err, &elen, &ecap);
+            else
+                drain(p[i].fd, &r.out, &olen, &ocap);
+            if ((i ? elen : olen) == before) {
+                close(p[i].fd);
+                p[i].fd = -1;
+                open_fds--;
+            }
+        }
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return r;
+}
+
+void run_free(RunResult *r)
+{
+    free(r->out);
+    free(r->err);
+}

@@ -1,0 +1,55 @@
+/* testutil.h - what the Check suites share: the suite list, fixtures for
+ * the shipped data, a seeded random source and a way to run ./kvlab. */
+#ifndef KVLAB_TESTUTIL_H
+#define KVLAB_TESTUTIL_H
+
+#include "budget.h"
+#include "checked.h"
+#include "model.h"
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+Suite *suite_checked(void);
+Suite *suite_units(void);
+Suite *suite_format(void);
+Suite *suite_footprint(void);
+Suite *suite_budget(void);
+Suite *suite_seeds(void);
+Suite *suite_loader(void);
+Suite *suite_cli(void);
+
+/* Directories given by the Makefile (KVLAB_DATA, KVLAB_TESTDATA) and the
+ * program under test (KVLAB_BIN). */
+const char *test_datadir(void);
+const char *test_testdata(void);
+const char *test_bin(void);
+
+/* A model from scenarios/models; fails the test if it does not load. */
+Model test_model(const char *name);
+/* Llama-3.1-8B's attention shape typed in: 32 x 32 x 8 x 128. */
+Shape test_llama8b_shape(void);
+
+/* splitmix64: fresh seeded data for every randomized test; the seed is
+ * printed when a test fails so a run can be repeated. */
+typedef struct {
+    uint64_t s;
+} Rng;
+uint64_t rng_next(Rng *r);
+uint64_t rng_range(Rng *r, uint64_t lo, uint64_t hi);   // inclusive
+uint64_t test_seed(void);                               // KVLAB_SEED or time
+
+/* Runs KVLAB_BIN with argv (NULL-terminated, without the program name),
+ * feeding stdin_text; captures stdout and stderr (NUL-terminated, heap). */
+typedef struct {
+    int status;                 // exit code; 128 + signal if killed
+    char *out, *err;
+} RunResult;
+RunResult run_kvlab(const char *const *argv, const char *stdin_text);
+void run_free(RunResult *r);
+
+/* Decimal text of a u128 for messages. */
+const char *u128s(u128 v);
+
+#endif

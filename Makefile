@@ -41,9 +41,9 @@ TEST_BIN  := $(BUILD)/tests/run_tests
 # Build the program at ./kvlab (the default).
 all: kvlab
 
-# Run the lab on the default scenario.
+# Show the default scenario (kvlab calc on the 20 GiB pool).
 run: kvlab
-	./kvlab
+	./kvlab calc
 
 # Build and run every test suite (unit, loader, command line).
 test: kvlab $(TEST_BIN)

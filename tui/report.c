@@ -213,6 +213,7 @@ static cJSON *format_json(const FormatResult *r, const Report *rp, const Results
         json_add_u128(o, "slots", r->slots);
         json_add_u128(o, "paged_slots", r->paged_slots);
         json_add_u128(o, "paged_bytes_per_sequence", r->paged_bytes_per_sequence);
+        json_add_u128(o, "tail_waste_bytes", r->paged_bytes_per_sequence - r->fp.bytes_per_sequence);
     }
     if (r->has_step) {
         json_add_u128(o, "bytes_read", r->bytes_read);

@@ -48,6 +48,33 @@ int opt_next(Args *a, const OptSpec *specs, size_t n, const char **value, Error 
            OPT_ERROR;
 }
 
+int opt_gather(Args *a, const OptSpec *specs, size_t n, int repeat_opt, int max_words, Given *g,
+               Error *e)
+{
+    memset(g, 0, sizeof *g);
+    for (;;) {
+        const char *v;
+        int k = opt_next(a, specs, n, &v, e);
+        if (k == OPT_END)
+            return 0;
+        if (k == OPT_ERROR)
+            return -1;
+        if (k == OPT_POSITIONAL) {
+            if (g->n_words >= max_words || g->n_words >= 4)
+                return error_set(e, "unexpected argument '%s' (see kvlab %s --help)", v, a->cmd);
+            g->words[g->n_words++] = v;
+            continue;
+        }
+        if (k == repeat_opt) {
+            if (g->n_repeat == OPT_REPEAT_MAX)
+                return error_set(e, "--%s: at most %d values", specs[k].name, OPT_REPEAT_MAX);
+            g->repeat[g->n_repeat++] = v;
+        }
+        g->val[k] = v;
+        g->set[k] = true;
+    }
+}
+
 void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n)
 {
     fprintf(out, "%s\n\noptions:\n", synopsis);

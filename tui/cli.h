@@ -43,6 +43,24 @@ enum { OPT_END = -1, OPT_ERROR = -2, OPT_POSITIONAL = -3 };
 int opt_next(Args *a, const OptSpec *specs, size_t n, const char **value, Error *e);
 void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n);
 
+/* All options of a command line, gathered in one pass: the last value of
+ * each option, every value of one repeatable option, and the words that are
+ * not options (at most max_words of them). */
+#define OPT_MAX 32
+#define OPT_REPEAT_MAX 16
+typedef struct {
+    const char *val[OPT_MAX];
+    bool set[OPT_MAX];
+    size_t n_repeat;
+    const char *repeat[OPT_REPEAT_MAX];
+    int n_words;
+    const char *words[4];
+} Given;
+
+/* repeat_opt: index of the repeatable option, or -1. */
+int opt_gather(Args *a, const OptSpec *specs, size_t n, int repeat_opt, int max_words, Given *g,
+               Error *e);
+
 /* Prints "kvlab CMD: message" on stderr and returns code. */
 int cli_fail(const char *cmd, int code, const Error *e);
 

@@ -52,36 +52,6 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_HELP] = {"help", NULL, "show this help"},
 };
 
-/* Options as given: the last value of each, all --format values, flags. */
-typedef struct {
-    const char *val[O_COUNT];
-    bool set[O_COUNT];
-    size_t n_formats;
-    const char *formats[16];
-} Given;
-
-static int gather(Args *a, Given *g, Error *e)
-{
-    memset(g, 0, sizeof *g);
-    for (;;) {
-        const char *v;
-        int k = opt_next(a, OPTS, O_COUNT, &v, e);
-        if (k == OPT_END)
-            return 0;
-        if (k == OPT_ERROR)
-            return -1;
-        if (k == OPT_POSITIONAL)
-            return error_set(e, "unexpected argument '%s'", v);
-        if (k == O_FORMAT) {
-            if (g->n_formats == 16)
-                return error_set(e, "--format: at most 16 formats");
-            g->formats[g->n_formats++] = v;
-        }
-        g->val[k] = v;
-        g->set[k] = true;
-    }
-}
-
 /* Parses a comma-separated list with fn into out[]. */
 static int parse_list(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
                       int (*fn)(const char *, uint64_t *, Error *), Error *e)
@@ -260,19 +230,19 @@ static int machine_options(const Given *g, Setup *s, Error *e)
 
 static int format_options(const Given *g, Setup *s, Error *e)
 {
-    if (!g->n_formats) {
+    if (!g->n_repeat) {
         if (!s->rp.n_formats)
             for (size_t i = 0; i < format_count(); i++)
                 s->rp.formats[s->rp.n_formats++] = format_at(i);
         return 0;
     }
     s->rp.n_formats = 0;
-    for (size_t i = 0; i < g->n_formats; i++) {
-        const Format *f = format_by_id(g->formats[i]);
+    for (size_t i = 0; i < g->n_repeat; i++) {
+        const Format *f = format_by_id(g->repeat[i]);
         if (!f) {
             char list[256];
             return error_set(e, "--format: unknown format '%s'; expected one of %s",
-                             g->formats[i], format_id_list(list, sizeof list));
+                             g->repeat[i], format_id_list(list, sizeof list));
         }
         s->rp.formats[s->rp.n_formats++] = f;
     }
@@ -287,7 +257,7 @@ int cmd_calc(int argc, char **argv)
     static Setup s;
     memset(&s, 0, sizeof s);
     s.util = q_make(9, 10);
-    if (gather(&a, &g, &e))
+    if (opt_gather(&a, OPTS, O_COUNT, O_FORMAT, 0, &g, &e))
         return cli_fail("calc", EXIT_USAGE, &e);
     if (g.set[O_HELP]) {
         opt_usage(stdout, "usage: kvlab calc [--scenario NAME | --model NAME | --layers L "

@@ -19,26 +19,16 @@ static const OptSpec OPTS[O_COUNT] = {
 int cmd_formats(int argc, char **argv)
 {
     Args a = {argc, argv, 0, "formats"};
-    bool set[O_COUNT] = {0};
+    Given g;
     uint64_t d = 128;
     Error e;
-    for (;;) {
-        const char *v;
-        int k = opt_next(&a, OPTS, O_COUNT, &v, &e);
-        if (k == OPT_END)
-            break;
-        if (k == OPT_ERROR)
-            return cli_fail("formats", EXIT_USAGE, &e);
-        if (k == OPT_POSITIONAL) {
-            error_set(&e, "unexpected argument '%s'", v);
-            return cli_fail("formats", EXIT_USAGE, &e);
-        }
-        if (k == O_HEAD_DIM && units_parse_count(v, 1, 65536, &d, &e)) {
-            error_prefix(&e, "--head-dim");
-            return cli_fail("formats", EXIT_USAGE, &e);
-        }
-        set[k] = true;
+    if (opt_gather(&a, OPTS, O_COUNT, -1, 0, &g, &e))
+        return cli_fail("formats", EXIT_USAGE, &e);
+    if (g.set[O_HEAD_DIM] && units_parse_count(g.val[O_HEAD_DIM], 1, 65536, &d, &e)) {
+        error_prefix(&e, "--head-dim");
+        return cli_fail("formats", EXIT_USAGE, &e);
     }
+    const bool *set = g.set;
     if (set[O_HELP]) {
         opt_usage(stdout, "usage: kvlab formats [--head-dim D] [--json | --csv]\n\n"
                           "The KV-cache storage formats and their exact byte accounting.",

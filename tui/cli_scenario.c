@@ -199,27 +199,13 @@ static int show(const char *name, bool json, bool check_only)
 int cmd_scenario(int argc, char **argv)
 {
     Args a = {argc, argv, 0, "scenario"};
-    bool set[O_COUNT] = {0};
-    const char *words[3] = {0};
-    int n_words = 0;
+    Given g;
     Error e;
-    for (;;) {
-        const char *v;
-        int k = opt_next(&a, OPTS, O_COUNT, &v, &e);
-        if (k == OPT_END)
-            break;
-        if (k == OPT_ERROR)
-            return cli_fail("scenario", EXIT_USAGE, &e);
-        if (k == OPT_POSITIONAL) {
-            if (n_words == 2) {
-                error_set(&e, "unexpected argument '%s'", v);
-                return cli_fail("scenario", EXIT_USAGE, &e);
-            }
-            words[n_words++] = v;
-            continue;
-        }
-        set[k] = true;
-    }
+    if (opt_gather(&a, OPTS, O_COUNT, -1, 2, &g, &e))
+        return cli_fail("scenario", EXIT_USAGE, &e);
+    const bool *set = g.set;
+    const char *const *words = g.words;
+    int n_words = g.n_words;
     if (set[O_HELP]) {
         opt_usage(stdout, USAGE, OPTS, O_COUNT);
         return EXIT_OK;

@@ -19,6 +19,7 @@ Suite *suite_budget(void);
 Suite *suite_seeds(void);
 Suite *suite_loader(void);
 Suite *suite_cli(void);
+Suite *suite_minifloat(void);
 
 /* Directories given by the Makefile (KVLAB_DATA, KVLAB_TESTDATA) and the
  * program under test (KVLAB_BIN). */

@@ -1,0 +1,163 @@
+/* minifloat.c - see minifloat.h.
+ *
+ * Encoding works on the float32 bits: |x| = M x 2^E with M an integer of at
+ * most 24 bits. The target's exponent is floor(log2 |x|), raised to the
+ * smallest normal exponent for subnormals; its ulp is 2^q with
+ * q = exponent - man_bits, and M is shifted right by q - E with
+ * round-to-nearest-even. No floating-point arithmetic, so the result is
+ * exact and the same on every machine.
+ */
+#include "minifloat.h"
+
+#include "ascii.h"
+
+#include <math.h>
+#include <string.h>
+
+const Minifloat MF_E4M3 = {"e4m3", "E4M3FN", 4, 3, 7, MF_FN, 0x7E, 448.0f};
+const Minifloat MF_E5M2 = {"e5m2", "E5M2", 5, 2, 15, MF_IEEE, 0x7B, 57344.0f};
+const Minifloat MF_E2M1 = {"e2m1", "E2M1", 2, 1, 1, MF_NONE, 0x7, 6.0f};
+
+static const struct {
+    const char *alias;
+    const Minifloat *f;
+} BY_ID[] = {
+    {"e4m3", &MF_E4M3}, {"e4m3fn", &MF_E4M3}, {"fp8_e4m3", &MF_E4M3},
+    {"e5m2", &MF_E5M2}, {"fp8_e5m2", &MF_E5M2},
+    {"e2m1", &MF_E2M1}, {"fp4", &MF_E2M1},
+};
+
+const Minifloat *minifloat_by_id(const char *id)
+{
+    for (size_t i = 0; i < sizeof BY_ID / sizeof BY_ID[0]; i++)
+        if (ascii_ieq(BY_ID[i].alias, id))
+            return BY_ID[i].f;
+    return NULL;
+}
+
+static uint32_t f32_bits(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static float f32_from(uint32_t u)
+{
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static unsigned total_bits(const Minifloat *f)
+{
+    return 1 + f->exp_bits + f->man_bits;
+}
+
+/* The code past the finite range: what overflow becomes. */
+static uint8_t overflow_code(const Minifloat *f, uint8_t sign, bool saturate)
+{
+    if (saturate || f->specials == MF_NONE)
+        return sign | f->max_code;
+    if (f->specials == MF_IEEE)
+        return sign | (uint8_t)(((1u << f->exp_bits) - 1) << f->man_bits);   // Inf
+    return sign | (uint8_t)((1u << (total_bits(f) - 1)) - 1);                // NaN
+}
+
+uint8_t minifloat_encode(const Minifloat *f, float x, bool saturate)
+{
+    uint32_t u = f32_bits(x), ax = u & 0x7FFFFFFFu;
+    uint8_t sign = (uint8_t)((u >> 31) << (total_bits(f) - 1));
+    if (ax > 0x7F800000u) {                                     // NaN
+        if (f->specials == MF_NONE)
+            return sign | f->max_code;
+        return sign | (uint8_t)((1u << (total_bits(f) - 1)) - 1);
+    }
+    if (ax == 0x7F800000u)                                      // Inf
+        return overflow_code(f, sign, saturate);
+    uint32_t M = ax & 0x7FFFFFu;
+    int E = -149;
+    if (ax >> 23) {
+        M |= 0x800000u;
+        E = (int)(ax >> 23) - 150;
+    }
+    if (M == 0)
+        return sign;                                            // signed zero
+    int log2x = 31 - __builtin_clz(M) + E;
+    int emin = 1 - f->bias;
+    int te = log2x < emin ? emin : log2x;
+    int sh = te - (int)f->man_bits - E;                         // > 0 for every format here
+    uint32_t r;
+    if (sh >= 26) {
+        r = 0;                                                  // below half the smallest step
+    } else {
+        uint32_t rem = M & ((1u << sh) - 1), half = 1u << (sh - 1);
+        r = M >> sh;
+        if (rem > half || (rem == half && (r & 1)))
+            r++;
+    }
+    if (r == 0)
+        return sign;
+    uint32_t one = 1u << f->man_bits;
+    if (r == 2 * one) {                                         // rounding carried
+        r = one;
+        te++;
+    }
+    uint32_t mag = r < one ? r                                  // subnormal (te == emin)
+                           : ((uint32_t)(te + f->bias) << f->man_bits) | (r - one);
+    if (mag > f->max_code)
+        return overflow_code(f, sign, saturate);
+    return sign | (uint8_t)mag;
+}
+
+float minifloat_decode(const Minifloat *f, uint8_t code)
+{
+    unsigned nb = total_bits(f);
+    uint32_t sign = (uint32_t)(code >> (nb - 1)) & 1u;
+    uint32_t mag = code & ((1u << (nb - 1)) - 1);
+    uint32_t e = mag >> f->man_bits, m = mag & ((1u << f->man_bits) - 1);
+    uint32_t top = (1u << f->exp_bits) - 1;
+    float v;
+    if (f->specials == MF_IEEE && e == top)
+        v = m ? NAN : INFINITY;
+    else if (f->specials == MF_FN && mag == (1u << (nb - 1)) - 1)
+        v = NAN;
+    else if (e == 0)
+        v = ldexpf((float)m, 1 - f->bias - (int)f->man_bits);
+    else                        // normal: assemble the float32 directly
+        v = f32_from(((e - (uint32_t)f->bias + 127u) << 23) | (m << (23 - f->man_bits)));
+    return sign ? -v : v;
+}
+
+float minifloat_round(const Minifloat *f, float x, bool saturate)
+{
+    return minifloat_decode(f, minifloat_encode(f, x, saturate));
+}
+
+float e8m0_decode(uint8_t code)
+{
+    if (code == 0xFF)
+        return NAN;
+    if (code == 0)
+        return ldexpf(1.0f, -127);                              // float32 subnormal
+    return f32_from((uint32_t)code << 23);                      // 2^(code - 127)
+}
+
+uint8_t e8m0_from_exponent(int e)
+{
+    if (e < -127)
+        e = -127;
+    if (e > 127)
+        e = 127;
+    return (uint8_t)(e + 127);
+}
+
+float bf16_round(float x)
+{
+    uint32_t u = f32_bits(x);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+        return x;                                               // NaN stays NaN
+    uint32_t lsb = (u >> 16) & 1u;
+    u += 0x7FFFu + lsb;
+    return f32_from(u & 0xFFFF0000u);
+}

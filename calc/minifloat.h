@@ -1,0 +1,61 @@
+/* minifloat.h - bit-exact 8-bit and 4-bit floating-point codecs.
+ *
+ * E4M3FN and E5M2 (OCP OFP8), E2M1 (OCP MX FP4) and E8M0 (the MX scale).
+ * Encoding rounds to nearest, ties to even, keeps subnormals and the sign
+ * of zero. What happens past the largest finite value depends on the
+ * format and on `saturate`:
+ *
+ *   format   max     overflow, not saturating    saturating   NaN / Inf codes
+ *   E4M3FN   448     NaN (464 still rounds down)  +-448        S.1111.111 / none
+ *   E5M2     57344   +-Inf                        +-57344      S.11111.xx / S.11111.00
+ *   E2M1     6       +-6 (always clamps)          +-6          none / none
+ *   E8M0     2^127   -                            -            0xFF / none; no sign
+ *
+ * Decoding is exact: every code's value is a float32. E2M1 has no NaN; a
+ * NaN input encodes to +-6, the largest magnitude, so it stays visible.
+ */
+#ifndef KVLAB_MINIFLOAT_H
+#define KVLAB_MINIFLOAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    MF_IEEE,        // Inf and NaN in the top exponent (E5M2)
+    MF_FN,          // finite only; all-ones is NaN (E4M3FN)
+    MF_NONE,        // finite only, no NaN (E2M1)
+} MinifloatSpecials;
+
+typedef struct {
+    const char *id;             // "e4m3": the name on the command line
+    const char *name;           // "E4M3FN"
+    unsigned exp_bits, man_bits;
+    int bias;
+    MinifloatSpecials specials;
+    uint8_t max_code;           // magnitude code of the largest finite value
+    float max;                  // that value
+} Minifloat;
+
+extern const Minifloat MF_E4M3;
+extern const Minifloat MF_E5M2;
+extern const Minifloat MF_E2M1;
+
+/* "e4m3", "e4m3fn", "e5m2", "e2m1", "fp4" (ASCII, any case); NULL if none. */
+const Minifloat *minifloat_by_id(const char *id);
+
+uint8_t minifloat_encode(const Minifloat *f, float x, bool saturate);
+float minifloat_decode(const Minifloat *f, uint8_t code);
+/* decode(encode(x)). */
+float minifloat_round(const Minifloat *f, float x, bool saturate);
+
+/* E8M0: an unsigned power of two 2^(code - 127); code 255 is NaN. */
+float e8m0_decode(uint8_t code);
+/* The code for 2^e, e clamped to [-127, 127]. */
+uint8_t e8m0_from_exponent(int e);
+
+/* Round to BF16 (nearest, ties to even) and back: what a 16-bit residual
+ * window keeps. */
+float bf16_round(float x);
+
+#endif

@@ -20,6 +20,7 @@ Suite *suite_seeds(void);
 Suite *suite_loader(void);
 Suite *suite_cli(void);
 Suite *suite_minifloat(void);
+Suite *suite_quant(void);
 
 /* Directories given by the Makefile (KVLAB_DATA, KVLAB_TESTDATA) and the
  * program under test (KVLAB_BIN). */

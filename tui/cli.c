@@ -1,6 +1,7 @@
 /* cli.c - see cli.h. */
 #include "cli.h"
 
+#include <locale.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,51 @@ void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n)
     }
 }
 
+bool cli_parse_float(const char *s, float *out)
+{
+    char buf[256];
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    if (!n || n >= sizeof buf)
+        return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    static locale_t c_locale;
+    if (!c_locale)
+        c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    locale_t old = uselocale(c_locale);
+    char *end;
+    *out = strtof(buf, &end);
+    uselocale(old);
+    return end != buf && *end == '\0';
+}
+
+int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e)
+{
+    *n = 0;
+    const char *p = s;
+    for (;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[256];
+        if (len >= sizeof item)
+            return error_set(e, "'%.*s...' is too long for a number", 20, p);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (*n == max)
+            return error_set(e, "more than %zu numbers in '%s'", max, s);
+        if (!cli_parse_float(item, &out[*n]))
+            return error_set(e, "'%s' is not a number (in '%s')", item, s);
+        (*n)++;
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
+}
+
 int cli_fail(const char *cmd, int code, const Error *e)
 {
     fprintf(stderr, "kvlab%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", e->msg);
@@ -162,6 +208,8 @@ static bool numeric_column(const Table *t, size_t c)
 {
     for (size_t r = 1; r < t->rows; r++) {
         const char *s = t->cell[r][c];
+        if ((*s == '-' || *s == '+') && s[1] >= '0' && s[1] <= '9')
+            s++;
         if (!(*s >= '0' && *s <= '9') && strcmp(s, "-") != 0 && strcmp(s, "never") != 0 && *s)
             return false;
     }

@@ -61,6 +61,13 @@ typedef struct {
 int opt_gather(Args *a, const OptSpec *specs, size_t n, int repeat_opt, int max_words, Given *g,
                Error *e);
 
+/* A float in decimal or C hex-float notation, "nan" or "inf", read in the
+ * C locale whatever the user's; the whole text (bar surrounding blanks)
+ * must be the number. */
+bool cli_parse_float(const char *s, float *out);
+/* A comma-separated list of such floats, at most max. */
+int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e);
+
 /* Prints "kvlab CMD: message" on stderr and returns code. */
 int cli_fail(const char *cmd, int code, const Error *e);
 

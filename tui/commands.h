@@ -6,5 +6,7 @@
 int cmd_calc(int argc, char **argv);
 int cmd_formats(int argc, char **argv);
 int cmd_scenario(int argc, char **argv);
+int cmd_roundtrip(int argc, char **argv);
+int cmd_quant(int argc, char **argv);
 
 #endif

@@ -17,6 +17,8 @@ static const Command COMMANDS[] = {
     {"calc", cmd_calc, "KV-cache footprint, slots, step floors and speedups"},
     {"formats", cmd_formats, "the storage formats and their byte accounting"},
     {"scenario", cmd_scenario, "walk-through scenarios: list, show NAME, check FILE"},
+    {"roundtrip", cmd_roundtrip, "floats on stdin through E4M3, E5M2 or E2M1 and back"},
+    {"quant", cmd_quant, "quantization error experiments on keys and values"},
 };
 
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

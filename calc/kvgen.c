@@ -1,0 +1,137 @@
+/* kvgen.c - see kvgen.h. */
+#include "kvgen.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+void kvgen_defaults(KvGenParams *p)
+{
+    *p = (KvGenParams){
+        .seed = 1,
+        .tokens = 256,
+        .head_dim = 128,
+        .outlier_channels = 2,
+        .outlier_scale = 20.0f,
+        .query_outlier_weight = 0.05f,
+        .sinks = 1,
+        .sink_strength = 5.0f,
+        .value_outliers = 2,
+        .value_outlier_scale = 8.0f,
+    };
+}
+
+int kvgen_check(const KvGenParams *p, Error *e)
+{
+    if (!p->tokens || p->tokens > (1u << 24))
+        return error_set(e, "tokens must be from 1 to %u", 1u << 24);
+    if (!p->head_dim || p->head_dim > 4096)
+        return error_set(e, "head dimension must be from 1 to 4096");
+    if (p->outlier_channels > p->head_dim)
+        return error_set(e, "%u outlier channels do not fit in %zu channels", p->outlier_channels,
+                         p->head_dim);
+    if (p->sinks + p->value_outliers > p->tokens)
+        return error_set(e, "sinks and value outliers (%u) exceed the %zu tokens",
+                         p->sinks + p->value_outliers, p->tokens);
+    if (!(p->outlier_scale >= 0) || !(p->sink_strength >= 0) || !(p->value_outlier_scale >= 0) ||
+        !(p->query_outlier_weight >= 0) || !isfinite(p->outlier_scale) ||
+        !isfinite(p->sink_strength) || !isfinite(p->value_outlier_scale))
+        return error_set(e, "scales and strengths must be finite and not negative");
+    return 0;
+}
+
+/* splitmix64 and Box-Muller: portable, so a seed means the same data on
+ * every machine. */
+typedef struct {
+    uint64_t s;
+} Rand;
+
+static uint64_t rand_u64(Rand *r)
+{
+    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static double rand_unit(Rand *r)            // (0, 1)
+{
+    return ((double)(rand_u64(r) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static float rand_normal(Rand *r)
+{
+    double u = rand_unit(r), v = rand_unit(r);
+    return (float)(sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v));
+}
+
+/* Picks k distinct indices below n, in order of choice. */
+static void pick(Rand *r, size_t n, size_t k, size_t *out)
+{
+    for (size_t i = 0; i < k; i++) {
+        size_t c;
+        bool fresh;
+        do {
+            c = (size_t)(rand_u64(r) % n);
+            fresh = true;
+            for (size_t j = 0; j < i; j++)
+                fresh &= out[j] != c;
+        } while (!fresh);
+        out[i] = c;
+    }
+}
+
+size_t kvgen_outlier_channels(const KvGenParams *p, size_t *out, size_t max)
+{
+    Rand r = {p->seed ^ 0x0C7A11E1ull};
+    size_t n = p->outlier_channels < max ? p->outlier_channels : max;
+    pick(&r, p->head_dim, n, out);
+    return n;
+}
+
+int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e)
+{
+    if (kvgen_check(p, e))
+        return -1;
+    size_t T = p->tokens, D = p->head_dim;
+    Rand r = {p->seed};
+    size_t outl[4096];
+    size_t n_out = kvgen_outlier_channels(p, outl, 4096);
+    bool is_out[4096] = {false};
+    float sign[4096];
+    for (size_t i = 0; i < n_out; i++)
+        is_out[outl[i]] = true;
+    for (size_t c = 0; c < D; c++)
+        sign[c] = (rand_u64(&r) & 1) ? 1.0f : -1.0f;
+
+    /* Query: unit-variance on ordinary channels, a small weight on outliers. */
+    for (size_t c = 0; c < D; c++)
+        q[c] = rand_normal(&r) * (is_out[c] ? p->query_outlier_weight : 1.0f);
+    double qn = 0;
+    for (size_t c = 0; c < D; c++)
+        qn += (double)q[c] * q[c];
+    qn = qn > 0 ? sqrt(qn) : 1;
+
+    for (size_t t = 0; t < T; t++)
+        for (size_t c = 0; c < D; c++) {
+            float base = rand_normal(&r);
+            k[t * D + c] = is_out[c] ? sign[c] * p->outlier_scale * (1.0f + 0.1f * base) : base;
+            v[t * D + c] = rand_normal(&r);
+        }
+    /* Sinks: keys moved along the query so that their logit q.k / sqrt(D)
+     * rises by sink_strength; values shrunk. */
+    for (size_t t = 0; t < p->sinks; t++)
+        for (size_t c = 0; c < D; c++) {
+            k[t * D + c] += p->sink_strength * (float)(q[c] * sqrt((double)D) / (qn * qn));
+            v[t * D + c] *= 0.1f;
+        }
+    /* Value outliers at random positions after the sinks. */
+    size_t rows[4096];
+    size_t n_vo = p->value_outliers < 4096 ? p->value_outliers : 4096;
+    if (T > p->sinks)
+        pick(&r, T - p->sinks, n_vo, rows);
+    for (size_t i = 0; i < n_vo && T > p->sinks; i++)
+        for (size_t c = 0; c < D; c++)
+            v[(p->sinks + rows[i]) * D + c] *= p->value_outlier_scale;
+    return 0;
+}

@@ -1,0 +1,52 @@
+/* kvgen.h - a seeded synthetic KV cache for one attention head.
+ *
+ * Real caches have structure that decides which quantization works, and the
+ * generator reproduces the published observations, each with a parameter:
+ *
+ *   outlier key channels   a few channels per head (1 to 2 is typical) hold
+ *                          keys up to ~20x larger than the rest, with the
+ *                          same sign at every position (KIVI, KVQuant)
+ *   query                  looks mostly at the ordinary channels: its
+ *                          weight on outlier channels is small
+ *   attention sinks        the first tokens draw attention whatever the
+ *                          query (StreamingLLM): their keys lean toward
+ *                          the query, raising their logit by a few units
+ *                          (a third of the attention with the defaults),
+ *                          and their values are small
+ *   value outliers         a few tokens (delimiters, line breaks) carry
+ *                          values with large norms across all channels
+ *
+ * Keys are generated before RoPE; experiments apply RoPE themselves
+ * (rotate.h). Every parameter is visible in `kvlab quant --help`.
+ */
+#ifndef KVLAB_KVGEN_H
+#define KVLAB_KVGEN_H
+
+#include "error.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint64_t seed;
+    size_t tokens;              // T (default 256)
+    size_t head_dim;            // D (default 128)
+    unsigned outlier_channels;  // per head (default 2)
+    float outlier_scale;        // outlier magnitude over ordinary keys (default 20)
+    float query_outlier_weight; // query weight on outlier channels (default 0.05)
+    unsigned sinks;             // attention-sink tokens at the start (default 1)
+    float sink_strength;        // logits a sink's score stands above the rest (default 5)
+    unsigned value_outliers;    // tokens with large values (default 2)
+    float value_outlier_scale;  // their norm over ordinary values (default 8)
+} KvGenParams;
+
+void kvgen_defaults(KvGenParams *p);
+int kvgen_check(const KvGenParams *p, Error *e);
+
+/* k, v: (tokens, head_dim); q: (head_dim). Same parameters, same output. */
+int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e);
+
+/* The channels chosen as outliers (at most `max`), for display. */
+size_t kvgen_outlier_channels(const KvGenParams *p, size_t *out, size_t max);
+
+#endif

@@ -1,0 +1,631 @@
+/* cli_quant.c - `kvlab quant`: what quantizing K (and V) does to attention.
+ *
+ * Input: seed 001's worked 4x4 example, a generated head (kvgen.h), or a
+ * JSON matrix. Without --granularity the keys are quantized at every
+ * granularity side by side, which is where per-token keys collapse next to
+ * per-channel keys; with it, one run is shown token by token. */
+#include "cli.h"
+#include "commands.h"
+
+#include "experiment.h"
+#include "jsonfile.h"
+#include "kvgen.h"
+#include "rotate.h"
+#include "units.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    O_PRESET, O_GENERATE, O_MATRIX, O_QUERY,
+    O_TOKENS, O_HEAD_DIM, O_SEED, O_OUT_CH, O_OUT_SCALE, O_Q_OUT, O_SINKS, O_SINK_STR,
+    O_V_OUT, O_V_OUT_SCALE,
+    O_SCHEME, O_BITS, O_GRAN, O_VALUES, O_FP8, O_SCALE, O_NO_SAT,
+    O_KIVI, O_GROUP, O_RESIDUAL, O_ROPE, O_THETA, O_ROTATE,
+    O_JSON, O_MATRICES, O_HELP, O_COUNT
+};
+
+static const OptSpec OPTS[O_COUNT] = {
+    [O_PRESET] = {"preset", "NAME", "worked-4x4: seed 001's 4x4 keys and query"},
+    [O_GENERATE] = {"generate", NULL, "a synthetic head with outlier channels (the default)"},
+    [O_MATRIX] = {"matrix", "FILE", "JSON: rows of keys, or {\"keys\", \"values\", \"query\"}"},
+    [O_QUERY] = {"query", "LIST", "the query vector: 1,1,0.1,1"},
+    [O_TOKENS] = {"tokens", "T", "generated tokens (default 256)"},
+    [O_HEAD_DIM] = {"head-dim", "D", "generated head dimension (default 128)"},
+    [O_SEED] = {"seed", "N", "generator seed (default 1)"},
+    [O_OUT_CH] = {"outlier-channels", "N", "key channels with outliers (default 2)"},
+    [O_OUT_SCALE] = {"outlier-scale", "X", "their magnitude over ordinary keys (default 20)"},
+    [O_Q_OUT] = {"query-outlier-weight", "X", "query weight on outlier channels (default 0.05)"},
+    [O_SINKS] = {"sinks", "N", "attention-sink tokens at the start (default 1)"},
+    [O_SINK_STR] = {"sink-strength", "X", "logits a sink stands above other tokens (default 5)"},
+    [O_V_OUT] = {"value-outliers", "N", "tokens with large values (default 2)"},
+    [O_V_OUT_SCALE] = {"value-outlier-scale", "X", "their value norm over others (default 8)"},
+    [O_SCHEME] = {"scheme", "S", "int-min (default), int-zp, int-sym, fp8, nvfp4, mxfp4"},
+    [O_BITS] = {"bits", "N", "integer bits: 2, 3, 4 (default) or 8"},
+    [O_GRAN] = {"granularity", "G", "tensor, token, channel, group:G, tgroup:G (default: all)"},
+    [O_VALUES] = {"values", "G", "quantize values too, at this granularity (default exact)"},
+    [O_FP8] = {"fp8", "F", "fp8 scheme: e4m3 (default) or e5m2"},
+    [O_SCALE] = {"scale", "S", "fp8 scale: dynamic (default) or a static per-tensor number"},
+    [O_NO_SAT] = {"no-saturate", NULL, "fp8 overflow becomes NaN/Inf instead of the max"},
+    [O_KIVI] = {"kivi", NULL, "KIVI: keys per channel over groups of tokens, values per token"},
+    [O_GROUP] = {"group", "G", "KIVI group size (default 32)"},
+    [O_RESIDUAL] = {"residual", "R", "KIVI: most recent tokens kept in BF16 (default 0)"},
+    [O_ROPE] = {"rope", "MODE", "none (default), pre or post: quantize keys before/after RoPE"},
+    [O_THETA] = {"rope-theta", "X", "RoPE base (default 500000, Llama 3)"},
+    [O_ROTATE] = {"rotate", "hadamard", "rotate each vector before quantizing (QuaRot)"},
+    [O_JSON] = {"json", NULL, "print one JSON object"},
+    [O_MATRICES] = {"matrices", NULL, "with --json: the key, quantized key and error matrices"},
+    [O_HELP] = {"help", NULL, "show this help"},
+};
+
+/* ------------------------------------------------------------------------
+ * Input
+ */
+
+typedef struct {
+    size_t tokens, d;
+    float *k, *v, *q;           // (tokens, d), (tokens, d), (d)
+    bool has_values;            // V came with the input (not V = K)
+    char what[256];             // one line saying where the data came from
+} Input;
+
+static void input_free(Input *in)
+{
+    free(in->k);
+    free(in->v);
+    free(in->q);
+}
+
+static int input_alloc(Input *in, size_t tokens, size_t d, Error *e)
+{
+    in->tokens = tokens;
+    in->d = d;
+    in->k = calloc(tokens * d, sizeof *in->k);
+    in->v = calloc(tokens * d, sizeof *in->v);
+    in->q = calloc(d, sizeof *in->q);
+    if (!in->k || !in->v || !in->q)
+        return error_set(e, "out of memory for %zu x %zu keys", tokens, d);
+    return 0;
+}
+
+/* Seed 001: channel 3 (index 2 here) is the outlier; q = [1, 1, 0.1, 1]. */
+static int preset_worked(Input *in, Error *e)
+{
+    static const float K[16] = {0.4f, -0.2f, 9.0f, 0.1f, -0.3f, 0.5f, 11.0f, -0.4f,
+                                0.2f, -0.6f, 10.0f, 0.3f, 0.5f, 0.1f, 12.0f, -0.2f};
+    static const float Qv[4] = {1.0f, 1.0f, 0.1f, 1.0f};
+    if (input_alloc(in, 4, 4, e))
+        return -1;
+    memcpy(in->k, K, sizeof K);
+    memcpy(in->v, K, sizeof K);
+    memcpy(in->q, Qv, sizeof Qv);
+    snprintf(in->what, sizeof in->what,
+             "seed 001's worked example: 4 tokens x 4 channels, channel 2 the outlier, "
+             "query [1, 1, 0.1, 1]; V = K");
+    return 0;
+}
+
+static int rows_of(const JsonDoc *d, const cJSON *arr, const char *what, size_t *rows, size_t *cols,
+                   float **out, Error *e)
+{
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
+        return jsondoc_error(d, arr, e, "%s: expected an array of rows", what);
+    size_t r = (size_t)cJSON_GetArraySize(arr), c = 0;
+    const cJSON *row;
+    cJSON_ArrayForEach(row, arr) {
+        if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) < 1)
+            return jsondoc_error(d, row, e, "%s: each row must be an array of numbers", what);
+        size_t n = (size_t)cJSON_GetArraySize(row);
+        if (c && n != c)
+            return jsondoc_error(d, row, e, "%s: this row has %zu numbers, the first has %zu",
+                                 what, n, c);
+        c = n;
+    }
+    if (*rows && (r != *rows || c != *cols))
+        return jsondoc_error(d, arr, e, "%s: expected %zu x %zu like the keys", what, *rows, *cols);
+    float *m = malloc(r * c * sizeof *m);
+    if (!m)
+        return error_set(e, "out of memory");
+    size_t i = 0;
+    cJSON_ArrayForEach(row, arr) {
+        const cJSON *x;
+        cJSON_ArrayForEach(x, row) {
+            if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) {
+                free(m);
+                return jsondoc_error(d, x, e, "%s: expected a number", what);
+            }
+            m[i++] = (float)x->valuedouble;
+        }
+    }
+    *rows = r;
+    *cols = c;
+    *out = m;
+    return 0;
+}
+
+static int matrix_file(Input *in, const char *path, Error *e)
+{
+    JsonDoc d;
+    if (jsondoc_load(&d, path, e))
+        return -1;
+    int rc = -1;
+    const cJSON *keys = d.root, *values = NULL, *query = NULL;
+    static const char *const FIELDS[] = {"keys", "values", "query", NULL};
+    if (cJSON_IsObject(d.root)) {
+        if (json_known_fields(&d, d.root, FIELDS, e))
+            goto done;
+        keys = cJSON_GetObjectItemCaseSensitive(d.root, "keys");
+        values = cJSON_GetObjectItemCaseSensitive(d.root, "values");
+        query = cJSON_GetObjectItemCaseSensitive(d.root, "query");
+        if (!keys) {
+            jsondoc_error(&d, d.root, e, "missing field 'keys'");
+            goto done;
+        }
+    }
+    size_t r = 0, c = 0;
+    if (rows_of(&d, keys, "keys", &r, &c, &in->k, e))
+        goto done;
+    in->tokens = r;
+    in->d = c;
+    if (values) {
+        if (rows_of(&d, values, "values", &r, &c, &in->v, e))
+            goto done;
+        in->has_values = true;
+    } else if (!(in->v = malloc(r * c * sizeof *in->v))) {
+        error_set(e, "out of memory");
+        goto done;
+    } else {
+        memcpy(in->v, in->k, r * c * sizeof *in->v);
+    }
+    if (!(in->q = calloc(c, sizeof *in->q))) {
+        error_set(e, "out of memory");
+        goto done;
+    }
+    if (query) {
+        size_t i = 0;
+        const cJSON *x;
+        if (!cJSON_IsArray(query)) {
+            jsondoc_error(&d, query, e, "query: expected an array of %zu numbers", c);
+            goto done;
+        }
+        cJSON_ArrayForEach(x, query) {
+            if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || i >= c) {
+                jsondoc_error(&d, x, e, "query: expected %zu numbers", c);
+                goto done;
+            }
+            in->q[i++] = (float)x->valuedouble;
+        }
+        if (i != c) {
+            jsondoc_error(&d, query, e, "query: expected %zu numbers, got %zu", c, i);
+            goto done;
+        }
+    }
+    snprintf(in->what, sizeof in->what, "%s: %zu tokens x %zu channels%s", path, r, c,
+             values ? "" : "; V = K");
+    rc = 0;
+done:
+    jsondoc_done(&d);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Options
+ */
+
+typedef struct {
+    Input in;
+    Experiment x;
+    bool compare;               // no --granularity: every granularity side by side
+    bool query_given;
+} Setup;
+
+static int float_opt(const Given *g, int k, float *out, Error *e)
+{
+    if (!g->set[k])
+        return 0;
+    if (!cli_parse_float(g->val[k], out) || !isfinite(*out) || *out < 0)
+        return error_set(e, "--%s: '%s' is not a number of at least 0", OPTS[k].name, g->val[k]);
+    return 0;
+}
+
+static int count_opt(const Given *g, int k, uint64_t lo, uint64_t hi, uint64_t *out, Error *e)
+{
+    if (g->set[k] && units_parse_count(g->val[k], lo, hi, out, e))
+        return error_prefix(e, "--%s", OPTS[k].name);
+    return 0;
+}
+
+static int generate(const Given *g, Input *in, Error *e)
+{
+    KvGenParams p;
+    kvgen_defaults(&p);
+    uint64_t t = p.tokens, d = p.head_dim, oc = p.outlier_channels, sk = p.sinks,
+             vo = p.value_outliers;
+    if (count_opt(g, O_TOKENS, 1, 1u << 20, &t, e) || count_opt(g, O_HEAD_DIM, 1, 4096, &d, e) ||
+        count_opt(g, O_SEED, 0, UINT64_MAX, &p.seed, e) ||
+        count_opt(g, O_OUT_CH, 0, 4096, &oc, e) || count_opt(g, O_SINKS, 0, 1u << 20, &sk, e) ||
+        count_opt(g, O_V_OUT, 0, 1u << 20, &vo, e) || float_opt(g, O_OUT_SCALE, &p.outlier_scale, e) ||
+        float_opt(g, O_Q_OUT, &p.query_outlier_weight, e) ||
+        float_opt(g, O_SINK_STR, &p.sink_strength, e) ||
+        float_opt(g, O_V_OUT_SCALE, &p.value_outlier_scale, e))
+        return -1;
+    p.tokens = t;
+    p.head_dim = d;
+    p.outlier_channels = (unsigned)oc;
+    p.sinks = (unsigned)sk;
+    p.value_outliers = (unsigned)vo;
+    if (kvgen_check(&p, e) || input_alloc(in, p.tokens, p.head_dim, e) ||
+        kvgen(&p, in->k, in->v, in->q, e))
+        return -1;
+    in->has_values = true;
+    size_t ch[8];
+    size_t n = kvgen_outlier_channels(&p, ch, 8);
+    char list[96] = "";
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(list);
+        snprintf(list + l, sizeof list - l, "%s%zu", i ? ", " : "", ch[i]);
+    }
+    snprintf(in->what, sizeof in->what,
+             "generated (seed %llu): %zu tokens x %zu channels; %u outlier channels at %gx (%s%s); "
+             "%u sink(s); %u value outlier(s) at %gx",
+             (unsigned long long)p.seed, p.tokens, p.head_dim, p.outlier_channels,
+             (double)p.outlier_scale, n ? list : "none", p.outlier_channels > n ? ", ..." : "",
+             p.sinks, p.value_outliers, (double)p.value_outlier_scale);
+    return 0;
+}
+
+static int source(const Given *g, Setup *s, Error *e)
+{
+    int n = g->set[O_PRESET] + g->set[O_GENERATE] + g->set[O_MATRIX];
+    if (n > 1)
+        return error_set(e, "give one of --preset, --generate and --matrix");
+    if (g->set[O_PRESET]) {
+        if (strcmp(g->val[O_PRESET], "worked-4x4") != 0)
+            return error_set(e, "--preset: unknown preset '%s'; expected worked-4x4",
+                             g->val[O_PRESET]);
+        if (preset_worked(&s->in, e))
+            return -1;
+    } else if (g->set[O_MATRIX]) {
+        if (matrix_file(&s->in, g->val[O_MATRIX], e))
+            return error_prefix(e, "--matrix");
+    } else if (generate(g, &s->in, e)) {
+        return -1;
+    }
+    if (g->set[O_QUERY]) {
+        size_t got;
+        float *tmp = malloc((s->in.d + 1) * sizeof *tmp);
+        if (!tmp)
+            return error_set(e, "out of memory");
+        int rc = cli_parse_floats(g->val[O_QUERY], tmp, s->in.d + 1, &got, e);
+        if (!rc && got != s->in.d)
+            rc = error_set(e, "expected %zu numbers, one per channel, got %zu", s->in.d, got);
+        if (!rc)
+            memcpy(s->in.q, tmp, s->in.d * sizeof *tmp);
+        free(tmp);
+        if (rc)
+            return error_prefix(e, "--query");
+    }
+    return 0;
+}
+
+static int scheme_options(const Given *g, Setup *s, Error *e)
+{
+    Experiment *x = &s->x;
+    uint64_t bits = 4, group = 32, residual = 0;
+    if (g->set[O_SCHEME] && scheme_parse(g->val[O_SCHEME], &x->key.scheme, e))
+        return error_prefix(e, "--scheme");
+    if (count_opt(g, O_BITS, 2, 8, &bits, e) || count_opt(g, O_GROUP, 1, 1u << 20, &group, e) ||
+        count_opt(g, O_RESIDUAL, 0, 1u << 24, &residual, e))
+        return -1;
+    x->key.bits = (unsigned)bits;
+    if (g->set[O_FP8] && !(x->key.fp8 = minifloat_by_id(g->val[O_FP8])))
+        return error_set(e, "--fp8: expected e4m3 or e5m2, not '%s'", g->val[O_FP8]);
+    if (x->key.fp8 == &MF_E2M1)
+        return error_set(e, "--fp8: e2m1 is a 4-bit format; use --scheme nvfp4 or mxfp4");
+    if (g->set[O_SCALE] && strcmp(g->val[O_SCALE], "dynamic") != 0 &&
+        (!cli_parse_float(g->val[O_SCALE], &x->key.static_scale) ||
+         !(x->key.static_scale > 0) || !isfinite(x->key.static_scale)))
+        return error_set(e, "--scale: expected dynamic or a positive number, not '%s'",
+                         g->val[O_SCALE]);
+    x->key.saturate = !g->set[O_NO_SAT];
+    s->compare = !g->set[O_GRAN] && !g->set[O_KIVI] && x->key.scheme != SCHEME_NVFP4 &&
+                 x->key.scheme != SCHEME_MXFP4 && !x->key.static_scale;
+    if (g->set[O_GRAN] && granularity_parse(g->val[O_GRAN], &x->key.gran, e))
+        return error_prefix(e, "--granularity");
+    x->value = x->key;
+    x->kivi = g->set[O_KIVI];
+    x->kivi_spec = (KiviSpec){(unsigned)bits, group, residual};
+    /* Values stay exact unless asked for; KIVI quantizes them by definition. */
+    x->values_exact = g->set[O_VALUES] ? strcmp(g->val[O_VALUES], "exact") == 0 : !x->kivi;
+    if (!x->values_exact && !x->kivi && granularity_parse(g->val[O_VALUES], &x->value.gran, e))
+        return error_prefix(e, "--values");
+    if ((g->set[O_GROUP] || g->set[O_RESIDUAL]) && !x->kivi)
+        return error_set(e, "--group and --residual belong to --kivi");
+    if (g->set[O_ROPE]) {
+        static const char *const M[] = {"none", "pre", "post"};
+        size_t i = 0;
+        while (i < 3 && strcmp(M[i], g->val[O_ROPE]) != 0)
+            i++;
+        if (i == 3)
+            return error_set(e, "--rope: expected none, pre or post, not '%s'", g->val[O_ROPE]);
+        x->rope = (RopeMode)i;
+    }
+    float theta = (float)x->rope_theta;
+    if (float_opt(g, O_THETA, &theta, e))
+        return -1;
+    x->rope_theta = theta;
+    if (g->set[O_ROTATE]) {
+        if (strcmp(g->val[O_ROTATE], "hadamard") != 0)
+            return error_set(e, "--rotate: expected hadamard, not '%s'", g->val[O_ROTATE]);
+        x->hadamard = true;
+    }
+    return quant_spec_check(&x->key, e);
+}
+
+/* ------------------------------------------------------------------------
+ * Output
+ */
+
+/* "int-min 2-bit per token", "fp8 E4M3 static scale 0.268", "KIVI 2-bit". */
+static const char *describe(const Experiment *x, const QuantSpec *q, char *buf, size_t n)
+{
+    char g[32];
+    granularity_str(&q->gran, g, sizeof g);
+    if (x->kivi)
+        snprintf(buf, n, "KIVI %u-bit, groups of %zu, residual %zu", x->kivi_spec.bits,
+                 x->kivi_spec.group, x->kivi_spec.residual);
+    else if (q->scheme == SCHEME_FP8 && q->static_scale)
+        snprintf(buf, n, "fp8 %s, static scale %g%s", q->fp8->name, (double)q->static_scale,
+                 q->saturate ? "" : ", not saturating");
+    else if (q->scheme == SCHEME_FP8)
+        snprintf(buf, n, "fp8 %s, dynamic scale per %s%s", q->fp8->name, g,
+                 q->saturate ? "" : ", not saturating");
+    else if (q->scheme == SCHEME_NVFP4 || q->scheme == SCHEME_MXFP4)
+        snprintf(buf, n, "%s", scheme_str(q->scheme));
+    else
+        snprintf(buf, n, "%s %u-bit per %s", scheme_str(q->scheme), q->bits, g);
+    return buf;
+}
+
+static void header(const Setup *s, FILE *out)
+{
+    const Experiment *x = &s->x;
+    char a[128], b[128];
+    static const char *const ROPE[] = {"no RoPE", "keys quantized before RoPE",
+                                       "keys quantized after RoPE"};
+    fprintf(out, "%s\n", s->in.what);
+    fprintf(out, "keys: %s; values: %s; %s%s\n",
+            s->compare ? "each granularity below" : describe(x, &x->key, a, sizeof a),
+            x->values_exact ? "exact" : (x->kivi ? "KIVI per token" : describe(x, &x->value, b, sizeof b)),
+            ROPE[x->rope], x->hadamard ? "; Hadamard-rotated" : "");
+}
+
+static void metrics_text(const ExperimentResult *r, FILE *out)
+{
+    fprintf(out, "relative error of K (Frobenius)  %.4g%%\n", 100 * r->err.rel_fro_k);
+    fprintf(out, "relative error of V (Frobenius)  %.4g%%\n", 100 * r->err.rel_fro_v);
+    fprintf(out, "largest score error              %.4g\n", r->err.max_score_error);
+    fprintf(out, "softmax total variation          %.4g\n", r->err.softmax_tv);
+    fprintf(out, "attention output error           %.4g%%\n", 100 * r->err.output_rel_error);
+    fprintf(out, "top-scoring token                %zu -> %zu%s\n", r->err.top_ref, r->err.top,
+            r->err.top == r->err.top_ref ? "" : "  (changed)");
+}
+
+/* Scores token by token; with many tokens, the ones most in error. */
+static void scores_text(const ExperimentResult *r, FILE *out)
+{
+    size_t n = r->tokens, show = n <= 16 ? n : 12;
+    size_t *idx = malloc(n * sizeof *idx);
+    if (!idx)
+        return;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = i;
+    if (n > show)                     // partial selection of the largest errors
+        for (size_t i = 0; i < show; i++)
+            for (size_t j = i + 1; j < n; j++)
+                if (fabs(r->scores[idx[j]] - r->scores_ref[idx[j]]) >
+                    fabs(r->scores[idx[i]] - r->scores_ref[idx[i]])) {
+                    size_t t = idx[i];
+                    idx[i] = idx[j];
+                    idx[j] = t;
+                }
+    Table t;
+    table_init(&t, 4);
+    table_row(&t);
+    table_cell(&t, "token");
+    table_cell(&t, "score");
+    table_cell(&t, "quantized");
+    table_cell(&t, "error");
+    for (size_t i = 0; i < show; i++) {
+        size_t k = idx[i];
+        table_row(&t);
+        table_cell(&t, "%zu", k);
+        table_cell(&t, "%.4g", r->scores_ref[k]);
+        table_cell(&t, "%.4g", r->scores[k]);
+        table_cell(&t, "%+.4g", r->scores[k] - r->scores_ref[k]);
+    }
+    if (n > show)
+        fprintf(out, "the %zu of %zu tokens whose scores moved most:\n", show, n);
+    table_print(&t, out);
+    fputc('\n', out);
+    free(idx);
+}
+
+static void add_doubles(cJSON *o, const char *name, const double *v, size_t n)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, name);
+    for (size_t i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
+}
+
+static void add_matrix(cJSON *o, const char *name, const float *m, const float *minus, size_t rows,
+                       size_t cols)
+{
+    cJSON *a = cJSON_AddArrayToObject(o, name);
+    for (size_t r = 0; r < rows; r++) {
+        cJSON *row = cJSON_CreateArray();
+        for (size_t c = 0; c < cols; c++)
+            cJSON_AddItemToArray(row, cJSON_CreateNumber((double)m[r * cols + c] -
+                                                         (minus ? (double)minus[r * cols + c] : 0)));
+        cJSON_AddItemToArray(a, row);
+    }
+}
+
+static void errors_json(cJSON *o, const KvErrors *k)
+{
+    cJSON_AddNumberToObject(o, "rel_fro_error", k->rel_fro_k);
+    cJSON_AddNumberToObject(o, "rel_fro_error_v", k->rel_fro_v);
+    cJSON_AddNumberToObject(o, "max_score_error", k->max_score_error);
+    cJSON_AddNumberToObject(o, "softmax_tv", k->softmax_tv);
+    cJSON_AddNumberToObject(o, "output_rel_error", k->output_rel_error);
+    cJSON_AddNumberToObject(o, "top_ref", (double)k->top_ref);
+    cJSON_AddNumberToObject(o, "top", (double)k->top);
+}
+
+static cJSON *json_base(const Setup *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    char a[128];
+    cJSON_AddStringToObject(o, "input", s->in.what);
+    cJSON_AddNumberToObject(o, "tokens", (double)s->in.tokens);
+    cJSON_AddNumberToObject(o, "head_dim", (double)s->in.d);
+    cJSON_AddStringToObject(o, "scheme", s->x.kivi ? "kivi" : scheme_str(s->x.key.scheme));
+    cJSON_AddNumberToObject(o, "bits", s->x.kivi ? s->x.kivi_spec.bits : s->x.key.bits);
+    if (!s->compare)
+        cJSON_AddStringToObject(o, "granularity", granularity_str(&s->x.key.gran, a, sizeof a));
+    static const char *const ROPE[] = {"none", "pre", "post"};
+    cJSON_AddStringToObject(o, "rope", ROPE[s->x.rope]);
+    cJSON_AddBoolToObject(o, "hadamard", s->x.hadamard);
+    cJSON_AddBoolToObject(o, "values_exact", s->x.values_exact);
+    return o;
+}
+
+static int run_one(const Setup *s, bool json, bool matrices, Error *e)
+{
+    ExperimentResult r;
+    if (experiment_run(&s->x, s->in.k, s->in.v, s->in.q, s->in.tokens, s->in.d, &r, e))
+        return -1;
+    if (json) {
+        cJSON *o = json_base(s);
+        add_doubles(o, "scores_ref", r.scores_ref, r.tokens);
+        add_doubles(o, "scores", r.scores, r.tokens);
+        errors_json(o, &r.err);
+        if (matrices) {
+            add_matrix(o, "keys", r.k_ref, NULL, r.tokens, r.d);
+            add_matrix(o, "keys_quantized", r.k_hat, NULL, r.tokens, r.d);
+            add_matrix(o, "key_error", r.k_hat, r.k_ref, r.tokens, r.d);
+        }
+        experiment_result_free(&r);
+        return json_emit(o) ? -1 : 0;
+    }
+    header(s, stdout);
+    fputc('\n', stdout);
+    scores_text(&r, stdout);
+    metrics_text(&r, stdout);
+    experiment_result_free(&r);
+    return 0;
+}
+
+/* The granularities worth comparing for this shape. */
+static size_t compare_list(const Setup *s, Granularity *out)
+{
+    size_t n = 0;
+    out[n++] = (Granularity){GRAN_TENSOR, 0};
+    out[n++] = (Granularity){GRAN_TOKEN, 0};
+    out[n++] = (Granularity){GRAN_CHANNEL, 0};
+    if (s->in.d > 32)
+        out[n++] = (Granularity){GRAN_GROUP_CHANNELS, 32};
+    if (s->in.tokens > 32)
+        out[n++] = (Granularity){GRAN_GROUP_TOKENS, 32};
+    return n;
+}
+
+static int run_compare(Setup *s, bool json, Error *e)
+{
+    Granularity gs[8];
+    size_t n = compare_list(s, gs);
+    ExperimentResult r[8];
+    for (size_t i = 0; i < n; i++) {
+        s->x.key.gran = gs[i];
+        if (experiment_run(&s->x, s->in.k, s->in.v, s->in.q, s->in.tokens, s->in.d, &r[i], e)) {
+            while (i--)
+                experiment_result_free(&r[i]);
+            return -1;
+        }
+    }
+    cJSON *o = json ? json_base(s) : NULL;
+    cJSON *runs = json ? cJSON_AddArrayToObject(o, "runs") : NULL;
+    Table t;
+    table_init(&t, 6);
+    table_row(&t);
+    table_cell(&t, "keys per");
+    table_cell(&t, "K error");
+    table_cell(&t, "max score err");
+    table_cell(&t, "softmax TV");
+    table_cell(&t, "output err");
+    table_cell(&t, "top token");
+    for (size_t i = 0; i < n; i++) {
+        char g[32];
+        granularity_str(&gs[i], g, sizeof g);
+        if (json) {
+            cJSON *row = cJSON_CreateObject();
+            cJSON_AddStringToObject(row, "granularity", g);
+            errors_json(row, &r[i].err);
+            cJSON_AddItemToArray(runs, row);
+        } else {
+            table_row(&t);
+            table_cell(&t, "%s", g);
+            table_cell(&t, "%.3g%%", 100 * r[i].err.rel_fro_k);
+            table_cell(&t, "%.3g", r[i].err.max_score_error);
+            table_cell(&t, "%.3g", r[i].err.softmax_tv);
+            table_cell(&t, "%.3g%%", 100 * r[i].err.output_rel_error);
+            table_cell(&t, "%s", r[i].err.top == r[i].err.top_ref ? "kept" : "lost");
+        }
+        experiment_result_free(&r[i]);
+    }
+    if (json)
+        return json_emit(o) ? -1 : 0;
+    header(s, stdout);
+    if (s->x.key.scheme == SCHEME_FP8)
+        printf("scheme: fp8 %s, a dynamic scale per group\n\n", s->x.key.fp8->name);
+    else
+        printf("scheme: %s %u-bit\n\n", scheme_str(s->x.key.scheme), s->x.key.bits);
+    table_print(&t, stdout);
+    printf("\nK error: ||K^ - K|| / ||K||; score error: largest |q.k^ - q.k|; softmax TV: "
+           "how much attention moved (0 to 1);\noutput err: ||o^ - o|| / ||o||; top token: "
+           "whether the most-attended token stays on top.\n");
+    return 0;
+}
+
+int cmd_quant(int argc, char **argv)
+{
+    Args a = {argc, argv, 0, "quant"};
+    Given g;
+    Error e;
+    static Setup s;
+    memset(&s, 0, sizeof s);
+    experiment_init(&s.x);
+    if (opt_gather(&a, OPTS, O_COUNT, -1, 0, &g, &e))
+        return cli_fail("quant", EXIT_USAGE, &e);
+    if (g.set[O_HELP]) {
+        opt_usage(stdout, "usage: kvlab quant [--preset worked-4x4 | --generate | --matrix FILE] "
+                          "[options]\n\n"
+                          "Quantizes one head's keys (and values) and measures what attention "
+                          "loses:\nscores, softmax and output. Without --granularity, every "
+                          "granularity side by side.",
+                  OPTS, O_COUNT);
+        return EXIT_OK;
+    }
+    int rc = EXIT_USAGE;
+    if (source(&g, &s, &e) || scheme_options(&g, &s, &e))
+        goto done;
+    if (s.compare ? run_compare(&s, g.set[O_JSON], &e) : run_one(&s, g.set[O_JSON], g.set[O_MATRICES], &e))
+        goto done;
+    rc = EXIT_OK;
+done:
+    if (rc != EXIT_OK)
+        cli_fail("quant", rc, &e);
+    input_free(&s.in);
+    return rc;
+}

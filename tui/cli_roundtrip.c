@@ -1,0 +1,75 @@
+/* cli_roundtrip.c - `kvlab roundtrip FORMAT [--saturate]`: floats on stdin,
+ * each round-tripped through an 8- or 4-bit format, one per line on stdout.
+ * Input is decimal or C hex-float ("0x1.8p3"), "nan", "inf"; parsing uses
+ * the C locale whatever the user's is. */
+#include "cli.h"
+#include "commands.h"
+
+#include "minifloat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { O_SATURATE, O_HELP, O_COUNT };
+
+static const OptSpec OPTS[O_COUNT] = {
+    [O_SATURATE] = {"saturate", NULL, "clamp overflow to the largest finite value"},
+    [O_HELP] = {"help", NULL, "show this help"},
+};
+
+static void print_float(float v)
+{
+    if (isnan(v))
+        puts("nan");
+    else if (isinf(v))
+        puts(v < 0 ? "-inf" : "inf");
+    else
+        printf("%.9g\n", (double)v);
+}
+
+int cmd_roundtrip(int argc, char **argv)
+{
+    Args a = {argc, argv, 0, "roundtrip"};
+    Given g;
+    Error e;
+    if (opt_gather(&a, OPTS, O_COUNT, -1, 1, &g, &e))
+        return cli_fail("roundtrip", EXIT_USAGE, &e);
+    if (g.set[O_HELP]) {
+        opt_usage(stdout, "usage: kvlab roundtrip FORMAT [--saturate] < floats\n\n"
+                          "Encodes each float on stdin (one a line, decimal or hex-float) in\n"
+                          "FORMAT (e4m3, e5m2 or e2m1), decodes it, and prints the result.\n"
+                          "Without --saturate, E4M3FN overflow is nan and E5M2 overflow inf;\n"
+                          "E2M1 always clamps to +-6.",
+                  OPTS, O_COUNT);
+        return EXIT_OK;
+    }
+    const Minifloat *f = g.n_words ? minifloat_by_id(g.words[0]) : NULL;
+    if (!f) {
+        if (g.n_words)
+            error_set(&e, "unknown format '%s'; expected e4m3, e5m2 or e2m1", g.words[0]);
+        else
+            error_set(&e, "expected a FORMAT: e4m3, e5m2 or e2m1");
+        return cli_fail("roundtrip", EXIT_USAGE, &e);
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    unsigned long no = 0;
+    int rc = EXIT_OK;
+    while (getline(&line, &cap, stdin) != -1) {
+        no++;
+        float x;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!cli_parse_float(line, &x)) {
+            fflush(stdout);
+            error_set(&e, "line %lu: '%.40s' is not a number", no, line);
+            rc = cli_fail("roundtrip", EXIT_USAGE, &e);
+            break;
+        }
+        print_float(minifloat_round(f, x, g.set[O_SATURATE]));
+    }
+    free(line);
+    if (fflush(stdout) != 0 && rc == EXIT_OK)
+        rc = EXIT_RUNTIME;
+    return rc;
+}

@@ -19,7 +19,7 @@ LDFLAGS  += $(SAN)
 
 # Debian packages providing each pkg-config module the build needs.
 PKG_MODULES  := ncursesw libcjson check
-APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config
+APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config locales
 
 # Recursive (=) so pkg-config runs only after `deps` has installed things.
 CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
@@ -45,10 +45,14 @@ all: kvlab
 run: kvlab
 	./kvlab calc
 
+# A locale whose decimal point is a comma, for the locale-independence tests.
+TEST_LOCALE := $(BUILD)/locale/de_DE.UTF-8
+TEST_ENV = KVLAB_DATA=$(CURDIR)/scenarios KVLAB_TESTDATA=$(CURDIR)/tests/data \
+           LOCPATH=$(CURDIR)/$(BUILD)/locale
+
 # Build and run every test suite (unit, loader, command line).
-test: kvlab $(TEST_BIN)
-	KVLAB_BIN=$(CURDIR)/kvlab KVLAB_DATA=$(CURDIR)/scenarios \
-	KVLAB_TESTDATA=$(CURDIR)/tests/data $(TEST_BIN)
+test: kvlab $(TEST_BIN) $(TEST_LOCALE)
+	$(TEST_ENV) KVLAB_BIN=$(CURDIR)/kvlab $(TEST_BIN)
 
 # Build with AddressSanitizer and UBSan in build-asan/ and run the tests there.
 asan:
@@ -56,10 +60,13 @@ asan:
 	    SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' \
 	    test-asan
 
-test-asan: $(BUILD)/kvlab $(TEST_BIN)
+test-asan: $(BUILD)/kvlab $(TEST_BIN) $(TEST_LOCALE)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	KVLAB_BIN=$(CURDIR)/$(BUILD)/kvlab KVLAB_DATA=$(CURDIR)/scenarios \
-	KVLAB_TESTDATA=$(CURDIR)/tests/data $(TEST_BIN)
+	$(TEST_ENV) KVLAB_BIN=$(CURDIR)/$(BUILD)/kvlab $(TEST_BIN)
+
+$(TEST_LOCALE): | deps
+	@mkdir -p $(dir $@)
+	localedef -i de_DE -f UTF-8 $@
 
 # Install the program and its data under PREFIX (default /usr/local).
 install: kvlab
@@ -82,6 +89,7 @@ deps:
 	for m in $(PKG_MODULES); do \
 	    pkg-config --exists $$m 2>/dev/null || missing="$$missing $$m"; \
 	done; \
+	[ -f /usr/share/i18n/locales/de_DE ] || missing="$$missing locales"; \
 	if [ -n "$$missing" ]; then \
 	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	        echo "kvlab: installing build dependencies ($$missing)"; \

@@ -98,7 +98,8 @@ int budget_compute(const Workload *w, const Format *f, FormatResult *r, Error *e
         Footprint pf;
         if (c.overflow || paged_tokens > UINT64_MAX ||
             footprint(&r->shape, f, &w->kv, (uint64_t)paged_tokens, 1, &pf, e))
-            return error_set(e, "overflow: context rounded up to whole blocks");
+            return error_set(e, "overflow: context %llu rounded up to whole blocks of %llu tokens",
+                             (unsigned long long)w->context, (unsigned long long)block);
         r->has_slots = true;
         r->slots = w->pool / r->fp.bytes_per_sequence;
         r->paged_bytes_per_sequence = pf.bytes_per_sequence;

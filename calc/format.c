@@ -35,7 +35,7 @@ static const struct {
     const char *alias, *id;
 } ALIASES[] = {
     {"fp8", "fp8_e4m3"}, {"e4m3", "fp8_e4m3"}, {"fp8e4m3", "fp8_e4m3"},
-    {"e5m2", "fp8_e5m2"}, {"fp8e5m2", "fp8_e5m2"}, {"fp4", "nvfp4"},
+    {"e5m2", "fp8_e5m2"}, {"fp8e5m2", "fp8_e5m2"},
 };
 
 size_t format_count(void)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 static const char *const GPU_FIELDS[] = {
-    "name", "display", "source", "note", "arch", "compute_capability", "memory",
+    "name", "display", "source", "note", "arch", "compute_capability", "datasheet_memory", "memory",
     "bandwidth", "fp8_tensor_cores", NULL,
 };
 
@@ -24,9 +24,13 @@ int gpu_load(Gpu *g, const char *path, Error *e)
              json_string(&d, r, "arch", FIELD_REQUIRED, g->arch, sizeof g->arch, e) ||
              json_string(&d, r, "compute_capability", FIELD_OPTIONAL, g->compute_capability,
                          sizeof g->compute_capability, e) < 0 ||
+             json_string(&d, r, "datasheet_memory", FIELD_REQUIRED, g->datasheet_memory,
+                         sizeof g->datasheet_memory, e) ||
              json_size(&d, r, "memory", FIELD_REQUIRED, &g->memory, e) ||
              json_rate(&d, r, "bandwidth", FIELD_REQUIRED, &g->bandwidth, e) ||
              json_bool(&d, r, "fp8_tensor_cores", FIELD_REQUIRED, &g->fp8_tensor_cores, e);
+    if (!rc)
+        rc = jsondoc_check_name(&d, g->name, e);
     jsondoc_done(&d);
     return rc ? -1 : 0;
 }

@@ -1,6 +1,8 @@
 /* gpu.h - what a GPU brings to the KV-cache question: memory, bandwidth,
  * and whether its tensor cores take FP8 operands. Loaded from
- * scenarios/gpus/NAME.json; figures come from vendors' datasheets. */
+ * scenarios/gpus/NAME.json; bandwidth comes from vendors' datasheets,
+ * memory from what the driver reports, which is not the datasheet's "80GB"
+ * (an H100 has 81,559 MiB = 85.52 GB). */
 #ifndef KVLAB_GPU_H
 #define KVLAB_GPU_H
 
@@ -15,7 +17,8 @@ typedef struct {
     char source[512];
     char arch[32];              // "sm_90", "gfx942"
     char compute_capability[8]; // "9.0"; "" for non-NVIDIA parts
-    u128 memory;                // bytes, as the datasheet states them
+    char datasheet_memory[32];  // as the vendor prints it: "80GB"
+    u128 memory;                // bytes the driver reports in total
     u128 bandwidth;             // bytes per second, peak
     bool fp8_tensor_cores;      // FP8 operands in matrix units
 } Gpu;

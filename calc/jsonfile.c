@@ -43,12 +43,7 @@ static const JsonPos *pos_of(const JsonDoc *d, const cJSON *item)
     return NULL;
 }
 
-void jsondoc_where(const JsonDoc *d, const cJSON *item, int *line, int *col)
-{
-    const JsonPos *p = pos_of(d, item);
-    offset_to_line_col(d->text, d->len, p ? p->offset : 0, line, col);
-}
-
+__attribute__((format(printf, 4, 0)))
 static int error_at(const JsonDoc *d, size_t off, Error *e, const char *fmt, va_list ap)
 {
     if (!e)
@@ -230,7 +225,9 @@ err:
 int jsondoc_load(JsonDoc *d, const char *path, Error *e)
 {
     memset(d, 0, sizeof *d);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO named as a data file must not hang the open; it is
+     * refused below as not a regular file. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return error_set(e, "%s: cannot open: %s", path, strerror(errno));
     struct stat st;
@@ -273,6 +270,20 @@ void jsondoc_done(JsonDoc *d)
     free(d->text);
     free(d->pos);
     memset(d, 0, sizeof *d);
+}
+
+int jsondoc_check_name(const JsonDoc *d, const char *name, Error *e)
+{
+    const char *base = strrchr(d->path, '/');
+    base = base ? base + 1 : d->path;
+    size_t n = strlen(base);
+    if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+        n -= 5;
+    if (strlen(name) != n || strncmp(name, base, n) != 0)
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(d->root, "name"), e,
+                             "field 'name': '%s' does not match the file name '%.*s'", name,
+                             (int)n, base);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -394,8 +405,24 @@ static int parse_fraction_fn(const char *s, void *out, Error *e)
     return units_parse_fraction(s, out, e);
 }
 
-/* A string parsed by fn, or (when whole_ok) a bare whole number printed back
- * to text and parsed the same way, so both forms obey one set of rules. */
+/* The text of a number as the file wrote it ("0.5", "1e-9"), so that it is
+ * parsed exactly and quoted as written. */
+static void raw_token(const JsonDoc *d, const cJSON *item, char *buf, size_t n)
+{
+    const JsonPos *p = pos_of(d, item);
+    size_t k = 0;
+    if (p)
+        for (size_t i = p->offset; i < d->len && k + 1 < n; i++) {
+            char c = d->text[i];
+            if (c == ',' || c == ']' || c == '}' || (unsigned char)c <= 32)
+                break;
+            buf[k++] = c;
+        }
+    buf[k] = '\0';
+}
+
+/* A string parsed by fn, or a JSON number parsed the same way from its own
+ * text, so both forms obey one set of rules. */
 static int unit_field(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
                       ParseFn fn, void *out, const char *expect, Error *e)
 {
@@ -405,14 +432,10 @@ static int unit_field(const JsonDoc *d, const cJSON *obj, const char *name, Fiel
         return rc;
     char buf[64];
     const char *s;
-    uint64_t x;
     if (cJSON_IsString(v)) {
         s = v->valuestring;
-    } else if (cJSON_IsNumber(v) && exact_whole(v, &x)) {
-        snprintf(buf, sizeof buf, "%llu", (unsigned long long)x);
-        s = buf;
-    } else if (cJSON_IsNumber(v) && v->valuedouble > 0 && v->valuedouble <= 1) {
-        snprintf(buf, sizeof buf, "%.6f", v->valuedouble);   // fractions only
+    } else if (cJSON_IsNumber(v)) {
+        raw_token(d, v, buf, sizeof buf);
         s = buf;
     } else {
         return jsondoc_error(d, v, e, "field '%s': expected %s", name, expect);

@@ -53,8 +53,10 @@ int jsondoc_error(const JsonDoc *d, const cJSON *item, Error *e, const char *fmt
 /* The same, pointing at the member's key rather than its value. */
 int jsondoc_error_key(const JsonDoc *d, const cJSON *item, Error *e, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-/* Line and column (1-based, columns in characters) where item starts. */
-void jsondoc_where(const JsonDoc *d, const cJSON *item, int *line, int *col);
+
+/* A data file's "name" must be its file name without ".json", so that the
+ * name a user types and the name the file claims cannot drift apart. */
+int jsondoc_check_name(const JsonDoc *d, const char *name, Error *e);
 
 /* ------------------------------------------------------------------------
  * Typed fields of an object. Each returns 0 and fills *out, 1 when an

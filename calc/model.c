@@ -167,6 +167,8 @@ int model_load(Model *m, const char *path, Error *e)
     m->shape.window = window;
     if (load_pattern(&d, r, m, e))
         goto err;
+    if (jsondoc_check_name(&d, name, e))
+        goto err;
     snprintf(m->name, sizeof m->name, "%s", name);
     m->weight_bytes = (u128)m->params * wbytes;
     jsondoc_done(&d);

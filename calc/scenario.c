@@ -236,7 +236,7 @@ const char *metric_help(const Metric *m)
  */
 
 static const char *const SCENARIO_FIELDS[] = {
-    "name", "title", "source", "story", "note", "model", "gpu", "context", "batch", "pool",
+    "name", "title", "source", "story", "note", "model", "gpu", "memory", "context", "batch", "pool",
     "weights", "bandwidth", "utilization", "reserve", "mha", "tp", "residual", "head_scales",
     "bf16_sliding", "bf16_layers", "block_tokens", "formats", "figures", NULL,
 };
@@ -291,6 +291,10 @@ static int load_layers(const JsonDoc *d, const cJSON *r, Scenario *sc, Error *e)
         if (!cJSON_IsNumber(c) || x < 0 || x >= (double)sc->model.shape.layers || x != (double)(uint64_t)x)
             return jsondoc_error(d, c, e, "field 'bf16_layers': expected layer numbers from 0 to %llu",
                                  (unsigned long long)(sc->model.shape.layers - 1));
+        for (size_t i = 0; i < o->n_bf16_layers; i++)
+            if (o->bf16_layers[i] == (uint64_t)x)
+                return jsondoc_error(d, c, e, "field 'bf16_layers': layer %llu is listed twice",
+                                     (unsigned long long)x);
         o->bf16_layers[o->n_bf16_layers++] = (uint64_t)x;
     }
     return 0;
@@ -362,6 +366,9 @@ static int load_refs(const JsonDoc *d, const cJSON *r, Scenario *sc, const char 
     Error inner;
     if (json_string(d, r, "model", FIELD_REQUIRED, name, sizeof name, e))
         return -1;
+    if (strchr(name, '/') || strstr(name, ".json"))
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(r, "model"), e,
+                             "field 'model': give a model's name (kvlab calc --model help), not a path");
     if (catalog_path(datadir, CATALOG_MODELS, name, path, sizeof path, &inner) ||
         model_load(&sc->model, path, &inner))
         return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(r, "model"), e, "%s", inner.msg);
@@ -369,10 +376,18 @@ static int load_refs(const JsonDoc *d, const cJSON *r, Scenario *sc, const char 
     if (rc < 0)
         return -1;
     if (rc == 0) {
+        if (strchr(name, '/') || strstr(name, ".json"))
+            return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(r, "gpu"), e,
+                                 "field 'gpu': give a GPU's name, not a path");
         if (catalog_path(datadir, CATALOG_GPUS, name, path, sizeof path, &inner) ||
             gpu_load(&sc->gpu, path, &inner))
             return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(r, "gpu"), e, "%s", inner.msg);
         sc->has_gpu = true;
+        if (json_size(d, r, "memory", FIELD_OPTIONAL, &sc->gpu.memory, e) < 0)
+            return -1;
+    } else if (cJSON_GetObjectItemCaseSensitive(r, "memory")) {
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(r, "memory"), e,
+                             "field 'memory' overrides a GPU's memory; name the 'gpu' too");
     }
     return 0;
 }
@@ -407,6 +422,13 @@ static int load_workload(const JsonDoc *d, const cJSON *r, Scenario *sc, Error *
     w->mha = mha;
     w->tp = tp;
     w->block_tokens = block;
+    Shape split;
+    uint64_t replicas;
+    Error why;
+    Shape full = mha ? shape_as_mha(&w->shape) : w->shape;
+    if (shape_split_tp(&full, tp, &split, &replicas, &why))
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(r, "tp"), e, "field 'tp': %s",
+                             why.msg);
     sc->pool_given = w->pool != 0;
     sc->utilization = util;
     sc->reserve = reserve;
@@ -441,7 +463,7 @@ int scenario_load(Scenario *sc, const char *path, const char *datadir, Error *e)
         jsondoc_error(&d, r, e, "%s", inner.msg);
         goto done;
     }
-    rc = load_figures(&d, r, sc, e);
+    rc = load_figures(&d, r, sc, e) || jsondoc_check_name(&d, sc->name, e) ? -1 : 0;
 done:
     jsondoc_done(&d);
     return rc;
@@ -539,7 +561,8 @@ int figure_eval(const Scenario *sc, const Figure *f, FigureResult *r, Error *e)
     else
         r->verdict = f->seed_error[0] ? FIGURE_SEED_WRONG : FIGURE_UNEXPLAINED;
     /* Whole numbers read better grouped: 16,777,216. */
-    if (!r->never && decimals == 0 && r->value.num / r->value.den >= 10000)
+    if (!r->never && (decimals == 0 || r->value.num % r->value.den == 0) &&
+        r->value.num / r->value.den >= 10000)
         u128_str(r->text, sizeof r->text,
                  (r->value.num + r->value.den / 2) / r->value.den, true);
     return 0;

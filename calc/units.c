@@ -77,6 +77,27 @@ static int decimal_parse(const char *s, Decimal *d, const char *what, Error *e)
     }
     if (digits == 0)
         return error_set(e, "%s '%s' is not a number", what, s);
+    /* An exponent, as JSON writes numbers: 1e-9, 2.5E3. */
+    if ((*p == 'e' || *p == 'E') &&
+        ((p[1] >= '0' && p[1] <= '9') || ((p[1] == '-' || p[1] == '+') && p[2] >= '0' && p[2] <= '9'))) {
+        bool neg = p[1] == '-';
+        p += (p[1] == '-' || p[1] == '+') ? 2 : 1;
+        int x = 0;
+        for (; *p >= '0' && *p <= '9'; p++)
+            if ((x = x * 10 + (*p - '0')) > 60)
+                return error_set(e, "%s '%s' has an exponent out of range", what, s);
+        if (neg) {
+            places += (unsigned)x;
+        } else {
+            for (; x > 0 && places > 0; x--)
+                places--;
+            for (; x > 0; x--)
+                if (!ck_mul(m, 10, &m))
+                    return error_set(e, "%s '%s' is too large (overflow)", what, s);
+        }
+        if (places > 60)
+            return error_set(e, "%s '%s' has too many decimal places", what, s);
+    }
     while (*p == ' ')
         p++;
     d->mantissa = m;
@@ -88,8 +109,11 @@ static int decimal_parse(const char *s, Decimal *d, const char *what, Error *e)
 static u128 pow10_u128(unsigned k)
 {
     u128 r = 1;
-    while (k--)
+    while (k--) {
+        if (r > U128_MAX / 10)
+            return U128_MAX;        // far beyond any mantissa: the quotient is 0
         r *= 10;
+    }
     return r;
 }
 
@@ -132,13 +156,21 @@ static int size_like(const char *s, u128 *out, bool rate, Error *e)
     if (rate) {
         if (ul >= 2 && d.rest[ul - 2] == '/' && ascii_lower(d.rest[ul - 1]) == 's')
             ul -= 2;
-        else if (ul > 0)
+        else
             return error_set(e, "rate '%s' needs a unit per second, e.g. 3.35TB/s or 3352GB/s", s);
+        while (ul && d.rest[ul - 1] == ' ')
+            ul--;
+        if (!ul)
+            return error_set(e, "rate '%s' needs a unit of bytes, e.g. 3.35TB/s or 3352GB/s", s);
     }
     if (ul >= sizeof unit)
         return error_set(e, "%s '%s' has an unknown unit", what, s);
     memcpy(unit, d.rest, ul);
     unit[ul] = '\0';
+    /* Prefixes in any case (kib = KiB), but a lowercase b means bits. */
+    if (ul && unit[ul - 1] == 'b')
+        return error_set(e, "%s '%s': '%s' would be bits; kvlab counts bytes (write %.*sB)", what,
+                         s, unit, (int)(ul - 1), unit);
     const Unit *u = ul ? unit_find(SIZE_UNITS, N_OF(SIZE_UNITS), unit) : &SIZE_UNITS[0];
     if (!u) {
         char list[128];
@@ -146,10 +178,13 @@ static int size_like(const char *s, u128 *out, bool rate, Error *e)
         return error_set(e, "%s '%s' has an unknown unit '%s'; expected one of %s%s",
                          what, s, unit, list, rate ? " followed by /s" : "");
     }
+    if (u->factor == 1 && d.places && d.mantissa % pow10_u128(d.places) != 0)
+        return error_set(e, "%s '%s' is not a whole number of bytes", what, s);
     if (decimal_scale(&d, u->factor, out, what, s, e))
         return -1;
     if (*out == 0)
-        return error_set(e, "%s '%s' is zero; expected more than 0 bytes", what, s);
+        return error_set(e, "%s '%s' is %s; expected at least 1 byte", what, s,
+                         d.mantissa ? "less than a byte" : "zero");
     return 0;
 }
 
@@ -168,7 +203,16 @@ int units_parse_context(const char *s, uint64_t *tokens, Error *e)
     Decimal d;
     if (decimal_parse(s, &d, "context", e))
         return -1;
-    const Unit *u = unit_find(CONTEXT_UNITS, N_OF(CONTEXT_UNITS), d.rest);
+    char suffix[8];
+    size_t sl = strlen(d.rest);
+    while (sl && d.rest[sl - 1] == ' ')
+        sl--;
+    const Unit *u = NULL;
+    if (sl < sizeof suffix) {
+        memcpy(suffix, d.rest, sl);
+        suffix[sl] = '\0';
+        u = unit_find(CONTEXT_UNITS, N_OF(CONTEXT_UNITS), suffix);
+    }
     if (!u)
         return error_set(e, "context '%s' has an unknown suffix '%s'; expected tokens "
                             "like 8192, 8k or 128K", s, d.rest);
@@ -233,29 +277,36 @@ const char *units_gb(char *buf, size_t n, u128 bytes, int decimals)
     return buf;
 }
 
-const char *units_size(char *buf, size_t n, u128 bytes)
+/* value / unit for the largest unit of t[] not above value, 3 decimals at
+ * most, with a suffix ("/s" for rates). */
+static const char *scaled(char *buf, size_t n, u128 v, const Unit *t, size_t cnt, const char *suffix)
 {
-    static const Unit BIN[] = {{"B", 1}, {"KiB", KIB}, {"MiB", MIB}, {"GiB", GIB}, {"TiB", TIB}};
-    size_t i = N_OF(BIN) - 1;
-    while (i > 0 && bytes < BIN[i].factor)
+    size_t i = cnt - 1;
+    while (i > 0 && v < t[i].factor)
         i--;
     char num[64];
-    snprintf(buf, n, "%s %s", q_str(num, sizeof num, q_make(bytes, BIN[i].factor), 3, true),
-             BIN[i].name);
+    snprintf(buf, n, "%s %s%s", q_str(num, sizeof num, q_make(v, t[i].factor), 3, true), t[i].name,
+             suffix);
     return buf;
+}
+
+static const Unit BINARY[] = {{"B", 1}, {"KiB", KIB}, {"MiB", MIB}, {"GiB", GIB}, {"TiB", TIB}};
+static const Unit DECIMAL[] = {{"B", 1}, {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000},
+                               {"TB", 1000000000000}};
+
+const char *units_size(char *buf, size_t n, u128 bytes)
+{
+    return scaled(buf, n, bytes, BINARY, N_OF(BINARY), "");
+}
+
+const char *units_size_decimal(char *buf, size_t n, u128 bytes)
+{
+    return scaled(buf, n, bytes, DECIMAL, N_OF(DECIMAL), "");
 }
 
 const char *units_rate(char *buf, size_t n, u128 bytes_per_s)
 {
-    static const Unit DEC[] = {{"B/s", 1}, {"KB/s", 1000}, {"MB/s", 1000000},
-                               {"GB/s", 1000000000}, {"TB/s", 1000000000000}};
-    size_t i = N_OF(DEC) - 1;
-    while (i > 0 && bytes_per_s < DEC[i].factor)
-        i--;
-    char num[64];
-    snprintf(buf, n, "%s %s",
-             q_str(num, sizeof num, q_make(bytes_per_s, DEC[i].factor), 3, true), DEC[i].name);
-    return buf;
+    return scaled(buf, n, bytes_per_s, DECIMAL, N_OF(DECIMAL), "/s");
 }
 
 const char *units_context(char *buf, size_t n, uint64_t tokens)

@@ -6,10 +6,14 @@
  * converted exactly and only a fraction of a byte is dropped.
  *
  *   size     20GiB, 20 GiB, 21.47GB, 512MiB, 4096 (plain bytes), 1.5TB
- *   rate     3.35TB/s, 3352GB/s, 900 GiB/s, 2e9 is not accepted
+ *   rate     3.35TB/s, 3352GB/s, 900 GiB/s (a unit is required)
  *   context  8192, 8k, 128K, 1M (k = 1024 tokens, M = 1048576)
  *
- * Unit names are matched without regard to case (gib = GiB). Decimal units
+ * Unit prefixes are matched without regard to case (gib = GiB), but a
+ * lowercase final b means bits and is refused: 3.35Tb/s is not 3.35TB/s.
+ * Numbers may carry an exponent (1e9, 2.5E-3), as JSON writes them; a
+ * fraction of a byte is refused for plain bytes and dropped for larger
+ * units (0.1GiB is 107,374,182 bytes). Decimal units
  * (KB, MB, GB, TB) are powers of 1000, binary ones (KiB ... TiB) powers of
  * 1024: the confusion between the two is one of the lab's lessons.
  */
@@ -42,6 +46,8 @@ const char *units_gib(char *buf, size_t n, u128 bytes, int decimals);
 const char *units_gb(char *buf, size_t n, u128 bytes, int decimals);
 /* The largest binary unit that keeps the value >= 1: "512 MiB", "1.5 GiB". */
 const char *units_size(char *buf, size_t n, u128 bytes);
+/* The same in decimal units: "17.18 GB", "512 MB". */
+const char *units_size_decimal(char *buf, size_t n, u128 bytes);
 /* "3.352 TB/s" or "300 GB/s": decimal units, as vendors quote bandwidth. */
 const char *units_rate(char *buf, size_t n, u128 bytes_per_s);
 /* "8,192" with the "k" form beside it where exact: "131,072 (128k)". */

@@ -6,7 +6,11 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define RUN(...) run_kvlab((const char *const[]){__VA_ARGS__, NULL}, NULL)
 
@@ -58,7 +62,21 @@ START_TEST(calc_default)
     RunResult r = RUN("calc");
     ck_assert_int_eq(r.status, 0);
     ck_assert(strstr(r.out, "Llama-3.1-8B") && strstr(r.out, "KV pool 20.000 GiB"));
-    ck_assert(strstr(r.out, "nvfp4") && strstr(r.out, "71"));
+    ck_assert(strstr(r.out, "scenario pool-20gib"));
+    /* the NVFP4 row: 0.5625 B/elem, 288 MiB a sequence, 4.5 GiB, 71 slots */
+    const char *row = strstr(r.out, "\nnvfp4 ");
+    ck_assert_msg(row != NULL, "%s", r.out);
+    char line[256];
+    sscanf(row + 1, "%255[^\n]", line);
+    char fmt[16], bpe[16], ps[16], psu[8], tot[16], totu[8], dec[16], decu[8];
+    int scale, slots, paged;
+    ck_assert_int_eq(sscanf(line, "%15s %15s %15s %7s %15s %7s %15s %7s %d %d %d", fmt, bpe, ps, psu,
+                            tot, totu, dec, decu, &scale, &slots, &paged), 11);
+    ck_assert_str_eq(bpe, "0.5625");
+    ck_assert_str_eq(ps, "288");
+    ck_assert_str_eq(tot, "4.5");
+    ck_assert_int_eq(scale, 256);
+    ck_assert_int_eq(slots, 71);
     run_free(&r);
 }
 END_TEST
@@ -92,7 +110,8 @@ START_TEST(calc_typed_shapes_random)
 {
     Rng g = {test_seed() ^ 0x7E5};
     for (int i = 0; i < 25; i++) {
-        uint64_t L = rng_range(&g, 1, 128), H = rng_range(&g, 1, 16), D = rng_range(&g, 1, 300),
+        uint64_t L = rng_range(&g, 1, 128), H = rng_range(&g, 1, 16),
+                 D = i % 2 ? 32 * rng_range(&g, 1, 8) : rng_range(&g, 1, 300),
                  S = rng_range(&g, 1, 1 << 21), B = rng_range(&g, 1, 256);
         const Format *f = format_at((size_t)rng_range(&g, 0, format_count() - 1));
         char l[24], h[24], q[24], d[24], s[24], b[24];
@@ -107,8 +126,20 @@ START_TEST(calc_typed_shapes_random)
         ck_assert_msg(r.status == 0, "%s", r.err);
         cJSON *j = json_of(&r);
         const cJSON *row = format_row(j, f->id);
-        /* bytes as raw text, exact: 2 L H S B x vector bytes */
-        u128 want = (u128)2 * L * H * S * B * format_vector_bytes(f, (unsigned)D);
+        /* bytes as raw text, exact: 2 L H S B x vector bytes, the vector
+         * written out here from DESIGN.md's table (payload bits, FP16 scale
+         * per vector for INT8, metadata bytes per block) */
+        static const struct { const char *id; unsigned bits, group, meta, vmeta; } DESIGN[] = {
+            {"bf16", 16, 0, 0, 0}, {"fp16", 16, 0, 0, 0}, {"fp8_e4m3", 8, 0, 0, 0},
+            {"fp8_e5m2", 8, 0, 0, 0}, {"int8", 8, 0, 0, 2}, {"int4", 4, 32, 4, 0},
+            {"int2", 2, 32, 4, 0}, {"nvfp4", 4, 16, 1, 0}, {"mxfp4", 4, 32, 1, 0}};
+        u128 vec = 0;
+        for (size_t k = 0; k < sizeof DESIGN / sizeof DESIGN[0]; k++)
+            if (strcmp(DESIGN[k].id, f->id) == 0)
+                vec = (D * DESIGN[k].bits + 7) / 8 + DESIGN[k].vmeta +
+                      (DESIGN[k].group ? (D + DESIGN[k].group - 1) / DESIGN[k].group * DESIGN[k].meta : 0);
+        ck_assert(vec > 0);
+        u128 want = (u128)2 * L * H * S * B * vec;
         char *raw = cJSON_PrintUnformatted(cJSON_GetObjectItem(row, "bytes"));
         ck_assert_msg(strcmp(raw, u128s(want)) == 0, "%s: want %s got %s", f->id, u128s(want), raw);
         cJSON_free(raw);
@@ -122,9 +153,9 @@ END_TEST
 /* Seed 001 on the command line: --gpu with utilization and reserve. */
 START_TEST(calc_gpu_budget)
 {
-    RunResult r = RUN("calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "128k",
-                      "--batch", "3", "--weights", "16GB", "--utilization", "1", "--reserve", "6GB",
-                      "--json");
+    RunResult r = RUN("calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--memory", "80GB",
+                      "--context", "128k", "--batch", "3", "--weights", "16GB", "--utilization", "1",
+                      "--reserve", "6GB", "--json");
     ck_assert_msg(r.status == 0, "%s", r.err);
     cJSON *j = json_of(&r);
     ck_assert(num(j, "pool") == 58e9);
@@ -176,6 +207,10 @@ START_TEST(calc_errors)
                     "4000000000"), "overflow", NULL);
     usage_error(RUN("calc", "--model", "llama-3.1-405b", "--gpu", "l4"), "--gpu", "KV cache");
     usage_error(RUN("frobnicate"), "unknown command 'frobnicate'", "calc");
+    usage_error(RUN("calc", "--bandwidth", "3.35Tb/s"), "bits", NULL);
+    usage_error(RUN("calc", "--bandwidth", "3352"), "per second", NULL);
+    usage_error(RUN("calc", "--json", "--csv"), "not both", NULL);
+    usage_error(RUN("calc", "--memory", "80GB"), "need --gpu", NULL);
 }
 END_TEST
 
@@ -188,15 +223,21 @@ START_TEST(formats_and_help)
     ck_assert(num(format_row(j, "nvfp4"), "bytes_per_element") == 0.5625);
     cJSON_Delete(j);
     run_free(&r);
-    static const char *const HELP[][2] = {{"--help", NULL}, {"--version", NULL},
-                                          {"calc", "--help"}, {"formats", "--help"},
-                                          {"scenario", "--help"}};
-    for (size_t i = 0; i < 5; i++) {
+    static const char *const HELP[][3] = {
+        {"--help", NULL, "usage: kvlab COMMAND"}, {"--version", NULL, "kvlab 0."},
+        {"calc", "--help", "--kv-heads H"},      {"formats", "--help", "--head-dim D"},
+        {"scenario", "--help", "throughput_ratio"}, {"quant", "--help", "--outlier-scale X"},
+        {"roundtrip", "--help", "--saturate"}};
+    for (size_t i = 0; i < sizeof HELP / sizeof HELP[0]; i++) {
         r = HELP[i][1] ? RUN(HELP[i][0], HELP[i][1]) : RUN(HELP[i][0]);
         ck_assert_int_eq(r.status, 0);
-        ck_assert(strstr(r.out, "kvlab") || strstr(r.out, "usage"));
+        ck_assert_msg(strstr(r.out, HELP[i][2]) != NULL, "%s %s: no '%s'", HELP[i][0],
+                      HELP[i][1] ? HELP[i][1] : "", HELP[i][2]);
         run_free(&r);
     }
+    r = RUN("formats");
+    ck_assert(strstr(r.out, "int8") && strstr(r.out, "1.015625") && strstr(r.out, "3.56x"));
+    run_free(&r);
 }
 END_TEST
 
@@ -234,6 +275,138 @@ START_TEST(scenario_commands)
 }
 END_TEST
 
+/* Output that cannot be written is a run-time failure (exit 3), not a
+ * success; data files that are not regular files are refused, not waited
+ * on; the locale never changes what numbers mean. */
+START_TEST(io_and_locale)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "'%s' calc >/dev/full 2>/dev/null", test_bin());
+    int st = system(cmd);
+    ck_assert_int_eq(WEXITSTATUS(st), 3);
+    char fifo[] = "/tmp/kvlab-fifo-XXXXXX";
+    ck_assert(mkdtemp(fifo) != NULL);
+    char path[64];
+    snprintf(path, sizeof path, "%s/f.json", fifo);
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    usage_error(RUN("scenario", "check", path), "not a regular file", NULL);
+    unlink(path);
+    rmdir(fifo);
+    setenv("LC_ALL", "de_DE.UTF-8", 1);
+    RunResult r = RUN("calc", "--pool", "21.47GB", "--weights", "16.5GB", "--bandwidth", "3.35TB/s",
+                      "--format", "bf16", "--json");
+    unsetenv("LC_ALL");
+    ck_assert_int_eq(r.status, 0);
+    cJSON *j = json_of(&r);
+    ck_assert(num(j, "pool") == 21.47e9 && num(j, "weights") == 16.5e9);
+    cJSON_Delete(j);
+    run_free(&r);
+}
+END_TEST
+
+/* `kvlab quant` reproduces seed 001's worked example in JSON, and on a
+ * generated cache per-token keys lose far more than per-channel keys. */
+START_TEST(quant_command)
+{
+    static const struct { const char *g; double s[4], max, fro; } T[] = {
+        {"token", {0.3, -0.1, -0.8, 0.6}, 1.7, 0.086},
+        {"channel", {1.23, 0.90, 0.93, 1.67}, 0.067, 0.006},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        RunResult r = RUN("quant", "--preset", "worked-4x4", "--bits", "2", "--granularity",
+                          T[i].g, "--json");
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        cJSON *j = json_of(&r);
+        const cJSON *sc = cJSON_GetObjectItem(j, "scores"), *x;
+        int k = 0;
+        cJSON_ArrayForEach(x, sc)
+            ck_assert_msg(fabs(x->valuedouble - T[i].s[k++]) < 0.005, "%s score %d", T[i].g, k);
+        ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(j, "scores_ref")), 4);
+        ck_assert(fabs(num(j, "max_score_error") - T[i].max) < 0.0005);
+        ck_assert(fabs(num(j, "rel_fro_error") - T[i].fro) < 0.0005);   // a fraction, not percent
+        num(j, "output_rel_error");
+        cJSON_Delete(j);
+        run_free(&r);
+    }
+    RunResult r = RUN("quant", "--generate", "--json");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    cJSON *j = json_of(&r);
+    double tok = -1, chan = -1;
+    const cJSON *run;
+    cJSON_ArrayForEach(run, cJSON_GetObjectItem(j, "runs")) {
+        const char *g = cJSON_GetObjectItem(run, "granularity")->valuestring;
+        if (strcmp(g, "token") == 0)
+            tok = num(run, "rel_fro_error");
+        if (strcmp(g, "channel") == 0)
+            chan = num(run, "rel_fro_error");
+    }
+    ck_assert_msg(tok > 3 * chan && chan > 0, "token %g channel %g", tok, chan);
+    cJSON_Delete(j);
+    run_free(&r);
+    r = RUN("quant", "--preset", "worked-4x4", "--granularity", "token", "--bits", "2");
+    ck_assert(r.status == 0 && strstr(r.out, "-1.7") && strstr(r.out, "8.587%"));
+    run_free(&r);
+    usage_error(RUN("quant", "--bits", "9"), "--bits", "out of range");
+    usage_error(RUN("quant", "--granularity", "row"), "unknown granularity 'row'", "tgroup:G");
+    usage_error(RUN("quant", "--scheme", "int5"), "unknown scheme 'int5'", NULL);
+    usage_error(RUN("quant", "--preset", "worked-4x4", "--query", "1,2"), "--query", "4 numbers");
+    usage_error(RUN("quant", "--rotate", "hadamard", "--head-dim", "96"), "power-of-two", NULL);
+    usage_error(RUN("quant", "--preset", "nope"), "worked-4x4", NULL);
+    usage_error(RUN("quant", "--outlier-scale", "-3"), "--outlier-scale", NULL);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/bad/model_malformed.json", test_testdata());
+    usage_error(RUN("quant", "--matrix", path), "--matrix", "malformed JSON");
+}
+END_TEST
+
+/* `kvlab quant --matrix` reads keys, values and a query from JSON. */
+START_TEST(quant_matrix_file)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/worked-4x4.json", test_testdata());
+    RunResult r = RUN("quant", "--matrix", path, "--bits", "2", "--granularity", "channel", "--json");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    cJSON *j = json_of(&r);
+    ck_assert(fabs(num(j, "max_score_error") - 0.0667) < 0.0005);
+    cJSON_Delete(j);
+    run_free(&r);
+}
+END_TEST
+
+/* `kvlab roundtrip`: one value a line, %.9g, nan/inf/-0 spelled out,
+ * hex-floats accepted, the C locale whatever LC_ALL says, and a bad line
+ * named by its number with exit 2. */
+START_TEST(roundtrip_command)
+{
+    RunResult r = run_kvlab((const char *const[]){"roundtrip", "e4m3", NULL},
+                            "0.01\n464\n465\n-0.0001\n0x1.8p3\n0.001\nnan\n-inf\n");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, "0.009765625\n448\nnan\n-0\n12\n0.001953125\nnan\nnan\n");
+    run_free(&r);
+    r = run_kvlab((const char *const[]){"roundtrip", "e4m3", "--saturate", NULL}, "1000\n-inf\n");
+    ck_assert_str_eq(r.out, "448\n-448\n");
+    run_free(&r);
+    r = run_kvlab((const char *const[]){"roundtrip", "e5m2", NULL}, "61440\n3.3\n");
+    ck_assert_str_eq(r.out, "inf\n3.5\n");
+    run_free(&r);
+    r = run_kvlab((const char *const[]){"roundtrip", "e2m1", NULL}, "2.5\n100\n -0.2 \n");
+    ck_assert_str_eq(r.out, "2\n6\n-0\n");
+    run_free(&r);
+    setenv("LC_ALL", "de_DE.UTF-8", 1);
+    r = run_kvlab((const char *const[]){"roundtrip", "e5m2", NULL}, "1.25\n");
+    unsetenv("LC_ALL");
+    ck_assert_str_eq(r.out, "1.25\n");
+    run_free(&r);
+    r = run_kvlab((const char *const[]){"roundtrip", "e4m3", NULL}, "1\n2\nabc\n4\n");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_str_eq(r.out, "1\n2\n");
+    ck_assert(strstr(r.err, "line 3") && strstr(r.err, "abc"));
+    run_free(&r);
+    usage_error(RUN("roundtrip", "e3m4"), "unknown format 'e3m4'", "e2m1");
+    usage_error(RUN("roundtrip"), "FORMAT", NULL);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -247,6 +420,10 @@ Suite *suite_cli(void)
     tcase_add_test(t, calc_errors);
     tcase_add_test(t, formats_and_help);
     tcase_add_test(t, scenario_commands);
+    tcase_add_test(t, io_and_locale);
+    tcase_add_test(t, quant_command);
+    tcase_add_test(t, quant_matrix_file);
+    tcase_add_test(t, roundtrip_command);
     suite_add_tcase(s, t);
     return s;
 }

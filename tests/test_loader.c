@@ -142,6 +142,11 @@ static const struct {
     {"scenario_context.json", K_SCENARIO, ":3:39: ", "negative"},
     {"scenario_layer.json", K_SCENARIO, ":3:76: ", "from 0 to 31"},
     {"scenario_gpu_full.json", K_SCENARIO, ":1:1: ", "nothing is left for the KV cache"},
+    {"scenario_name.json", K_SCENARIO, ":2:11: ", "does not match the file name 'scenario_name'"},
+    {"scenario_path.json", K_SCENARIO, ":3:12: ", "not a path"},
+    {"scenario_tp.json", K_SCENARIO, ":3:63: ", "field 'tp': tensor-parallel degree 3"},
+    {"scenario_twice.json", K_SCENARIO, ":3:76: ", "layer 0 is listed twice"},
+    {"scenario_fraction.json", K_SCENARIO, ":3:91: ", "fraction '1.5e0' is out of range"},
 };
 
 START_TEST(bad_files_refused)

@@ -146,18 +146,20 @@ static bool is_dir(const char *p)
 
 const char *cli_datadir(void)
 {
-    static char dir[4096 + 16];
+    /* Relative to the program, so a build tree and an installed copy both
+     * find their data wherever they are moved. */
+    static const char *const BESIDE[] = {"scenarios", "../scenarios", "../share/kvlab/scenarios"};
+    static char dir[4096 + 32];
     const char *env = getenv("KVLAB_DATA");
     if (env && *env)
         return env;
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            snprintf(dir, sizeof dir, "%s/scenarios", exe);
+    char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+    if (slash) {
+        *slash = '\0';
+        for (size_t i = 0; i < sizeof BESIDE / sizeof BESIDE[0]; i++) {
+            snprintf(dir, sizeof dir, "%s/%s", exe, BESIDE[i]);
             if (is_dir(dir))
                 return dir;
         }
@@ -229,18 +231,23 @@ void table_print(const Table *t, FILE *out)
                 width[c] = w;
         }
     for (size_t r = 0; r < t->rows; r++) {
+        char line[TABLE_COLS * (TABLE_CELL + 2) * 2];
+        size_t len = 0;
         for (size_t c = 0; c < t->cols; c++) {
             size_t pad = width[c] - utf8_width(t->cell[r][c]);
-            if (c)
-                fputs("  ", out);
-            if (c + 1 == t->cols && !right[c])
-                pad = 0;                        // no trailing blanks
+            const char *sep = c ? "  " : "";
             if (right[c])
-                fprintf(out, "%*s%s", (int)pad, "", t->cell[r][c]);
+                len += (size_t)snprintf(line + len, sizeof line - len, "%s%*s%s", sep, (int)pad, "",
+                                        t->cell[r][c]);
             else
-                fprintf(out, "%s%*s", t->cell[r][c], (int)pad, "");
+                len += (size_t)snprintf(line + len, sizeof line - len, "%s%s%*s", sep,
+                                        t->cell[r][c], (int)pad, "");
+            if (len >= sizeof line)
+                len = sizeof line - 1;
         }
-        fputc('\n', out);
+        while (len && line[len - 1] == ' ')     // no trailing blanks
+            len--;
+        fprintf(out, "%.*s\n", (int)len, line);
         if (r == 0) {
             size_t total = 0;
             for (size_t c = 0; c < t->cols; c++)
@@ -292,9 +299,11 @@ int json_emit(cJSON *root)
 {
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
-    if (!s)
+    if (!s) {
+        fprintf(stderr, "kvlab: out of memory printing JSON\n");
         return EXIT_RUNTIME;
+    }
     puts(s);
     cJSON_free(s);
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_RUNTIME;
+    return EXIT_OK;         // write errors are caught once, in main
 }

@@ -18,7 +18,7 @@
 
 enum {
     O_SCENARIO, O_MODEL, O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM, O_MHA, O_CONTEXT, O_BATCH,
-    O_FORMAT, O_POOL, O_GPU, O_UTIL, O_RESERVE, O_WEIGHTS, O_BANDWIDTH, O_TP, O_BLOCK,
+    O_FORMAT, O_POOL, O_GPU, O_MEMORY, O_UTIL, O_RESERVE, O_WEIGHTS, O_BANDWIDTH, O_TP, O_BLOCK,
     O_RESIDUAL, O_HEAD_SCALES, O_BF16_LAYERS, O_BF16_SLIDING, O_CONTEXTS, O_JSON, O_CSV, O_HELP,
     O_COUNT
 };
@@ -32,10 +32,11 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_HEAD_DIM] = {"head-dim", "D", "... and head dimension"},
     [O_MHA] = {"mha", NULL, "the same model with one KV head per query head"},
     [O_CONTEXT] = {"context", "S", "tokens per sequence: 8192, 8k, 128K (default 8k)"},
-    [O_BATCH] = {"batch", "B", "sequences (default 1)"},
+    [O_BATCH] = {"batch", "B", "sequences (default 1; the default scenario has 16)"},
     [O_FORMAT] = {"format", "F", "a storage format, repeatable (default all; kvlab formats)"},
     [O_POOL] = {"pool", "SIZE", "bytes for the KV cache: 20GiB, 60GB"},
     [O_GPU] = {"gpu", "NAME", "a GPU from scenarios/gpus: bandwidth, and the pool unless --pool"},
+    [O_MEMORY] = {"memory", "SIZE", "the GPU's memory, instead of what its driver reports"},
     [O_UTIL] = {"utilization", "FRACTION", "share of GPU memory for weights + KV (default 0.9)"},
     [O_RESERVE] = {"reserve", "SIZE", "GPU memory kept back for the runtime (default 0)"},
     [O_WEIGHTS] = {"weights", "SIZE", "bytes of weights (default: the model's, BF16)"},
@@ -108,6 +109,7 @@ static int from_scenario(Setup *s, const char *name, Error *e)
         return -1;
     snprintf(s->model, sizeof s->model, "%s", sc.model.display);
     s->rp.model = s->model;
+    s->rp.scenario = sc.name;
     s->rp.w = sc.w;
     s->gpu = sc.gpu;
     s->has_gpu = sc.has_gpu;
@@ -135,6 +137,7 @@ static int shape_options(const Given *g, Setup *s, Error *e)
             return error_prefix(e, "--model");
         snprintf(s->model, sizeof s->model, "%s", m.display);
         s->rp.model = s->model;
+        s->rp.scenario = NULL;
         shape = m.shape;
         s->rp.w.weights = m.weight_bytes;
     } else if (typed) {
@@ -153,6 +156,7 @@ static int shape_options(const Given *g, Setup *s, Error *e)
         if (count_opt(g, O_Q_HEADS, 1, UINT64_MAX, &hq, e) || shape_init(&shape, L, hq, hkv, d, e))
             return -1;
         s->rp.model = NULL;
+        s->rp.scenario = NULL;
         s->rp.w.weights = 0;
     } else {
         return 0;
@@ -201,6 +205,8 @@ static int machine_options(const Given *g, Setup *s, Error *e)
         w->bandwidth = s->gpu.bandwidth;
         s->pool_given = false;
     }
+    if (g->set[O_MEMORY] && units_parse_size(g->val[O_MEMORY], &s->gpu.memory, e))
+        return error_prefix(e, "--memory");
     if (g->set[O_WEIGHTS] && units_parse_size(g->val[O_WEIGHTS], &w->weights, e))
         return error_prefix(e, "--weights");
     if (g->set[O_BANDWIDTH] && units_parse_rate(g->val[O_BANDWIDTH], &w->bandwidth, e))
@@ -214,8 +220,8 @@ static int machine_options(const Given *g, Setup *s, Error *e)
             return error_prefix(e, "--pool");
         s->pool_given = true;
     }
-    if ((g->set[O_UTIL] || g->set[O_RESERVE]) && !s->has_gpu)
-        return error_set(e, "--utilization and --reserve need --gpu");
+    if ((g->set[O_UTIL] || g->set[O_RESERVE] || g->set[O_MEMORY]) && !s->has_gpu)
+        return error_set(e, "--memory, --utilization and --reserve need --gpu");
     if (!s->pool_given && s->has_gpu) {
         if (!w->weights)
             return error_set(e, "--gpu with a typed shape needs --weights (or give --pool)");
@@ -279,6 +285,10 @@ int cmd_calc(int argc, char **argv)
     if (shape_options(&g, &s, &e) || workload_options(&g, &s, &e) ||
         machine_options(&g, &s, &e) || format_options(&g, &s, &e))
         return cli_fail("calc", EXIT_USAGE, &e);
+    if (g.set[O_JSON] && g.set[O_CSV]) {
+        error_set(&e, "give --json or --csv, not both");
+        return cli_fail("calc", EXIT_USAGE, &e);
+    }
     if (g.set[O_JSON]) {
         cJSON *j = report_json(&s.rp, &e);
         if (!j)

@@ -51,10 +51,13 @@ static int list(bool json)
     table_cell(&t, "name");
     table_cell(&t, "title");
     table_cell(&t, "source");
+    int bad = 0;
     for (size_t i = 0; i < names.count; i++) {
+        /* A broken file is reported and skipped; the good ones still list. */
         if (load(names.names[i], &sc, &e)) {
-            cJSON_Delete(root);
-            return cli_fail("scenario", EXIT_USAGE, &e);
+            cli_fail("scenario list", EXIT_USAGE, &e);
+            bad++;
+            continue;
         }
         if (json) {
             cJSON *o = cJSON_CreateObject();
@@ -70,9 +73,10 @@ static int list(bool json)
         }
     }
     if (json)
-        return json_emit(root);
-    table_print(&t, stdout);
-    return EXIT_OK;
+        json_emit(root);
+    else
+        table_print(&t, stdout);
+    return bad ? EXIT_USAGE : EXIT_OK;
 }
 
 static void report_of(const Scenario *sc, Report *rp)
@@ -131,7 +135,7 @@ static void figures_text(const Scenario *sc, const FigureResult *res, FILE *out)
     table_cell(&t, "format");
     table_cell(&t, "calc");
     table_cell(&t, "seed");
-    table_cell(&t, "%s", "");
+    table_cell(&t, "verdict");
     for (size_t i = 0; i < sc->n_figures; i++) {
         const Figure *f = &sc->figures[i];
         const char *unit = metric_unit(f->metric);
@@ -208,6 +212,9 @@ int cmd_scenario(int argc, char **argv)
     int n_words = g.n_words;
     if (set[O_HELP]) {
         opt_usage(stdout, USAGE, OPTS, O_COUNT);
+        printf("\nmetrics a scenario's figures can name:\n");
+        for (size_t i = 0; i < metric_count(); i++)
+            printf("  %-20s %s\n", metric_id(metric_at(i)), metric_help(metric_at(i)));
         return EXIT_OK;
     }
     const char *verb = words[0] ? words[0] : "";
@@ -215,7 +222,9 @@ int cmd_scenario(int argc, char **argv)
         return list(set[O_JSON]);
     if ((strcmp(verb, "show") == 0 || strcmp(verb, "check") == 0) && n_words == 2)
         return show(words[1], set[O_JSON], strcmp(verb, "check") == 0);
-    if (strcmp(verb, "show") == 0 || strcmp(verb, "check") == 0)
+    if (strcmp(verb, "list") == 0)
+        error_set(&e, "list takes no argument (got '%s')", words[1]);
+    else if (strcmp(verb, "show") == 0 || strcmp(verb, "check") == 0)
         error_set(&e, "%s needs a scenario %s", verb, verb[0] == 's' ? "NAME" : "FILE or NAME");
     else if (!*verb)
         error_set(&e, "expected list, show NAME or check FILE");

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "commands.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -51,8 +52,16 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(cmd, COMMANDS[i].name) == 0)
-            return COMMANDS[i].run(argc - 2, argv + 2);
+        if (strcmp(cmd, COMMANDS[i].name) == 0) {
+            int rc = COMMANDS[i].run(argc - 2, argv + 2);
+            /* Output that never arrived is a failure, not a success. */
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "kvlab %s: cannot write the output: %s\n", cmd,
+                        errno ? strerror(errno) : "write error");
+                return EXIT_RUNTIME;
+            }
+            return rc;
+        }
     fprintf(stderr, "kvlab: unknown command '%s'; expected one of:", cmd);
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(stderr, " %s", COMMANDS[i].name);

@@ -59,6 +59,9 @@ static void header(const Report *rp, const FormatResult *r0, FILE *out)
         fprintf(out, ", %llu sliding-window layers of %llu tokens", (unsigned long long)sliding,
                 (unsigned long long)s->window);
     fputc('\n', out);
+    if (rp->scenario)
+        fprintf(out, "scenario %s (kvlab scenario show %s); options given change it\n",
+                rp->scenario, rp->scenario);
     if (w->mha)
         fprintf(out, "as MHA: %llu KV heads, one per query head\n",
                 (unsigned long long)s->q_heads);
@@ -67,13 +70,14 @@ static void header(const Report *rp, const FormatResult *r0, FILE *out)
                      "every figure below is per GPU\n",
                 (unsigned long long)w->tp, (unsigned long long)r0->shape.kv_heads,
                 r0->kv_replicas > 1 ? " (replicated)" : "");
-    fprintf(out, "context %s tokens x batch %llu = %s elements\n",
+    fprintf(out, "context %s tokens x batch %llu: %s elements stored%s\n",
             units_context(a, sizeof a, w->context), (unsigned long long)w->batch,
-            u128_str(b, sizeof b, r0->fp.elements, true));
+            u128_str(b, sizeof b, r0->fp.elements, true),
+            sliding ? " (sliding-window layers keep only their window)" : "");
     if (rp->gpu)
-        fprintf(out, "GPU %s: %s = %s memory, %s\n", rp->gpu->display,
-                units_gb(a, sizeof a, rp->gpu->memory, 0), units_gib(c, sizeof c, rp->gpu->memory, 2),
-                units_rate(b, sizeof b, rp->gpu->bandwidth));
+        fprintf(out, "GPU %s: %s on the datasheet, %s = %s in use here, %s\n", rp->gpu->display,
+                rp->gpu->datasheet_memory, units_gb(a, sizeof a, rp->gpu->memory, 2),
+                units_gib(c, sizeof c, rp->gpu->memory, 2), units_rate(b, sizeof b, rp->gpu->bandwidth));
     if (w->pool)
         fprintf(out, "KV pool %s = %s (%s bytes)\n", units_gib(a, sizeof a, w->pool, 3),
                 units_gb(b, sizeof b, w->pool, 3), u128_str(c, sizeof c, w->pool, true));
@@ -97,7 +101,7 @@ static void formats_table(const Report *rp, const Results *res, Table *t)
     table_cell(t, "B/elem");
     table_cell(t, "per seq");
     table_cell(t, "total");
-    table_cell(t, "total (GB)");
+    table_cell(t, "total, decimal");
     table_cell(t, "scale B");
     if (r0->has_slots) {
         table_cell(t, "slots");
@@ -116,9 +120,9 @@ static void formats_table(const Report *rp, const Results *res, Table *t)
         table_row(t);
         table_cell(t, "%s", r->format->id);
         table_cell(t, "%s", q_str(a, sizeof a, r->bytes_per_element, 6, true));
-        table_cell(t, "%s", units_gib(a, sizeof a, r->fp.bytes_per_sequence, 3));
-        table_cell(t, "%s", units_gib(a, sizeof a, r->fp.bytes, 3));
-        table_cell(t, "%s", units_gb(a, sizeof a, r->fp.bytes, 2));
+        table_cell(t, "%s", units_size(a, sizeof a, r->fp.bytes_per_sequence));
+        table_cell(t, "%s", units_size(a, sizeof a, r->fp.bytes));
+        table_cell(t, "%s", units_size_decimal(a, sizeof a, r->fp.bytes));
         table_cell(t, "%s", u128_str(a, sizeof a, r->fp.tensor_scale_bytes, true));
         if (r->has_slots) {
             table_cell(t, "%s", u128_str(a, sizeof a, r->slots, true));
@@ -160,17 +164,56 @@ static void series_table(const Report *rp, const Results *res, Table *t)
     }
 }
 
-int report_text(const Report *rp, bool csv, FILE *out, Error *e)
+/* CSV for scripts: plain numbers, exact integers, no units or separators;
+ * the speedup series, if any, as extra columns. */
+static void csv(const Report *rp, const Results *res, FILE *out)
+{
+    const FormatResult *r0 = &res->r[0];
+    fprintf(out, "format,bytes_per_element,bytes_per_sequence,bytes,gib,gb,tensor_scale_bytes");
+    if (r0->has_slots)
+        fprintf(out, ",slots,paged_slots");
+    if (r0->has_step)
+        fprintf(out, ",step_ms,speedup");
+    if (r0->has_crossover)
+        fprintf(out, ",crossover_context");
+    for (size_t k = 0; k < rp->n_contexts; k++)
+        fprintf(out, ",speedup_at_%llu", (unsigned long long)rp->contexts[k]);
+    fputc('\n', out);
+    for (size_t i = 0; i < rp->n_formats; i++) {
+        const FormatResult *r = &res->r[i];
+        char a[64], b[64], c[64], d[64], f[64], g[64];
+        fprintf(out, "%s,%s,%s,%s,%s,%s,%s", r->format->id,
+                q_str(a, sizeof a, r->bytes_per_element, 9, true),
+                u128_str(b, sizeof b, r->fp.bytes_per_sequence, false),
+                u128_str(c, sizeof c, r->fp.bytes, false),
+                q_str(d, sizeof d, q_make(r->fp.bytes, GIB), 9, true),
+                q_str(f, sizeof f, q_make(r->fp.bytes, GB), 9, true),
+                u128_str(g, sizeof g, r->fp.tensor_scale_bytes, false));
+        if (r->has_slots)
+            fprintf(out, ",%s,%s", u128_str(a, sizeof a, r->slots, false),
+                    u128_str(b, sizeof b, r->paged_slots, false));
+        if (r->has_step)
+            fprintf(out, ",%s,%s", q_str(a, sizeof a, r->step_ms, 6, true),
+                    q_str(b, sizeof b, r->speedup, 6, true));
+        if (r->has_crossover)
+            fprintf(out, ",%s", r->crossover_context ? u128_str(a, sizeof a, r->crossover_context, false) : "");
+        for (size_t k = 0; k < rp->n_contexts; k++)
+            fprintf(out, ",%s", q_str(a, sizeof a, res->series[i][k], 6, true));
+        fputc('\n', out);
+    }
+}
+
+int report_text(const Report *rp, bool as_csv, FILE *out, Error *e)
 {
     static Results res;
     static Table t;
     if (compute(rp, &res, e))
         return -1;
-    formats_table(rp, &res, &t);
-    if (csv) {
-        table_csv(&t, out);
+    if (as_csv) {
+        csv(rp, &res, out);
         return 0;
     }
+    formats_table(rp, &res, &t);
     header(rp, &res.r[0], out);
     table_print(&t, out);
     fputc('\n', out);
@@ -181,6 +224,11 @@ int report_text(const Report *rp, bool csv, FILE *out, Error *e)
     if (res.r[0].has_step)
         fprintf(out, "step ms: floor of one decode step, (weights + KV read) / bandwidth; "
                      "speedup is over BF16\n");
+    else if (rp->w.bandwidth || rp->w.weights)
+        fprintf(out, "step ms: needs both the weights and a bandwidth (give %s)\n",
+                rp->w.bandwidth ? "--weights" : "--bandwidth or --gpu");
+    if (!res.r[0].has_slots)
+        fprintf(out, "slots: give --pool or --gpu to see how many sequences fit\n");
     fprintf(out, "scale B: per-tensor scales, once per cache; kept with the weights, "
                  "not in the pool\n");
     if (res.r[0].has_crossover)

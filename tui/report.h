@@ -16,6 +16,7 @@
 #define REPORT_CONTEXTS_MAX 16
 
 typedef struct {
+    const char *scenario;       // the scenario it started from, if any
     const char *model;          // display name; NULL for a typed shape
     const Gpu *gpu;             // NULL when none was named
     Workload w;

@@ -36,7 +36,7 @@ TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
 CALC_LIB  := $(BUILD)/libkvcalc.a
 TEST_BIN  := $(BUILD)/tests/run_tests
 
-.PHONY: all run test asan clean help deps install
+.PHONY: all run test asan bench clean help deps install
 
 # Build the program at ./kvlab (the default).
 all: kvlab
@@ -67,6 +67,13 @@ test-asan: $(BUILD)/kvlab $(TEST_BIN) $(TEST_LOCALE)
 $(TEST_LOCALE): | deps
 	@mkdir -p $(dir $@)
 	localedef -i de_DE -f UTF-8 $@
+
+# Measure the codecs' and quantizers' throughput on one core.
+bench: $(BUILD)/bench_quant
+	$(BUILD)/bench_quant
+
+$(BUILD)/bench_quant: $(BUILD)/tests/bench/bench_quant.o $(CALC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CJSON_LIBS) -lm
 
 # Install the program and its data under PREFIX (default /usr/local).
 install: kvlab

@@ -14,9 +14,9 @@
 #include <math.h>
 #include <string.h>
 
-const Minifloat MF_E4M3 = {"e4m3", "E4M3FN", 4, 3, 7, MF_FN, 0x7E, 448.0f};
-const Minifloat MF_E5M2 = {"e5m2", "E5M2", 5, 2, 15, MF_IEEE, 0x7B, 57344.0f};
-const Minifloat MF_E2M1 = {"e2m1", "E2M1", 2, 1, 1, MF_NONE, 0x7, 6.0f};
+const Minifloat MF_E4M3 = {"e4m3", "E4M3FN", 4, 3, 7, MF_FN, 0x7E, 448.0f, 24576.0f, 0x1p-9f};
+const Minifloat MF_E5M2 = {"e5m2", "E5M2", 5, 2, 15, MF_IEEE, 0x7B, 57344.0f, 192.0f, 0x1p-16f};
+const Minifloat MF_E2M1 = {"e2m1", "E2M1", 2, 1, 1, MF_NONE, 0x7, 6.0f, 6291456.0f, 0.5f};
 
 static const struct {
     const char *alias;
@@ -64,7 +64,7 @@ static uint8_t overflow_code(const Minifloat *f, uint8_t sign, bool saturate)
     return sign | (uint8_t)((1u << (total_bits(f) - 1)) - 1);                // NaN
 }
 
-uint8_t minifloat_encode(const Minifloat *f, float x, bool saturate)
+uint8_t minifloat_encode_ref(const Minifloat *f, float x, bool saturate)
 {
     uint32_t u = f32_bits(x), ax = u & 0x7FFFFFFFu;
     uint8_t sign = (uint8_t)((u >> 31) << (total_bits(f) - 1));
@@ -123,15 +123,57 @@ float minifloat_decode(const Minifloat *f, uint8_t code)
     else if (f->specials == MF_FN && mag == (1u << (nb - 1)) - 1)
         v = NAN;
     else if (e == 0)
-        v = ldexpf((float)m, 1 - f->bias - (int)f->man_bits);
+        v = (float)m * f->sub_step;
     else                        // normal: assemble the float32 directly
         v = f32_from(((e - (uint32_t)f->bias + 127u) << 23) | (m << (23 - f->man_bits)));
     return sign ? -v : v;
 }
 
+/* |x| rounded to the target's grid, for finite x (see minifloat_round). */
+static inline float round_abs(const Minifloat *f, uint32_t ax)
+{
+    uint32_t min_normal = (uint32_t)(1 - f->bias + 127) << 23;
+    if (ax >= min_normal) {
+        unsigned sh = 23 - f->man_bits;
+        uint32_t lsb = (ax >> sh) & 1u;
+        return f32_from((ax + (1u << (sh - 1)) - 1u + lsb) & ~((1u << sh) - 1u));
+    }
+    return (f32_from(ax) + f->sub_magic) - f->sub_magic;
+}
+
+uint8_t minifloat_encode(const Minifloat *f, float x, bool saturate)
+{
+    uint32_t u = f32_bits(x), ax = u & 0x7FFFFFFFu;
+    if (ax >= 0x7F800000u)
+        return minifloat_encode_ref(f, x, saturate);
+    float r = round_abs(f, ax);
+    uint8_t sign = (uint8_t)((u >> 31) << (total_bits(f) - 1));
+    if (r > f->max)
+        return overflow_code(f, sign, saturate);
+    uint32_t rb = f32_bits(r), mag;
+    if (rb >= (uint32_t)(1 - f->bias + 127) << 23)
+        mag = ((rb >> 23) - 127u + (uint32_t)f->bias) << f->man_bits |
+              ((rb >> (23 - f->man_bits)) & ((1u << f->man_bits) - 1u));
+    else
+        mag = (uint32_t)(r / f->sub_step);          // exact: a power-of-two step
+    return sign | (uint8_t)mag;
+}
+
+/* Rounding without the code in between. In the normal range, adding half an
+ * ulp of the target (less one, plus the kept lsb) and clearing the dropped
+ * bits is round-to-nearest-even, carry into the exponent included. Below
+ * the smallest normal, adding and removing sub_magic makes the FPU round at
+ * exactly the target's subnormal step (the sum's ulp), ties to even. Inf,
+ * NaN and overflow take the slow path, which is the definition. */
 float minifloat_round(const Minifloat *f, float x, bool saturate)
 {
-    return minifloat_decode(f, minifloat_encode(f, x, saturate));
+    uint32_t u = f32_bits(x), sign = u & 0x80000000u, ax = u ^ sign;
+    if (ax >= 0x7F800000u)
+        return minifloat_decode(f, minifloat_encode_ref(f, x, saturate));
+    float r = round_abs(f, ax);
+    if (r > f->max)
+        return minifloat_decode(f, minifloat_encode_ref(f, x, saturate));
+    return f32_from(f32_bits(r) | sign);
 }
 
 float e8m0_decode(uint8_t code)

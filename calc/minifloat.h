@@ -35,6 +35,8 @@ typedef struct {
     MinifloatSpecials specials;
     uint8_t max_code;           // magnitude code of the largest finite value
     float max;                  // that value
+    float sub_magic;            // 1.5 x 2^(emin - man_bits + 23): rounds to the subnormal step
+    float sub_step;             // 2^(emin - man_bits): the subnormal step
 } Minifloat;
 
 extern const Minifloat MF_E4M3;
@@ -44,9 +46,14 @@ extern const Minifloat MF_E2M1;
 /* "e4m3", "e4m3fn", "e5m2", "e2m1", "fp4" (ASCII, any case); NULL if none. */
 const Minifloat *minifloat_by_id(const char *id);
 
+/* The definition: integer arithmetic on the float32 bits, no FPU. */
+uint8_t minifloat_encode_ref(const Minifloat *f, float x, bool saturate);
+/* The same codes, faster (rounding done as in minifloat_round); tested
+ * against the _ref on random bit patterns. */
 uint8_t minifloat_encode(const Minifloat *f, float x, bool saturate);
 float minifloat_decode(const Minifloat *f, uint8_t code);
-/* decode(encode(x)). */
+/* decode(encode(x)), computed on the float32 bits directly (a few
+ * nanoseconds; the quantizers call it for every element). */
 float minifloat_round(const Minifloat *f, float x, bool saturate);
 
 /* E8M0: an unsigned power of two 2^(code - 127); code 255 is NaN. */

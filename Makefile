@@ -23,6 +23,7 @@ APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config locales
 
 # Recursive (=) so pkg-config runs only after `deps` has installed things.
 CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
+CURSES_LIBS  = $(shell pkg-config --libs ncursesw)
 CJSON_LIBS   = $(shell pkg-config --libs libcjson)
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
@@ -41,9 +42,9 @@ TEST_BIN  := $(BUILD)/tests/run_tests
 # Build the program at ./kvlab (the default).
 all: kvlab
 
-# Show the default scenario (kvlab calc on the 20 GiB pool).
+# Open the interactive lab.
 run: kvlab
-	./kvlab calc
+	./kvlab
 
 # A locale whose decimal point is a comma, for the locale-independence tests.
 TEST_LOCALE := $(BUILD)/locale/de_DE.UTF-8
@@ -111,10 +112,10 @@ deps:
 	fi
 
 kvlab: $(BUILD)/kvlab
-	@if [ "$(BUILD)" = build ]; then cp $< $@; fi
+	@if [ "$(BUILD)" = build ]; then cp $< $@.tmp && mv -f $@.tmp $@; fi
 
 $(BUILD)/kvlab: $(TUI_OBJ) $(CALC_LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CJSON_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(CURSES_LIBS) $(CJSON_LIBS) -lm
 
 $(CALC_LIB): $(CALC_OBJ)
 	$(AR) rcs $@ $^

@@ -3,6 +3,8 @@
  * One table of commands; adding a command is adding a row. */
 #include "cli.h"
 #include "commands.h"
+#include "crt.h"
+#include "lab.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,7 +29,8 @@ static const Command COMMANDS[] = {
 static void usage(FILE *out)
 {
     fprintf(out, "kvlab %s - a lab for KV-cache quantization in LLM serving\n\n"
-                 "usage: kvlab COMMAND [options]     (kvlab COMMAND --help for its options)\n\n"
+                 "usage: kvlab                       the interactive lab (in a terminal)\n"
+                 "       kvlab COMMAND [options]     (kvlab COMMAND --help for its options)\n\n"
                  "commands:\n", KVLAB_VERSION);
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
@@ -39,8 +42,12 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        usage(stdout);
-        return EXIT_OK;
+        Error e;
+        if (crt_usable(&e)) {
+            fprintf(stderr, "kvlab: %s\n", e.msg);
+            return EXIT_USAGE;
+        }
+        return lab_run();
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {

@@ -10,13 +10,7 @@
  * Computing
  */
 
-typedef struct {
-    FormatResult r[16];
-    Q series[16][REPORT_CONTEXTS_MAX];      // speedup at each context
-    Q series_ms[16][REPORT_CONTEXTS_MAX];   // step floor at each context
-} Results;
-
-static int compute(const Report *rp, Results *res, Error *e)
+int report_compute(const Report *rp, Results *res, Error *e)
 {
     for (size_t i = 0; i < rp->n_formats; i++) {
         if (budget_compute(&rp->w, rp->formats[i], &res->r[i], e))
@@ -92,7 +86,7 @@ static void header(const Report *rp, const FormatResult *r0, FILE *out)
     fputc('\n', out);
 }
 
-static void formats_table(const Report *rp, const Results *res, Table *t)
+void report_table(const Report *rp, const Results *res, Table *t)
 {
     const FormatResult *r0 = &res->r[0];
     table_init(t, 16);
@@ -207,13 +201,13 @@ int report_text(const Report *rp, bool as_csv, FILE *out, Error *e)
 {
     static Results res;
     static Table t;
-    if (compute(rp, &res, e))
+    if (report_compute(rp, &res, e))
         return -1;
     if (as_csv) {
         csv(rp, &res, out);
         return 0;
     }
-    formats_table(rp, &res, &t);
+    report_table(rp, &res, &t);
     header(rp, &res.r[0], out);
     table_print(&t, out);
     fputc('\n', out);
@@ -290,7 +284,7 @@ static cJSON *format_json(const FormatResult *r, const Report *rp, const Results
 cJSON *report_json(const Report *rp, Error *e)
 {
     static Results res;
-    if (compute(rp, &res, e))
+    if (report_compute(rp, &res, e))
         return NULL;
     const Workload *w = &rp->w;
     const FormatResult *r0 = &res.r[0];

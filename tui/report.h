@@ -5,6 +5,7 @@
 #define KVLAB_REPORT_H
 
 #include "budget.h"
+#include "cli.h"
 #include "error.h"
 #include "format.h"
 #include "gpu.h"
@@ -25,6 +26,17 @@ typedef struct {
     size_t n_contexts;          // speedup series, optional
     uint64_t contexts[REPORT_CONTEXTS_MAX];
 } Report;
+
+/* Every format's figures, and the speedup series when contexts are given. */
+typedef struct {
+    FormatResult r[16];
+    Q series[16][REPORT_CONTEXTS_MAX];      // speedup at each context
+    Q series_ms[16][REPORT_CONTEXTS_MAX];   // step floor at each context
+} Results;
+
+int report_compute(const Report *rp, Results *res, Error *e);
+/* The formats table as `kvlab calc` prints it (the lab shows the same). */
+void report_table(const Report *rp, const Results *res, Table *t);
 
 /* Computes every format first, so an error prints nothing. */
 int report_text(const Report *r, bool csv, FILE *out, Error *e);

@@ -1,0 +1,73 @@
+/* crt.h - the only owner of the terminal.
+ *
+ * Starts and stops curses, decides between 256 colours, 8 colours and
+ * monochrome (NO_COLOR, a non-empty value, means monochrome), between UTF-8
+ * glyphs and ASCII, and restores the terminal before anything else is
+ * printed: on a normal exit, on SIGINT and SIGTERM, and on a crash. Colours
+ * are named by role; no drawing code names a hue.
+ */
+#ifndef KVLAB_CRT_H
+#define KVLAB_CRT_H
+
+#include "error.h"
+
+#include <signal.h>
+#include <stdbool.h>
+
+typedef enum {
+    ROLE_NORMAL,
+    ROLE_TITLE,         // screen titles, headers
+    ROLE_TAB,           // screen tabs, not selected
+    ROLE_TAB_ON,        // the selected screen's tab
+    ROLE_FIELD,         // an editable value
+    ROLE_FIELD_ON,      // the selected field
+    ROLE_EDIT,          // a field being edited
+    ROLE_DIM,           // notes, units, axes
+    ROLE_GOOD,          // agrees, kept
+    ROLE_BAD,           // disagrees, lost, errors
+    ROLE_WARN,          // the seed is wrong
+    ROLE_KEY,           // key names in the function bar
+    ROLE_BAR,           // the function bar itself
+    ROLE_SERIES_1, ROLE_SERIES_2, ROLE_SERIES_3, ROLE_SERIES_4, ROLE_SERIES_5,
+    ROLE_SERIES_6, ROLE_SERIES_7, ROLE_SERIES_8, ROLE_SERIES_9,
+    ROLE_HEAT_0,        // heat ramp, 9 steps: cold ... hot
+    ROLE_HEAT_8 = ROLE_HEAT_0 + 8,
+    ROLE_COUNT
+} ColorRole;
+
+#define SERIES_COUNT 9
+#define HEAT_STEPS 9
+
+typedef enum {
+    GLYPH_BLOCK_1,      // left eighths of a cell: 1/8 ... 8/8
+    GLYPH_BLOCK_8 = GLYPH_BLOCK_1 + 7,
+    GLYPH_HLINE, GLYPH_VLINE, GLYPH_CORNER, GLYPH_TICK_X, GLYPH_TICK_Y,
+    GLYPH_SHADE_0,      // heat in monochrome: 9 steps of density
+    GLYPH_SHADE_8 = GLYPH_SHADE_0 + 8,
+    GLYPH_POINT_1,      // plot markers, one per series
+    GLYPH_POINT_9 = GLYPH_POINT_1 + 8,
+    GLYPH_ARROW, GLYPH_ELLIPSIS,
+    GLYPH_COUNT
+} Glyph;
+
+typedef enum { COLORS_NONE, COLORS_8, COLORS_256 } ColorDepth;
+
+typedef struct {
+    ColorDepth depth;
+    bool utf8;
+    bool mouse;
+} Crt;
+
+extern Crt crt;
+extern volatile sig_atomic_t crt_quit_signal;   // set by SIGINT/SIGTERM handlers
+
+/* Checks that there is an interactive terminal to own; the message says why
+ * not and points at the command-line tools. */
+int crt_usable(Error *e);
+int crt_init(Error *e);
+void crt_done(void);
+/* The attribute (colour pair and style) for a role. */
+int crt_attr(ColorRole role);
+const char *crt_glyph(Glyph g);
+
+#endif

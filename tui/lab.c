@@ -1,0 +1,504 @@
+/* lab.c - the run loop, the shared parts of the screen, keys, help and
+ * export. Screens live in screen_*.c. */
+#include "lab.h"
+
+#include "crt.h"
+#include "screens.h"
+
+#include <curses.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MIN_W 80
+#define MIN_H 24
+#define FIELD_W 34              // the field pane on the left
+
+/* ------------------------------------------------------------------------
+ * The screens: one row each.
+ */
+
+static const ScreenDef *const SCREENS[] = {&SCREEN_SCENARIOS, &SCREEN_CALC, &SCREEN_QUANT};
+#define N_SCREENS (sizeof SCREENS / sizeof SCREENS[0])
+
+struct Lab {
+    size_t cur;                         // the screen shown
+    void *state[N_SCREENS];
+    Field fields[FIELDS_MAX];           // the current screen's fields
+    size_t n_fields;
+    size_t sel[N_SCREENS];              // selected field, per screen
+    int scroll[N_SCREENS];              // view scroll, per screen
+    int pane;                           // 0: fields, 1: the view
+    bool editing;
+    char edit[64];
+    char status[256];
+    bool status_error;
+    bool help;
+    bool quit;
+    int tab_x[N_SCREENS + 1];           // tab boundaries on row 0, for the mouse
+    FILE *frame_log;                    // KVLAB_FRAME_LOG: draw times, for benchmarks
+    double started;
+    bool first_frame_logged;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void lab_status(Lab *lab, bool error, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(lab->status, sizeof lab->status, fmt, ap);
+    va_end(ap);
+    lab->status_error = error;
+}
+
+static void load_fields(Lab *lab)
+{
+    const ScreenDef *s = SCREENS[lab->cur];
+    lab->n_fields = s->fields(lab->state[lab->cur], lab->fields);
+    if (lab->sel[lab->cur] >= lab->n_fields)
+        lab->sel[lab->cur] = lab->n_fields ? lab->n_fields - 1 : 0;
+}
+
+static void recompute(Lab *lab)
+{
+    Error e;
+    const ScreenDef *s = SCREENS[lab->cur];
+    if (s->recompute(lab->state[lab->cur], &e))
+        lab_status(lab, true, "%s", e.msg);
+    load_fields(lab);
+}
+
+/* ------------------------------------------------------------------------
+ * Keys: one table, used both to act and to list them in the help.
+ */
+
+typedef struct {
+    int codes[4];               // 0-terminated
+    const char *name;
+    const char *what;
+    int (*act)(Lab *lab, int ch);
+} GlobalKey;
+
+static int act_help(Lab *lab, int ch)
+{
+    (void)ch;
+    lab->help = true;
+    return KEY_REDRAW;
+}
+
+static int act_quit(Lab *lab, int ch)
+{
+    (void)ch;
+    lab->quit = true;
+    return KEY_HANDLED;
+}
+
+static void switch_to(Lab *lab, size_t i)
+{
+    if (i >= N_SCREENS || i == lab->cur)
+        return;
+    lab->cur = i;
+    lab->pane = 0;
+    lab->status[0] = '\0';
+    load_fields(lab);
+}
+
+static int act_screen(Lab *lab, int ch)
+{
+    switch_to(lab, (size_t)(ch - KEY_F(2)));
+    return KEY_REDRAW;
+}
+
+static int act_pane(Lab *lab, int ch)
+{
+    (void)ch;
+    lab->pane = !lab->pane;
+    return KEY_REDRAW;
+}
+
+static int act_move(Lab *lab, int ch)
+{
+    int dir = (ch == KEY_UP || ch == 'k') ? -1 : 1;
+    if (lab->pane == 1) {
+        lab->scroll[lab->cur] += dir;
+        if (lab->scroll[lab->cur] < 0)
+            lab->scroll[lab->cur] = 0;
+        return KEY_REDRAW;
+    }
+    size_t *sel = &lab->sel[lab->cur];
+    if (dir < 0 && *sel > 0)
+        (*sel)--;
+    else if (dir > 0 && *sel + 1 < lab->n_fields)
+        (*sel)++;
+    return KEY_REDRAW;
+}
+
+static int act_step(Lab *lab, int ch)
+{
+    if (!lab->n_fields)
+        return KEY_IGNORED;
+    int dir = (ch == KEY_LEFT || ch == 'h' || ch == '-') ? -1 : 1;
+    field_step(&lab->fields[lab->sel[lab->cur]], dir);
+    lab->status[0] = '\0';
+    return KEY_RECOMPUTE | KEY_REDRAW;
+}
+
+static int act_edit(Lab *lab, int ch)
+{
+    if (!lab->n_fields)
+        return KEY_IGNORED;
+    const Field *f = &lab->fields[lab->sel[lab->cur]];
+    if (!field_typeable(f))
+        return act_step(lab, '+');          // Enter on a choice moves it on
+    lab->editing = true;
+    lab->pane = 0;
+    lab->edit[0] = '\0';
+    if (ch != '\n' && ch != '\r' && ch != KEY_ENTER)
+        snprintf(lab->edit, sizeof lab->edit, "%c", ch);
+    lab_status(lab, false, "type a value with its unit (8k, 20GiB, 3.35TB/s); Enter keeps it, "
+                           "Esc cancels");
+    return KEY_REDRAW;
+}
+
+static int act_export(Lab *lab, int ch);
+
+static const GlobalKey KEYS[] = {
+    {{KEY_F(1), '?', 0}, "F1 ?", "this help", act_help},
+    {{KEY_F(2), 0}, "F2", "the Scenarios screen", act_screen},
+    {{KEY_F(3), 0}, "F3", "the Calculator screen", act_screen},
+    {{KEY_F(4), 0}, "F4", "the Quantization error screen", act_screen},
+    {{'\t', KEY_BTAB, 0}, "Tab", "move between the inputs and the view (to scroll it)", act_pane},
+    {{KEY_UP, 'k', 0}, "Up k", "previous input, or scroll the view up", act_move},
+    {{KEY_DOWN, 'j', 0}, "Down j", "next input, or scroll the view down", act_move},
+    {{KEY_LEFT, 'h', '-', 0}, "Left h -", "step the input down (choices: previous)", act_step},
+    {{KEY_RIGHT, 'l', '+', '='}, "Right l +", "step the input up (choices: next)", act_step},
+    {{'\n', '\r', KEY_ENTER, 0}, "Enter", "type a new value (or next choice)", act_edit},
+    {{'0', 0}, "0-9 .", "start typing a value straight away: 8k, 20GiB", act_edit},
+    {{'e', KEY_F(5), 0}, "e F5", "export this screen: CSV data and an SVG chart", act_export},
+    {{'q', KEY_F(10), 0}, "q F10", "quit", act_quit},
+};
+
+#define N_KEYS (sizeof KEYS / sizeof KEYS[0])
+
+static int global_key(Lab *lab, int ch)
+{
+    if ((ch >= '1' && ch <= '9') || ch == '.') {
+        if (lab->n_fields && field_typeable(&lab->fields[lab->sel[lab->cur]]))
+            return act_edit(lab, ch);
+        return KEY_IGNORED;
+    }
+    for (size_t i = 0; i < N_KEYS; i++)
+        for (size_t k = 0; k < 4 && KEYS[i].codes[k]; k++)
+            if (KEYS[i].codes[k] == ch)
+                return KEYS[i].act(lab, ch);
+    return KEY_IGNORED;
+}
+
+static int edit_key(Lab *lab, int ch)
+{
+    size_t n = strlen(lab->edit);
+    if (ch == 27) {                                     // Esc
+        lab->editing = false;
+        lab->status[0] = '\0';
+    } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+        Error e;
+        lab->editing = false;
+        if (field_parse(&lab->fields[lab->sel[lab->cur]], lab->edit, &e)) {
+            lab_status(lab, true, "%s", e.msg);
+            return KEY_REDRAW;
+        }
+        lab->status[0] = '\0';
+        return KEY_RECOMPUTE | KEY_REDRAW;
+    } else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+        if (n)
+            lab->edit[n - 1] = '\0';
+    } else if (ch >= 32 && ch < 127 && n + 1 < sizeof lab->edit) {
+        lab->edit[n] = (char)ch;
+        lab->edit[n + 1] = '\0';
+    }
+    return KEY_REDRAW;
+}
+
+static int mouse_key(Lab *lab)
+{
+    MEVENT ev;
+    if (getmouse(&ev) != OK)
+        return KEY_IGNORED;
+    if (ev.y == 0) {
+        for (size_t i = 0; i < N_SCREENS; i++)
+            if (ev.x >= lab->tab_x[i] && ev.x < lab->tab_x[i + 1])
+                switch_to(lab, i);
+        return KEY_REDRAW;
+    }
+    int row = ev.y - 2;                                 // fields start on row 2
+    if (ev.x < FIELD_W && row >= 0 && (size_t)row < lab->n_fields) {
+        lab->sel[lab->cur] = (size_t)row;
+        lab->pane = 0;
+        return KEY_REDRAW;
+    }
+    return KEY_IGNORED;
+}
+
+/* ------------------------------------------------------------------------
+ * Export
+ */
+
+static int act_export(Lab *lab, int ch)
+{
+    (void)ch;
+    const ScreenDef *s = SCREENS[lab->cur];
+    char stamp[32], csv[96], svg[96], name[32];
+    time_t t = time(NULL);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime(&t));
+    size_t k = 0;
+    for (const char *p = s->name; *p && k + 1 < sizeof name; p++)
+        name[k++] = *p == ' ' ? '-' : (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+    name[k] = '\0';
+    snprintf(csv, sizeof csv, "kvlab-%s-%s.csv", name, stamp);
+    snprintf(svg, sizeof svg, "kvlab-%s-%s.svg", name, stamp);
+    FILE *fc = fopen(csv, "w"), *fs = fopen(svg, "w");
+    Error e;
+    int rc = (!fc || !fs) ? error_set(&e, "cannot write %s in this directory", !fc ? csv : svg)
+                          : s->export(lab->state[lab->cur], fc, fs, &e);
+    if (fc && fclose(fc) != 0 && !rc)
+        rc = error_set(&e, "cannot write %s", csv);
+    if (fs && fclose(fs) != 0 && !rc)
+        rc = error_set(&e, "cannot write %s", svg);
+    if (rc) {
+        remove(csv);
+        remove(svg);
+        lab_status(lab, true, "export failed: %s", e.msg);
+    } else {
+        lab_status(lab, false, "wrote %s and %s", csv, svg);
+    }
+    return KEY_REDRAW;
+}
+
+/* ------------------------------------------------------------------------
+ * Drawing
+ */
+
+static void draw_tabs(Lab *lab)
+{
+    attron(crt_attr(ROLE_TAB));
+    mvhline(0, 0, ' ', COLS);
+    attroff(crt_attr(ROLE_TAB));
+    int x = 0;
+    for (size_t i = 0; i < N_SCREENS; i++) {
+        char tab[96];
+        snprintf(tab, sizeof tab, " F%zu %s ", i + 2, SCREENS[i]->name);
+        lab->tab_x[i] = x;
+        x += put_text(0, x, COLS - x, crt_attr(i == lab->cur ? ROLE_TAB_ON : ROLE_TAB), tab);
+        x++;
+    }
+    lab->tab_x[N_SCREENS] = x;
+    const char *me = "kvlab " KVLAB_VERSION " ";
+    if ((int)strlen(me) < COLS - x)
+        put_text(0, COLS - (int)strlen(me), (int)strlen(me), crt_attr(ROLE_TAB), me);
+}
+
+static void draw_fields(Lab *lab, int h)
+{
+    draw_title((Rect){1, 0, 1, FIELD_W - 1}, lab->pane == 0 ? "Inputs" : "Inputs (Tab: back)");
+    for (size_t i = 0; i < lab->n_fields && (int)i < h - 1; i++) {
+        const Field *f = &lab->fields[i];
+        int y = 2 + (int)i;
+        bool on = i == lab->sel[lab->cur] && lab->pane == 0;
+        char val[80];
+        if (on && lab->editing)
+            snprintf(val, sizeof val, "%s_", lab->edit);
+        else
+            field_text(f, val, sizeof val);
+        int attr = on ? crt_attr(lab->editing ? ROLE_EDIT : ROLE_FIELD_ON) : crt_attr(ROLE_NORMAL);
+        if (on) {
+            attron(attr);
+            mvhline(y, 0, ' ', FIELD_W - 1);
+            attroff(attr);
+        }
+        put_text(y, 1, FIELD_W - 2, attr, f->label);
+        int vw = (int)strlen(val) < FIELD_W - 14 ? (int)strlen(val) : FIELD_W - 14;
+        put_text(y, FIELD_W - 2 - vw, vw, on ? attr : crt_attr(ROLE_FIELD), val);
+    }
+    attron(crt_attr(ROLE_DIM));
+    for (int y = 1; y < LINES - 2; y++)
+        mvaddstr(y, FIELD_W - 1, crt_glyph(GLYPH_VLINE));
+    attroff(crt_attr(ROLE_DIM));
+}
+
+static void draw_help(Lab *lab)
+{
+    const ScreenDef *s = SCREENS[lab->cur];
+    int w = COLS - 8 < 100 ? COLS - 8 : 100, h = LINES - 4;
+    Rect r = {2, (COLS - w) / 2, h, w};
+    attron(crt_attr(ROLE_NORMAL));
+    for (int y = r.y; y < r.y + r.h; y++)
+        mvhline(y, r.x, ' ', r.w);
+    attroff(crt_attr(ROLE_NORMAL));
+    draw_title((Rect){r.y, r.x + 1, 1, r.w - 2}, "Help: every key (any key closes this)");
+    int y = r.y + 2;
+    for (size_t i = 0; i < N_KEYS && y < r.y + r.h; i++, y++) {
+        put_text(y, r.x + 2, 12, crt_attr(ROLE_FIELD), KEYS[i].name);
+        put_text(y, r.x + 15, r.w - 17, crt_attr(ROLE_NORMAL), KEYS[i].what);
+    }
+    put_text(y++, r.x + 2, r.w - 4, crt_attr(ROLE_DIM), "mouse: click a tab or an input");
+    y++;
+    for (size_t i = 0; i < s->n_keys && y < r.y + r.h; i++, y++) {
+        put_text(y, r.x + 2, 12, crt_attr(ROLE_FIELD), s->keys[i].key);
+        put_text(y, r.x + 15, r.w - 17, crt_attr(ROLE_NORMAL), s->keys[i].what);
+    }
+    y++;
+    if (y < r.y + r.h)
+        draw_wrapped((Rect){y, r.x + 2, r.y + r.h - y, r.w - 4}, crt_attr(ROLE_DIM), s->help, 0);
+}
+
+static void draw_function_bar_keys(void)
+{
+    static const BarKey BAR[] = {
+        {"F1", "Help"}, {"F2", "Scenarios"}, {"F3", "Calc"}, {"F4", "Quant"},
+        {"Enter", "Edit"}, {"+-", "Step"}, {"Tab", "Pane"}, {"e", "Export"}, {"q", "Quit"},
+    };
+    draw_function_bar(LINES - 1, COLS, BAR, sizeof BAR / sizeof BAR[0]);
+}
+
+static void draw_all(Lab *lab)
+{
+    erase();
+    if (COLS < MIN_W || LINES < MIN_H) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "make the window larger: %dx%d needed, %dx%d now (q quits)",
+                 MIN_W, MIN_H, COLS, LINES);
+        int w = (int)strlen(msg) < COLS ? (int)strlen(msg) : COLS;
+        put_text(LINES / 2, (COLS - w) / 2 > 0 ? (COLS - w) / 2 : 0, COLS, crt_attr(ROLE_WARN), msg);
+        return;
+    }
+    draw_tabs(lab);
+    int h = LINES - 3;
+    draw_fields(lab, h);
+    Rect view = {1, FIELD_W + 1, h, COLS - FIELD_W - 2};
+    SCREENS[lab->cur]->draw(lab->state[lab->cur], view, lab->scroll[lab->cur]);
+    put_text(LINES - 2, 1, COLS - 2, crt_attr(lab->status_error ? ROLE_BAD : ROLE_DIM), lab->status);
+    draw_function_bar_keys();
+    if (lab->help)
+        draw_help(lab);
+}
+
+bool lab_progress(Lab *lab, const char *label, double done, double total)
+{
+    static double t0;
+    if (done == 0)
+        t0 = now_s();
+    draw_all(lab);
+    int w = COLS - 20 > 20 ? COLS - 20 : COLS;
+    Rect r = {LINES / 2 - 1, (COLS - w) / 2, 2, w};
+    attron(crt_attr(ROLE_NORMAL));
+    mvhline(r.y - 1, r.x - 1, ' ', r.w + 2);
+    mvhline(r.y, r.x - 1, ' ', r.w + 2);
+    mvhline(r.y + 1, r.x - 1, ' ', r.w + 2);
+    mvhline(r.y + 2, r.x - 1, ' ', r.w + 2);
+    attroff(crt_attr(ROLE_NORMAL));
+    draw_progress(r, label, done, total, now_s() - t0);
+    refresh();
+    nodelay(stdscr, TRUE);
+    int ch = getch();
+    nodelay(stdscr, FALSE);
+    return ch == 27 || ch == 'q' || crt_quit_signal;
+}
+
+static void log_frame(Lab *lab, double t0, int ch)
+{
+    if (!lab->frame_log)
+        return;
+    double t = now_s();
+    if (!lab->first_frame_logged) {
+        fprintf(lab->frame_log, "first_frame_ms %.3f\n", (t - lab->started) * 1e3);
+        lab->first_frame_logged = true;
+    } else {
+        fprintf(lab->frame_log, "frame_ms %.3f key %d size %dx%d\n", (t - t0) * 1e3, ch, COLS, LINES);
+    }
+    fflush(lab->frame_log);
+}
+
+/* ------------------------------------------------------------------------
+ * The run loop
+ */
+
+static int handle(Lab *lab, int ch)
+{
+    if (ch == KEY_RESIZE)
+        return KEY_REDRAW;
+    if (lab->help) {
+        lab->help = false;
+        return ch == 'q' || ch == KEY_F(10) ? act_quit(lab, ch) : KEY_REDRAW;
+    }
+    if (COLS < MIN_W || LINES < MIN_H)
+        return ch == 'q' || ch == KEY_F(10) ? act_quit(lab, ch) : KEY_IGNORED;
+    if (lab->editing)
+        return edit_key(lab, ch);
+    if (ch == KEY_MOUSE)
+        return mouse_key(lab);
+    const ScreenDef *s = SCREENS[lab->cur];
+    int flags = s->key ? s->key(lab->state[lab->cur], ch, lab) : KEY_IGNORED;
+    if (flags == KEY_IGNORED)
+        flags = global_key(lab, ch);
+    return flags;
+}
+
+int lab_run(void)
+{
+    static Lab lab;
+    double started = now_s();
+    Error e;
+    memset(&lab, 0, sizeof lab);
+    lab.started = started;
+    for (size_t i = 0; i < N_SCREENS; i++)
+        if (!(lab.state[i] = SCREENS[i]->create(&e))) {
+            fprintf(stderr, "kvlab: %s\n", e.msg);
+            return 2;
+        }
+    const char *log = getenv("KVLAB_FRAME_LOG");
+    if (log && *log)
+        lab.frame_log = fopen(log, "a");
+    if (crt_init(&e)) {
+        fprintf(stderr, "kvlab: %s\n", e.msg);
+        return 2;
+    }
+    lab.cur = 0;
+    for (size_t i = 0; i < N_SCREENS; i++) {
+        lab.cur = i;
+        recompute(&lab);
+    }
+    lab.cur = 0;
+    load_fields(&lab);
+    lab_status(&lab, false, "F1 or ? lists every key; F2-F4 change screens; q quits");
+    draw_all(&lab);
+    refresh();
+    log_frame(&lab, started, 0);
+    timeout(250);                   // wake up to notice SIGINT and SIGTERM
+    while (!lab.quit && !crt_quit_signal) {
+        int ch = getch();
+        if (ch == ERR)
+            continue;
+        double t0 = now_s();
+        int flags = handle(&lab, ch);
+        if (flags & KEY_RECOMPUTE)
+            recompute(&lab);
+        if (flags || ch == KEY_RESIZE) {
+            draw_all(&lab);
+            refresh();
+        }
+        log_frame(&lab, t0, ch);
+    }
+    crt_done();
+    for (size_t i = 0; i < N_SCREENS; i++)
+        SCREENS[i]->destroy(lab.state[i]);
+    if (lab.frame_log)
+        fclose(lab.frame_log);
+    return 0;
+}

@@ -1,0 +1,57 @@
+/* lab.h - the interactive lab: a run loop over a table of screens.
+ *
+ * The lab draws what every screen shares (tabs, the field pane on the
+ * left, the status line, the function bar, the help) and hands each screen
+ * the rest of the window. A screen is a filled-in table of functions:
+ * adding one is adding a row to SCREENS in lab.c.
+ */
+#ifndef KVLAB_LAB_H
+#define KVLAB_LAB_H
+
+#include "error.h"
+#include "field.h"
+#include "widget.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define FIELDS_MAX 24
+
+/* What a key handler did, as flags the run loop acts on. */
+enum { KEY_IGNORED = 0, KEY_HANDLED = 1, KEY_REDRAW = 2, KEY_RECOMPUTE = 4 };
+
+typedef struct {
+    const char *key;            // "b", "a"
+    const char *what;           // for the help screen
+} ScreenKey;
+
+/* Services a screen may use while it works. */
+typedef struct Lab Lab;
+void lab_status(Lab *lab, bool error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Draws a progress bar over the screen and reports whether the user asked
+ * to cancel (Esc or q); for long computations inside a key handler. */
+bool lab_progress(Lab *lab, const char *label, double done, double total);
+
+typedef struct {
+    const char *name;           // tab title
+    const char *help;           // what the screen shows, for the help screen
+    void *(*create)(Error *e);
+    void (*destroy)(void *st);
+    /* The editable fields, in order; returns how many. */
+    size_t (*fields)(void *st, Field *out);
+    /* Recomputes after a field changed; an error is shown in the status line
+     * and the previous figures stay. */
+    int (*recompute)(void *st, Error *e);
+    void (*draw)(void *st, Rect r, int scroll);
+    /* Screen keys (may be NULL); returns KEY_* flags. */
+    int (*key)(void *st, int ch, Lab *lab);
+    const ScreenKey *keys;
+    size_t n_keys;
+    /* Writes the screen's data as CSV and its chart as SVG. */
+    int (*export)(void *st, FILE *csv, FILE *svg, Error *e);
+} ScreenDef;
+
+/* Runs the lab until the user quits; the exit code. */
+int lab_run(void);
+
+#endif

@@ -1,0 +1,40 @@
+/* plotmath.h - the arithmetic behind the widgets, apart from curses so that
+ * it is unit-tested: axis ticks, scaling values to cells, partial bars, heat
+ * levels, downsampling a matrix to fewer cells, time left. */
+#ifndef KVLAB_PLOTMATH_H
+#define KVLAB_PLOTMATH_H
+
+#include <stddef.h>
+
+#define TICKS_MAX 12
+
+/* "Nice" ticks covering [lo, hi]: steps of 1, 2 or 5 x 10^k, at most
+ * max_ticks of them; returns the count. */
+int nice_ticks(double lo, double hi, int max_ticks, double *ticks);
+
+/* Cell index 0..cells-1 for v on an axis from lo to hi (clamped); with
+ * log2, the axis is logarithmic (lo, hi > 0). */
+int scale_to_cell(double v, double lo, double hi, int cells, int log2);
+
+/* A bar of value v out of max over width cells: whole cells and eighths of
+ * the next one (0..7). Negative or NaN values give an empty bar. */
+void bar_cells(double v, double max, int width, int *full, int *eighths);
+
+/* Heat level 0..steps-1 of v on [lo, hi]. */
+int heat_level(double v, double lo, double hi, int steps);
+
+/* The value a cell shows when rows x cols values are drawn in h x w cells:
+ * of the block of values under cell (r, c), the one of largest magnitude,
+ * so a single outlier stays visible. m is row major. */
+float block_value(const float *m, size_t rows, size_t cols, int h, int w, int r, int c);
+
+/* Seconds left at a steady rate, from done of total after elapsed seconds;
+ * negative when unknown (nothing done yet). */
+double eta_seconds(double done, double total, double elapsed);
+/* "12 s", "3 min 20 s", "1 h 05 min". */
+const char *format_duration(double seconds, char *buf, size_t n);
+
+/* Compact numbers for axes: 1024 -> "1k", 131072 -> "128k", 0.25 -> "0.25". */
+const char *format_tick(double v, char *buf, size_t n);
+
+#endif

@@ -1,0 +1,350 @@
+/* widget.c - see widget.h. */
+#include "widget.h"
+
+#include "plotmath.h"
+
+#include <curses.h>
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * Text
+ */
+
+/* Columns taken by a UTF-8 string (all our glyphs are one column wide). */
+static int text_width(const char *s)
+{
+    int w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+/* Bytes of s that fit in w columns. */
+static size_t fit_bytes(const char *s, int w)
+{
+    size_t i = 0;
+    int cols = 0;
+    while (s[i]) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80) {
+            if (cols == w)
+                break;
+            cols++;
+        }
+        i++;
+    }
+    return i;
+}
+
+int put_text(int y, int x, int w, int attr, const char *s)
+{
+    if (w <= 0 || y < 0 || y >= LINES || x >= COLS)
+        return 0;
+    if (x + w > COLS)
+        w = COLS - x;
+    size_t b = fit_bytes(s, w);
+    attron(attr);
+    mvaddnstr(y, x, s, (int)b);
+    attroff(attr);
+    int n = text_width(s);
+    return n < w ? n : w;
+}
+
+void draw_title(Rect r, const char *title)
+{
+    int n = put_text(r.y, r.x, r.w, crt_attr(ROLE_TITLE), title);
+    attron(crt_attr(ROLE_DIM));
+    for (int i = n + 1; i < r.w; i++)
+        mvaddstr(r.y, r.x + i, crt_glyph(GLYPH_HLINE));
+    attroff(crt_attr(ROLE_DIM));
+}
+
+int draw_wrapped(Rect r, int attr, const char *text, int skip)
+{
+    int line = 0;
+    const char *p = text;
+    while (*p) {
+        /* the longest run of words that fits, or a hard cut of a long word */
+        const char *end = p, *brk = NULL;
+        int cols = 0;
+        while (*end && *end != '\n' && cols < r.w) {
+            if (*end == ' ')
+                brk = end;
+            if (((unsigned char)*end & 0xC0) != 0x80)
+                cols++;
+            end++;
+        }
+        while (*end && ((unsigned char)*end & 0xC0) == 0x80)
+            end++;
+        if (*end && *end != '\n' && *end != ' ' && brk)
+            end = brk;
+        int row = line - skip;
+        if (row >= 0 && row < r.h) {
+            char buf[512];
+            size_t n = (size_t)(end - p) < sizeof buf - 1 ? (size_t)(end - p) : sizeof buf - 1;
+            memcpy(buf, p, n);
+            buf[n] = '\0';
+            put_text(r.y + row, r.x, r.w, attr, buf);
+        }
+        line++;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (*p == '\n')
+            p++;
+    }
+    return line;
+}
+
+/* ------------------------------------------------------------------------
+ * Table
+ */
+
+static bool numeric(const char *s)
+{
+    if (*s == '!' || *s == '~' || *s == '+')
+        s++;
+    if (*s == '-' || *s == '+')
+        s++;
+    return (*s >= '0' && *s <= '9') || *s == '\0' || strcmp(s, "never") == 0 || *s == '-';
+}
+
+void draw_table(Rect r, const Table *t, int hi)
+{
+    int width[TABLE_COLS] = {0};
+    bool right[TABLE_COLS] = {0};
+    for (size_t c = 0; c < t->cols; c++) {
+        right[c] = c > 0;
+        for (size_t row = 0; row < t->rows; row++) {
+            const char *s = t->cell[row][c];
+            int w = text_width(s) - (*s == '!' || *s == '~' || *s == '+');
+            if (w > width[c])
+                width[c] = w;
+            if (row > 0 && !numeric(s))
+                right[c] = false;
+        }
+    }
+    for (size_t row = 0; row < t->rows && (int)row < r.h; row++) {
+        int x = r.x;
+        int base = row == 0 ? crt_attr(ROLE_TITLE) : ((int)row == hi ? crt_attr(ROLE_FIELD_ON)
+                                                                       : crt_attr(ROLE_NORMAL));
+        if ((int)row == hi) {
+            attron(base);
+            mvhline(r.y + (int)row, r.x, ' ', r.w);
+            attroff(base);
+        }
+        for (size_t c = 0; c < t->cols && x < r.x + r.w; c++) {
+            const char *s = t->cell[row][c];
+            int attr = base;
+            if ((int)row != hi && row > 0) {
+                if (*s == '!')
+                    attr = crt_attr(ROLE_BAD);
+                else if (*s == '~')
+                    attr = crt_attr(ROLE_WARN);
+                else if (*s == '+')
+                    attr = crt_attr(ROLE_GOOD);
+            }
+            if (*s == '!' || *s == '~' || *s == '+')
+                s++;
+            int pad = width[c] - text_width(s);
+            put_text(r.y + (int)row, x + (right[c] ? pad : 0), r.x + r.w - x - (right[c] ? pad : 0),
+                     attr, s);
+            x += width[c] + 2;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Bars
+ */
+
+
+void draw_bars(Rect r, const BarItem *items, size_t n)
+{
+    int label_w = 0, text_w = 0;
+    double max = 0;
+    for (size_t i = 0; i < n; i++) {
+        label_w = text_width(items[i].label) > label_w ? text_width(items[i].label) : label_w;
+        if (items[i].text)
+            text_w = text_width(items[i].text) > text_w ? text_width(items[i].text) : text_w;
+        if (items[i].value > max)
+            max = items[i].value;
+    }
+    int bar_w = r.w - label_w - text_w - 3;
+    for (size_t i = 0; i < n && (int)i < r.h; i++) {
+        int y = r.y + (int)i;
+        put_text(y, r.x, label_w, crt_attr(ROLE_NORMAL), items[i].label);
+        int full, eighths;
+        bar_cells(items[i].value, max, bar_w, &full, &eighths);
+        int attr = crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(i % SERIES_COUNT)));
+        attron(attr);
+        for (int k = 0; k < full; k++)
+            mvaddstr(y, r.x + label_w + 1 + k, crt_glyph(GLYPH_BLOCK_8));
+        if (eighths)
+            mvaddstr(y, r.x + label_w + 1 + full, crt_glyph((Glyph)(GLYPH_BLOCK_1 + eighths - 1)));
+        attroff(attr);
+        if (items[i].text)
+            put_text(y, r.x + label_w + 2 + (bar_w > 0 ? bar_w : 0), text_w, crt_attr(ROLE_DIM),
+                     items[i].text);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Line plot
+ */
+
+void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel,
+               const char *ylabel)
+{
+    if (r.h < 6 || r.w < 20 || !n)
+        return;
+    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    for (size_t k = 0; k < n; k++)
+        for (size_t i = 0; i < s[k].n; i++) {
+            xlo = fmin(xlo, s[k].x[i]), xhi = fmax(xhi, s[k].x[i]);
+            ylo = fmin(ylo, s[k].y[i]), yhi = fmax(yhi, s[k].y[i]);
+        }
+    if (!(yhi > ylo)) {
+        yhi = ylo + 1;
+        ylo -= 1;
+    }
+    double ticks[TICKS_MAX];
+    int legend_h = (int)((n + 3) / 4), axis_w = 7;
+    Rect p = {r.y + 1, r.x + axis_w, r.h - 3 - legend_h, r.w - axis_w - 1};
+    put_text(r.y, r.x, r.w, crt_attr(ROLE_DIM), ylabel);
+    int nt = nice_ticks(ylo, yhi, p.h / 2 + 1 < 6 ? p.h / 2 + 1 : 6, ticks);
+    if (nt >= 2) {      // the axis spans the ticks so that they land on rows
+        ylo = fmin(ylo, ticks[0]);
+        yhi = fmax(yhi, ticks[nt - 1]);
+    }
+    attron(crt_attr(ROLE_DIM));
+    for (int y = 0; y < p.h; y++)
+        mvaddstr(p.y + y, p.x - 1, crt_glyph(GLYPH_VLINE));
+    for (int x = 0; x < p.w; x++)
+        mvaddstr(p.y + p.h, p.x + x, crt_glyph(GLYPH_HLINE));
+    mvaddstr(p.y + p.h, p.x - 1, crt_glyph(GLYPH_CORNER));
+    attroff(crt_attr(ROLE_DIM));
+    char buf[32];
+    for (int i = 0; i < nt; i++) {
+        int row = p.y + p.h - 1 - scale_to_cell(ticks[i], ylo, yhi, p.h, 0);
+        format_tick(ticks[i], buf, sizeof buf);
+        put_text(row, r.x, axis_w - 1, crt_attr(ROLE_DIM), buf);
+    }
+    /* x ticks: the first series' x values, as many as fit before the label */
+    int last_end = -100, label_x = p.x + p.w - text_width(xlabel);
+    for (size_t i = 0; i < s[0].n; i++) {
+        int col = scale_to_cell(s[0].x[i], xlo, xhi, p.w, log2x);
+        format_tick(s[0].x[i], buf, sizeof buf);
+        int start = p.x + col - text_width(buf) / 2;
+        if (start > last_end + 1 && start + text_width(buf) < label_x) {
+            put_text(p.y + p.h + 1, start, (int)strlen(buf), crt_attr(ROLE_DIM), buf);
+            last_end = start + text_width(buf);
+        }
+    }
+    put_text(p.y + p.h + 1, label_x, text_width(xlabel), crt_attr(ROLE_DIM), xlabel);
+    for (size_t k = 0; k < n; k++) {
+        int attr = crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(k % SERIES_COUNT)));
+        const char *mark = crt_glyph((Glyph)(GLYPH_POINT_1 + (int)(k % SERIES_COUNT)));
+        attron(attr);
+        int px = -1, py = -1;
+        for (size_t i = 0; i < s[k].n; i++) {
+            int cx = scale_to_cell(s[k].x[i], xlo, xhi, p.w, log2x);
+            int cy = p.h - 1 - scale_to_cell(s[k].y[i], ylo, yhi, p.h, 0);
+            if (px >= 0) {      // dots between points, a straight line in cells
+                int steps = abs(cx - px) > abs(cy - py) ? abs(cx - px) : abs(cy - py);
+                for (int t = 1; t < steps; t++)
+                    mvaddstr(p.y + py + (cy - py) * t / steps, p.x + px + (cx - px) * t / steps,
+                             crt.utf8 ? "\u00B7" : ".");
+            }
+            mvaddstr(p.y + cy, p.x + cx, mark);
+            px = cx, py = cy;
+        }
+        attroff(attr);
+        int ly = r.y + r.h - legend_h + (int)(k / 4), lx = r.x + axis_w + (int)(k % 4) * (r.w / 4);
+        attron(attr);
+        mvaddstr(ly, lx, mark);
+        attroff(attr);
+        put_text(ly, lx + 2, r.w / 4 - 3, crt_attr(ROLE_NORMAL), s[k].name);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Heatmap
+ */
+
+static void heat_cell(int y, int x, int level)
+{
+    if (crt.depth == COLORS_NONE) {
+        mvaddstr(y, x, crt_glyph((Glyph)(GLYPH_SHADE_0 + level)));
+    } else {
+        attron(crt_attr((ColorRole)(ROLE_HEAT_0 + level)));
+        mvaddstr(y, x, " ");
+        attroff(crt_attr((ColorRole)(ROLE_HEAT_0 + level)));
+    }
+}
+
+void draw_heatmap(Rect r, const char *title, const float *m, size_t rows, size_t cols, double lo,
+                  double hi)
+{
+    if (r.h < 4 || r.w < 8)
+        return;
+    put_text(r.y, r.x, r.w, crt_attr(ROLE_TITLE), title);
+    int h = r.h - 2, w = r.w;
+    if ((size_t)h > rows)
+        h = (int)rows;
+    int cw = (size_t)w >= cols * 2 ? 2 : 1;        // two columns a value when it fits
+    w = (int)((size_t)w / (size_t)cw < cols ? (size_t)w / (size_t)cw : cols);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            float v = block_value(m, rows, cols, h, w, y, x);
+            int level = heat_level(v, lo, hi, HEAT_STEPS);
+            for (int k = 0; k < cw; k++)
+                heat_cell(r.y + 1 + y, r.x + x * cw + k, level);
+        }
+    /* the scale: the ramp, then its two ends */
+    int sy = r.y + 1 + h;
+    char a[32], b[32];
+    snprintf(a, sizeof a, "%.3g", lo);
+    snprintf(b, sizeof b, "%.3g ", hi);
+    int n = put_text(sy, r.x, r.w, crt_attr(ROLE_DIM), a);
+    for (int k = 0; k < HEAT_STEPS && n + 1 + k < r.w; k++)
+        heat_cell(sy, r.x + n + 1 + k, k);
+    put_text(sy, r.x + n + 2 + HEAT_STEPS, r.w - n - 2 - HEAT_STEPS, crt_attr(ROLE_DIM), b);
+}
+
+/* ------------------------------------------------------------------------
+ * Progress and the function bar
+ */
+
+void draw_progress(Rect r, const char *label, double done, double total, double elapsed)
+{
+    char eta[32], line[160];
+    double left = eta_seconds(done, total, elapsed);
+    format_duration(left, eta, sizeof eta);
+    snprintf(line, sizeof line, "%s  %3.0f%%  %s left  (Esc cancels)", label,
+             total > 0 ? 100 * done / total : 0, eta);
+    put_text(r.y, r.x, r.w, crt_attr(ROLE_NORMAL), line);
+    int full, eighths;
+    bar_cells(done, total, r.w, &full, &eighths);
+    attron(crt_attr(ROLE_SERIES_1));
+    for (int k = 0; k < full; k++)
+        mvaddstr(r.y + 1, r.x + k, crt_glyph(GLYPH_BLOCK_8));
+    if (eighths)
+        mvaddstr(r.y + 1, r.x + full, crt_glyph((Glyph)(GLYPH_BLOCK_1 + eighths - 1)));
+    attroff(crt_attr(ROLE_SERIES_1));
+}
+
+void draw_function_bar(int y, int w, const BarKey *keys, size_t n)
+{
+    attron(crt_attr(ROLE_BAR));
+    mvhline(y, 0, ' ', w);
+    attroff(crt_attr(ROLE_BAR));
+    int x = 0;
+    for (size_t i = 0; i < n && x < w; i++) {
+        x += put_text(y, x, w - x, crt_attr(ROLE_KEY), keys[i].key);
+        x += put_text(y, x, w - x, crt_attr(ROLE_BAR), keys[i].label);
+        x += 1;
+    }
+}

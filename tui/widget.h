@@ -1,0 +1,69 @@
+/* widget.h - drawing functions for the lab's screens.
+ *
+ * Each widget draws from the data it is given into a rectangle of the
+ * screen and keeps no state: the screens own their data, the widgets only
+ * draw it (nvtop's plot.c is the model). Sizes come from the rectangle, so
+ * a resize needs nothing but a redraw.
+ */
+#ifndef KVLAB_WIDGET_H
+#define KVLAB_WIDGET_H
+
+#include "cli.h"
+#include "crt.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    int y, x, h, w;
+} Rect;
+
+/* Text clipped to width w at (y, x); returns columns written. */
+int put_text(int y, int x, int w, int attr, const char *s);
+/* A boxed title line: "title ────". */
+void draw_title(Rect r, const char *title);
+/* Words wrapped into r starting at line `skip`; returns the total line count. */
+int draw_wrapped(Rect r, int attr, const char *text, int skip);
+
+/* A Table (cli.h) in r; row `hi` (>= 1) highlighted; cells whose text
+ * starts with '!' are drawn in ROLE_BAD, '~' in ROLE_WARN, '+' in ROLE_GOOD
+ * (the marker is not shown). */
+void draw_table(Rect r, const Table *t, int hi);
+
+typedef struct {
+    const char *label;
+    double value;
+    const char *text;           // shown after the bar
+} BarItem;
+
+/* Horizontal bars scaled to the largest value, eighths of a cell. */
+void draw_bars(Rect r, const BarItem *items, size_t n);
+
+typedef struct {
+    const char *name;
+    const double *x, *y;
+    size_t n;
+} Series;
+
+/* A line plot with axes, ticks and a legend; x on a log2 axis when log2x. */
+void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel,
+               const char *ylabel);
+
+/* A heatmap of a rows x cols matrix on [lo, hi] (diverging around the middle),
+ * downsampled to the rectangle; a colour scale with its ends labelled
+ * underneath. In monochrome the cells are density characters. */
+void draw_heatmap(Rect r, const char *title, const float *m, size_t rows, size_t cols, double lo,
+                  double hi);
+
+/* A progress bar with the share done and the time left; "Esc cancels". */
+void draw_progress(Rect r, const char *label, double done, double total, double elapsed);
+
+typedef struct {
+    const char *key;            // "F1", "q"
+    const char *label;          // "Help"
+} BarKey;
+
+/* The function bar on one line. */
+void draw_function_bar(int y, int w, const BarKey *keys, size_t n);
+
+#endif

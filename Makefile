@@ -19,7 +19,7 @@ LDFLAGS  += $(SAN)
 
 # Debian packages providing each pkg-config module the build needs.
 PKG_MODULES  := ncursesw libcjson check
-APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config locales
+APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config locales tmux
 
 # Recursive (=) so pkg-config runs only after `deps` has installed things.
 CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
@@ -98,6 +98,7 @@ deps:
 	    pkg-config --exists $$m 2>/dev/null || missing="$$missing $$m"; \
 	done; \
 	[ -f /usr/share/i18n/locales/de_DE ] || missing="$$missing locales"; \
+	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
 	if [ -n "$$missing" ]; then \
 	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	        echo "kvlab: installing build dependencies ($$missing)"; \
@@ -120,7 +121,7 @@ $(BUILD)/kvlab: $(TUI_OBJ) $(CALC_LIB)
 $(CALC_LIB): $(CALC_OBJ)
 	$(AR) rcs $@ $^
 
-$(TEST_BIN): $(TEST_OBJ) $(CALC_LIB)
+$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/plotmath.o $(CALC_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(CJSON_LIBS) -lm
 

@@ -224,7 +224,7 @@ START_TEST(formats_and_help)
     cJSON_Delete(j);
     run_free(&r);
     static const char *const HELP[][3] = {
-        {"--help", NULL, "usage: kvlab COMMAND"}, {"--version", NULL, "kvlab 0."},
+        {"--help", NULL, "kvlab COMMAND [options]"}, {"--version", NULL, "kvlab 0."},
         {"calc", "--help", "--kv-heads H"},      {"formats", "--help", "--head-dim D"},
         {"scenario", "--help", "throughput_ratio"}, {"quant", "--help", "--outlier-scale X"},
         {"roundtrip", "--help", "--saturate"}};

@@ -21,6 +21,8 @@ Suite *suite_loader(void);
 Suite *suite_cli(void);
 Suite *suite_minifloat(void);
 Suite *suite_quant(void);
+Suite *suite_tui(void);
+Suite *suite_plotmath(void);
 
 /* Directories given by the Makefile (KVLAB_DATA, KVLAB_TESTDATA) and the
  * program under test (KVLAB_BIN). */

@@ -259,6 +259,31 @@ void table_print(const Table *t, FILE *out)
     }
 }
 
+int table_width(const Table *t)
+{
+    int total = 0;
+    for (size_t c = 0; c < t->cols; c++) {
+        size_t w = 0;
+        for (size_t r = 0; r < t->rows; r++)
+            if (utf8_width(t->cell[r][c]) > w)
+                w = utf8_width(t->cell[r][c]);
+        total += (int)w + (c ? 2 : 0);
+    }
+    return total;
+}
+
+bool table_drop_column(Table *t, const char *name)
+{
+    for (size_t c = 0; c < t->cols; c++)
+        if (t->rows && strcmp(t->cell[0][c], name) == 0) {
+            for (size_t r = 0; r < t->rows; r++)
+                memmove(t->cell[r][c], t->cell[r][c + 1], (t->cols - c - 1) * sizeof t->cell[r][c]);
+            t->cols--;
+            return true;
+        }
+    return false;
+}
+
 void table_csv(const Table *t, FILE *out)
 {
     for (size_t r = 0; r < t->rows; r++)

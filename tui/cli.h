@@ -95,6 +95,10 @@ void table_cell(Table *t, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Numeric columns right-aligned, words left-aligned, a rule under row 0. */
 void table_print(const Table *t, FILE *out);
 void table_csv(const Table *t, FILE *out);
+/* Columns a table needs when printed (two spaces between columns). */
+int table_width(const Table *t);
+/* Removes the column whose header is `name`; false if there is none. */
+bool table_drop_column(Table *t, const char *name);
 
 /* ------------------------------------------------------------------------
  * JSON helpers: integers are written exactly (as raw text), fractions as

@@ -500,5 +500,5 @@ int lab_run(void)
         SCREENS[i]->destroy(lab.state[i]);
     if (lab.frame_log)
         fclose(lab.frame_log);
-    return 0;
+    return crt_quit_signal ? 128 + crt_quit_signal : 0;     // as the shell reports a signal
 }

@@ -26,6 +26,11 @@ int nice_ticks(double lo, double hi, int max_ticks, double *ticks)
     int n = 0;
     for (double t = ceil(lo / step - 1e-9) * step; t <= hi + step * 1e-9 && n < max_ticks; t += step)
         ticks[n++] = fabs(t) < step * 1e-9 ? 0 : t;
+    if (n < 2) {                /* a range too narrow for a round step: label its ends */
+        ticks[0] = lo;
+        ticks[1] = hi;
+        n = 2;
+    }
     return n;
 }
 

@@ -37,6 +37,8 @@ typedef struct {
 int report_compute(const Report *rp, Results *res, Error *e);
 /* The formats table as `kvlab calc` prints it (the lab shows the same). */
 void report_table(const Report *rp, const Results *res, Table *t);
+/* Drops the least needed columns until the table fits in width columns. */
+void report_table_fit(Table *t, int width);
 
 /* Computes every format first, so an error prints nothing. */
 int report_text(const Report *r, bool csv, FILE *out, Error *e);

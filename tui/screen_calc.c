@@ -184,6 +184,7 @@ static void draw(void *st, Rect r, int scroll)
     put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_DIM), line);
     static Table t;
     report_table(&c->rp, &c->res, &t);
+    report_table_fit(&t, r.w);
     Rect tr = {r.y + 3, r.x, (int)t.rows, r.w};
     draw_table(tr, &t, -1);
     int y = tr.y + tr.h + 1, h = r.y + r.h - y;

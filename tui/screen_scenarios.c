@@ -162,6 +162,7 @@ static void draw(void *st, Rect r, int scroll)
     y++;
     static Table t;
     report_table(&s->rp, &s->res, &t);
+    report_table_fit(&t, r.w);
     draw_table((Rect){y, r.x, (int)t.rows, r.w}, &t, -1);
     y += (int)t.rows + 1;
     /* the figures and the notes on wrong seeds scroll together */

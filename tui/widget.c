@@ -198,8 +198,12 @@ void draw_bars(Rect r, const BarItem *items, size_t n)
 void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel,
                const char *ylabel)
 {
-    if (r.h < 6 || r.w < 20 || !n)
+    if (!n)
         return;
+    if (r.h < 8 || r.w < 30) {
+        put_text(r.y, r.x, r.w, crt_attr(ROLE_DIM), "(a larger window shows the plot)");
+        return;
+    }
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     for (size_t k = 0; k < n; k++)
         for (size_t i = 0; i < s[k].n; i++) {

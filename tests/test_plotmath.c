@@ -1,0 +1,142 @@
+/* test_plotmath.c - the widgets' arithmetic: ticks, scaling, partial bars,
+ * heat levels, downsampling and time left. */
+#include "testutil.h"
+
+#include "../tui/plotmath.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Ticks are evenly spaced by 1, 2 or 5 x 10^k, lie within [lo, hi], and
+ * there are at least two and at most max of them; random ranges. */
+START_TEST(ticks_nice)
+{
+    Rng r = {test_seed() ^ 0x71C};
+    for (int i = 0; i < 5000; i++) {
+        double lo = ((double)(rng_next(&r) >> 11) / 9007199254740992.0 - 0.5) *
+                    pow(10, (double)rng_range(&r, 0, 8) - 3);
+        double hi = lo + (double)(rng_next(&r) >> 11) / 9007199254740992.0 *
+                         pow(10, (double)rng_range(&r, 0, 8) - 3) + 1e-9;
+        int max = (int)rng_range(&r, 2, 10);
+        double t[TICKS_MAX];
+        int n = nice_ticks(lo, hi, max, t);
+        ck_assert_int_ge(n, 1);
+        ck_assert_int_le(n, max);
+        for (int k = 0; k < n; k++)
+            ck_assert(t[k] >= lo - 1e-9 * fabs(hi - lo) && t[k] <= hi + 1e-9 * fabs(hi - lo));
+        if (n > 2) {
+            /* ticks far from zero lose digits in t[1] - t[0]: allow for it */
+            double step = t[1] - t[0], tol = 1e-6 + 1e-12 * fabs(t[n - 1]) / step;
+            double m = step / pow(10, floor(log10(step) + 1e-9));
+            ck_assert_msg(fabs(m - 1) < tol || fabs(m - 2) < 2 * tol || fabs(m - 5) < 5 * tol ||
+                          fabs(m - 10) < 10 * tol, "step %g", step);
+            for (int k = 2; k < n; k++)
+                ck_assert(fabs(t[k] - t[k - 1] - step) < tol * step);
+        }
+    }
+    double t[TICKS_MAX];
+    ck_assert_int_eq(nice_ticks(0, 10, 6, t), 6);
+    ck_assert(t[0] == 0 && t[5] == 10);
+}
+END_TEST
+
+/* Scaling puts the ends on the first and last cell, is monotonic, and on a
+ * log2 axis doubles map to equal steps. */
+START_TEST(scaling)
+{
+    ck_assert_int_eq(scale_to_cell(0, 0, 10, 11, 0), 0);
+    ck_assert_int_eq(scale_to_cell(10, 0, 10, 11, 0), 10);
+    ck_assert_int_eq(scale_to_cell(5, 0, 10, 11, 0), 5);
+    ck_assert_int_eq(scale_to_cell(-3, 0, 10, 11, 0), 0);
+    ck_assert_int_eq(scale_to_cell(1e9, 0, 10, 11, 0), 10);
+    ck_assert_int_eq(scale_to_cell(NAN, 0, 10, 11, 0), 0);
+    for (int k = 0; k <= 7; k++)
+        ck_assert_int_eq(scale_to_cell(1024 << k, 1024, 131072, 29, 1), 4 * k);
+    int prev = -1;
+    for (double v = 0; v <= 100; v += 0.37) {
+        int c = scale_to_cell(v, 0, 100, 57, 0);
+        ck_assert(c >= prev);
+        prev = c;
+    }
+}
+END_TEST
+
+/* Bars: a value's eighths of a cell, never past the width; heat levels
+ * cover 0..steps-1 evenly. */
+START_TEST(bars_and_heat)
+{
+    int f, e;
+    bar_cells(50, 100, 10, &f, &e);
+    ck_assert(f == 5 && e == 0);
+    bar_cells(1, 8, 1, &f, &e);
+    ck_assert(f == 0 && e == 1);
+    bar_cells(1000, 100, 10, &f, &e);
+    ck_assert(f == 10 && e == 0);
+    bar_cells(-1, 100, 10, &f, &e);
+    ck_assert(f == 0 && e == 0);
+    Rng r = {test_seed() ^ 0xBA5};
+    for (int i = 0; i < 10000; i++) {
+        double max = (double)rng_range(&r, 1, 1000000), v = max * (double)rng_range(&r, 0, 1000) / 1000;
+        int w = (int)rng_range(&r, 1, 200);
+        bar_cells(v, max, w, &f, &e);
+        ck_assert(f * 8 + e <= w * 8);
+        ck_assert(fabs((f * 8 + e) / 8.0 - v / max * w) <= 1.0 / 16 + 1e-9);
+    }
+    ck_assert_int_eq(heat_level(-1, -1, 1, 9), 0);
+    ck_assert_int_eq(heat_level(1, -1, 1, 9), 8);
+    ck_assert_int_eq(heat_level(0, -1, 1, 9), 4);
+    ck_assert_int_eq(heat_level(NAN, -1, 1, 9), 0);
+}
+END_TEST
+
+/* Downsampling keeps the value of largest magnitude in each block, so one
+ * outlier in a large matrix stays visible in a small heatmap. */
+START_TEST(downsampling)
+{
+    static float m[100 * 64];
+    Rng r = {test_seed() ^ 0xD0};
+    for (int i = 0; i < 100 * 64; i++)
+        m[i] = (float)((double)rng_range(&r, 0, 2000) / 1000.0 - 1.0);
+    m[37 * 64 + 50] = -42;
+    int h = 10, w = 8, hits = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) {
+            float v = block_value(m, 100, 64, h, w, y, x);
+            ck_assert(fabsf(v) <= 42);
+            hits += v == -42;
+        }
+    ck_assert_int_eq(hits, 1);
+    ck_assert(block_value(m, 100, 64, 10, 8, 3, 6) == -42);    // rows 30-39, cols 48-55
+    float one = 7;
+    ck_assert(block_value(&one, 1, 1, 5, 5, 4, 4) == 7);       // more cells than values
+}
+END_TEST
+
+START_TEST(time_left)
+{
+    char b[32];
+    ck_assert_double_eq(eta_seconds(25, 100, 10), 30);
+    ck_assert(eta_seconds(0, 100, 10) < 0);
+    ck_assert_double_eq(eta_seconds(100, 100, 10), 0);
+    ck_assert_str_eq(format_duration(12.4, b, sizeof b), "12 s");
+    ck_assert_str_eq(format_duration(200, b, sizeof b), "3 min 20 s");
+    ck_assert_str_eq(format_duration(3900, b, sizeof b), "1 h 05 min");
+    ck_assert_str_eq(format_duration(-1, b, sizeof b), "?");
+    ck_assert_str_eq(format_tick(131072, b, sizeof b), "128k");
+    ck_assert_str_eq(format_tick(1048576, b, sizeof b), "1M");
+    ck_assert_str_eq(format_tick(0.25, b, sizeof b), "0.25");
+}
+END_TEST
+
+Suite *suite_plotmath(void)
+{
+    Suite *s = suite_create("plotmath");
+    TCase *t = tcase_create("widgets");
+    tcase_add_test(t, ticks_nice);
+    tcase_add_test(t, scaling);
+    tcase_add_test(t, bars_and_heat);
+    tcase_add_test(t, downsampling);
+    tcase_add_test(t, time_left);
+    suite_add_tcase(s, t);
+    return s;
+}

@@ -1,0 +1,310 @@
+/* test_tui.c - the interactive lab driven through tmux: every screen opens
+ * and shows its key figures (the same as kvlab calc), editing a field moves
+ * the figures, resizes down to 30x8 and back keep it alive, q and Ctrl-C
+ * leave the terminal restored, NO_COLOR draws no colour, export writes its
+ * files, and without a terminal kvlab says so and exits 2. */
+#include "testutil.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static char sock[64];
+
+/* Runs a tmux command on the test's own server; its stdout in out. */
+__attribute__((format(printf, 3, 4)))
+static int tmux(char *out, size_t n, const char *fmt, ...)
+{
+    char args[2048], cmd[2300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "tmux -L %s %s 2>/dev/null", sock, args);
+    FILE *p = popen(cmd, "r");
+    ck_assert(p != NULL);
+    size_t got = out ? fread(out, 1, n - 1, p) : 0;
+    if (out)
+        out[got] = '\0';
+    else
+        while (fgetc(p) != EOF) {
+        }
+    return pclose(p);
+}
+
+/* Starts kvlab in a w x h window; `env` is prepended to the command. */
+static void start(int w, int h, const char *env)
+{
+    snprintf(sock, sizeof sock, "kvlab-test-%d-%ld", getpid(), (long)time(NULL));
+    char dir[1024];
+    ck_assert(getcwd(dir, sizeof dir) != NULL);
+    tmux(NULL, 0, "new-session -d -x %d -y %d -s lab \"cd '%s' && env TERM=xterm-256color "
+                  "KVLAB_DATA='%s' %s '%s'; echo EXIT:\\$?; sleep 20\"",
+         w, h, dir, test_datadir(), env, test_bin());
+}
+
+static void stop(void)
+{
+    tmux(NULL, 0, "kill-server");
+}
+
+static void screen(char *buf, size_t n, bool escapes)
+{
+    tmux(buf, n, "capture-pane -p %s -t lab", escapes ? "-e" : "");
+}
+
+/* Waits up to 5 s for text to appear on the screen. */
+static bool wait_for(const char *text)
+{
+    static char buf[65536];
+    for (int i = 0; i < 100; i++) {
+        screen(buf, sizeof buf, false);
+        if (strstr(buf, text))
+            return true;
+        usleep(50000);
+    }
+    fprintf(stderr, "waited for '%s'; the screen was:\n%s\n", text, buf);
+    return false;
+}
+
+static void keys(const char *k)
+{
+    tmux(NULL, 0, "send-keys -t lab %s", k);
+}
+
+/* The number in the table row that starts with `fmt`, column `col`
+ * (0 = first number after the name). */
+static double row_number(const char *fmt, int col)
+{
+    static char buf[65536];
+    screen(buf, sizeof buf, false);
+    char key[64];
+    snprintf(key, sizeof key, " %s ", fmt);
+    const char *p = strstr(buf, key);
+    ck_assert_msg(p != NULL, "no row %s in:\n%s", fmt, buf);
+    p += strlen(key);
+    double v = 0;
+    for (int i = 0; i <= col; i++) {
+        char word[64];
+        int used;
+        ck_assert(sscanf(p, " %63s%n", word, &used) == 1);
+        p += used;
+        if (!strcmp(word, "GiB") || !strcmp(word, "MiB") || !strcmp(word, "GB")) {
+            i--;
+            continue;
+        }
+        char *end;
+        v = strtod(word, &end);
+    }
+    return v;
+}
+
+/* The CLI's figure for the same inputs, from kvlab calc --json. */
+static double cli_figure(const char *const *argv, const char *fmt, const char *field)
+{
+    RunResult r = run_kvlab(argv, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    cJSON *j = cJSON_Parse(r.out);
+    double v = -1;
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "formats"))
+        if (!strcmp(cJSON_GetObjectItem(f, "format")->valuestring, fmt))
+            v = cJSON_GetObjectItem(f, field)->valuedouble;
+    cJSON_Delete(j);
+    run_free(&r);
+    return v;
+}
+
+/* Each screen opens with its figures; the calculator's are kvlab calc's. */
+START_TEST(screens_open)
+{
+    start(200, 60, "");
+    ck_assert(wait_for("A 20 GiB KV pool"));
+    ck_assert(wait_for("seed is wrong"));
+    ck_assert(wait_for("3.55x"));
+    keys("F3");
+    ck_assert(wait_for("Sequences the pool holds"));
+    double slots = row_number("fp8_e4m3", 5), step = row_number("fp8_e4m3", 7);
+    const char *argv[] = {"calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8k",
+                          "--batch", "16", "--json", NULL};
+    ck_assert_double_eq(slots, cli_figure(argv, "fp8_e4m3", "slots"));
+    ck_assert_double_eq_tol(step, cli_figure(argv, "fp8_e4m3", "step_ms"), 0.006);
+    keys("F4");
+    ck_assert(wait_for("per channel: K error"));
+    ck_assert(wait_for("score errors"));
+    keys("F1");
+    ck_assert(wait_for("Help: every key"));
+    ck_assert(wait_for("Hadamard rotation on or off"));
+    keys("x");
+    keys("q");
+    ck_assert(wait_for("EXIT:0"));
+    stop();
+}
+END_TEST
+
+/* Typing a context into the calculator changes the figures, as kvlab calc
+ * computes them; a bad value is refused in the status line. */
+START_TEST(editing_changes_figures)
+{
+    start(200, 60, "");
+    ck_assert(wait_for("A 20 GiB KV pool"));
+    keys("F3");
+    ck_assert(wait_for("Sequences the pool holds"));
+    keys("Down Down");              // Model, GPU, Context
+    keys("3 2 k Enter");
+    ck_assert(wait_for("32,768 (32k) tokens x 16"));
+    const char *argv[] = {"calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "32k",
+                          "--batch", "16", "--json", NULL};
+    ck_assert_double_eq(row_number("bf16", 5), cli_figure(argv, "bf16", "slots"));
+    keys("Enter b a n a n a Enter");
+    ck_assert(wait_for("banana"));
+    keys("Down +");                 // Batch 16 -> 17
+    ck_assert(wait_for("tokens x 17"));
+    keys("q");
+    ck_assert(wait_for("EXIT:0"));
+    stop();
+}
+END_TEST
+
+/* Shrinking to 30x8 shows a notice instead of garbage; growing back
+ * restores the screen; the lab is alive throughout. */
+START_TEST(resizes_survive)
+{
+    start(120, 40, "");
+    ck_assert(wait_for("A 20 GiB KV pool"));
+    static const int SIZES[][2] = {{30, 8}, {80, 24}, {31, 9}, {200, 60}, {30, 8}, {120, 40}};
+    for (size_t i = 0; i < sizeof SIZES / sizeof SIZES[0]; i++) {
+        tmux(NULL, 0, "resize-window -t lab -x %d -y %d", SIZES[i][0], SIZES[i][1]);
+        ck_assert(wait_for(SIZES[i][0] < 80 ? "larger" : "Inputs"));
+        keys(i % 2 ? "F4" : "F3");
+    }
+    keys("q");
+    ck_assert(wait_for("EXIT:0"));
+    stop();
+}
+END_TEST
+
+/* q exits 0 and Ctrl-C exits 130, each with the terminal restored: the
+ * alternate screen is off and the cursor is visible again. */
+START_TEST(quit_restores_terminal)
+{
+    static const struct { const char *keys, *exit; } T[] = {{"q", "EXIT:0"}, {"C-c", "EXIT:130"}};
+    for (size_t i = 0; i < 2; i++) {
+        start(100, 30, "");
+        ck_assert(wait_for("Inputs"));
+        char flag[64];
+        tmux(flag, sizeof flag, "display -p -t lab '#{alternate_on}'");
+        ck_assert_str_eq(flag, "1\n");
+        keys(T[i].keys);
+        ck_assert(wait_for(T[i].exit));
+        tmux(flag, sizeof flag, "display -p -t lab '#{alternate_on} #{cursor_flag}'");
+        ck_assert_str_eq(flag, "0 1\n");
+        stop();
+    }
+}
+END_TEST
+
+/* Whether a screen dump has a colour escape: an SGR sequence with a
+ * foreground or background parameter (30-37, 38, 40-47, 48, 90-97,
+ * 100-107); bold, dim, underline and reverse are not colour. */
+static bool has_colour(const char *s)
+{
+    for (const char *p = strstr(s, "\033["); p; p = strstr(p + 1, "\033[")) {
+        const char *q = p + 2;
+        while (*q >= '0' && *q <= '9') {
+            int v = (int)strtol(q, (char **)&q, 10);
+            if ((v >= 30 && v <= 38) || (v >= 40 && v <= 48) || (v >= 90 && v <= 97) ||
+                (v >= 100 && v <= 107))
+                return true;
+            if (*q == ';')
+                q++;
+        }
+    }
+    return false;
+}
+
+/* NO_COLOR: no colour escapes at all; without it, colours are drawn (so
+ * the check can tell). */
+START_TEST(no_color)
+{
+    static char buf[65536];
+    for (int nc = 0; nc < 2; nc++) {
+        start(120, 40, nc ? "NO_COLOR=1" : "");
+        ck_assert(wait_for("A 20 GiB KV pool"));
+        keys("F4");
+        ck_assert(wait_for("score errors"));
+        screen(buf, sizeof buf, true);
+        bool colour = has_colour(buf);
+        ck_assert_msg(colour == !nc, "NO_COLOR=%d, colour escapes %s", nc, colour ? "found" : "absent");
+        keys("q");
+        ck_assert(wait_for("EXIT:0"));
+        stop();
+    }
+}
+END_TEST
+
+/* e writes the screen's CSV and SVG into the working directory and names
+ * them in the status line. */
+START_TEST(export_files)
+{
+    char dir[] = "/tmp/kvlab-export-XXXXXX", cwd[1024];
+    ck_assert(mkdtemp(dir) != NULL);
+    ck_assert(getcwd(cwd, sizeof cwd) != NULL);
+    ck_assert_int_eq(chdir(dir), 0);
+    start(200, 60, "");
+    ck_assert(wait_for("A 20 GiB KV pool"));
+    keys("F3");
+    ck_assert(wait_for("Sequences the pool holds"));
+    keys("e");
+    ck_assert(wait_for("wrote kvlab-calculator-"));
+    keys("q");
+    ck_assert(wait_for("EXIT:0"));
+    stop();
+    char cmd[1200], out[4096];
+    snprintf(cmd, sizeof cmd, "cat %s/kvlab-calculator-*.csv %s/kvlab-calculator-*.svg", dir, dir);
+    FILE *p = popen(cmd, "r");
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    pclose(p);
+    ck_assert(strncmp(out, "format,bytes_per_sequence", 25) == 0 && strstr(out, "\nfp8_e4m3,"));
+    ck_assert(strstr(out, "<svg") && strstr(out, "<polyline") && strstr(out, "</svg>"));
+    ck_assert_int_eq(chdir(cwd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* Without a terminal: one line pointing at the command-line tools, exit 2. */
+START_TEST(no_terminal)
+{
+    RunResult r = run_kvlab((const char *const[]){NULL}, "");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert(strstr(r.err, "interactive terminal") && strstr(r.err, "kvlab calc"));
+    run_free(&r);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "script -qec 'env TERM=dumb %s' /dev/null > /dev/null 2>&1", test_bin());
+    int st = system(cmd);
+    ck_assert_int_eq(WEXITSTATUS(st), 2);
+}
+END_TEST
+
+Suite *suite_tui(void)
+{
+    Suite *s = suite_create("tui");
+    TCase *t = tcase_create("tmux");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, screens_open);
+    tcase_add_test(t, editing_changes_figures);
+    tcase_add_test(t, resizes_survive);
+    tcase_add_test(t, quit_restores_terminal);
+    tcase_add_test(t, no_color);
+    tcase_add_test(t, export_files);
+    tcase_add_test(t, no_terminal);
+    suite_add_tcase(s, t);
+    return s;
+}

@@ -69,9 +69,10 @@ $(TEST_LOCALE): | deps
 	@mkdir -p $(dir $@)
 	localedef -i de_DE -f UTF-8 $@
 
-# Measure the codecs' and quantizers' throughput on one core.
-bench: $(BUILD)/bench_quant
+# Measure the codecs' and quantizers' throughput and the lab's frame times.
+bench: $(BUILD)/bench_quant kvlab
 	$(BUILD)/bench_quant
+	tests/bench/bench_tui.sh $(CURDIR)/kvlab $(CURDIR)/scenarios
 
 $(BUILD)/bench_quant: $(BUILD)/tests/bench/bench_quant.o $(CALC_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CJSON_LIBS) -lm

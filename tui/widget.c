@@ -300,18 +300,22 @@ void draw_heatmap(Rect r, const char *title, const float *m, size_t rows, size_t
         h = (int)rows;
     int cw = (size_t)w >= cols * 2 ? 2 : 1;        // two columns a value when it fits
     w = (int)((size_t)w / (size_t)cw < cols ? (size_t)w / (size_t)cw : cols);
+    /* Colour shows sign and size on a diverging ramp; density characters
+     * cannot show sign, so in monochrome they show the magnitude, 0 blank. */
+    bool mono = crt.depth == COLORS_NONE;
+    double top = fmax(fabs(lo), fabs(hi));
     for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++) {
             float v = block_value(m, rows, cols, h, w, y, x);
-            int level = heat_level(v, lo, hi, HEAT_STEPS);
+            int level = mono ? heat_level(fabs(v), 0, top, HEAT_STEPS) : heat_level(v, lo, hi, HEAT_STEPS);
             for (int k = 0; k < cw; k++)
                 heat_cell(r.y + 1 + y, r.x + x * cw + k, level);
         }
     /* the scale: the ramp, then its two ends */
     int sy = r.y + 1 + h;
     char a[32], b[32];
-    snprintf(a, sizeof a, "%.3g", lo);
-    snprintf(b, sizeof b, "%.3g ", hi);
+    snprintf(a, sizeof a, mono ? "|v| 0" : "%.3g", lo);
+    snprintf(b, sizeof b, "%.3g ", mono ? top : hi);
     int n = put_text(sy, r.x, r.w, crt_attr(ROLE_DIM), a);
     for (int k = 0; k < HEAT_STEPS && n + 1 + k < r.w; k++)
         heat_cell(sy, r.x + n + 1 + k, k);

@@ -13,7 +13,7 @@ CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
 OPT      ?= -O2 -g
 SAN      ?=
-CFLAGS   += $(CSTD) $(WARN) $(OPT) $(SAN) -MMD -MP -Icalc -I. \
+CFLAGS   += $(CSTD) $(WARN) $(OPT) $(SAN) -MMD -MP -Icalc -Ikernels -I. \
             -DKVLAB_VERSION='"$(VERSION)"' -DKVLAB_DATADIR='"$(PREFIX)/share/kvlab/scenarios"'
 LDFLAGS  += $(SAN)
 
@@ -29,12 +29,15 @@ CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 
 CALC_SRC  := $(wildcard calc/*.c)
+KERN_SRC  := $(wildcard kernels/*.c kernels/cpu/*.c)
 TUI_SRC   := $(wildcard tui/*.c)
 TEST_SRC  := $(wildcard tests/test_*.c) tests/testutil.c
 CALC_OBJ  := $(CALC_SRC:%.c=$(BUILD)/%.o)
+KERN_OBJ  := $(KERN_SRC:%.c=$(BUILD)/%.o)
 TUI_OBJ   := $(TUI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
 CALC_LIB  := $(BUILD)/libkvcalc.a
+KERN_LIB  := $(BUILD)/libkvkern.a
 TEST_BIN  := $(BUILD)/tests/run_tests
 
 .PHONY: all run test asan bench clean help deps install
@@ -116,15 +119,18 @@ deps:
 kvlab: $(BUILD)/kvlab
 	@if [ "$(BUILD)" = build ]; then cp $< $@.tmp && mv -f $@.tmp $@; fi
 
-$(BUILD)/kvlab: $(TUI_OBJ) $(CALC_LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CURSES_LIBS) $(CJSON_LIBS) -lm
+$(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CURSES_LIBS) $(CJSON_LIBS) -lm -lpthread -ldl
 
 $(CALC_LIB): $(CALC_OBJ)
 	$(AR) rcs $@ $^
 
-$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/plotmath.o $(CALC_LIB)
+$(KERN_LIB): $(KERN_OBJ)
+	$(AR) rcs $@ $^
+
+$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/plotmath.o $(KERN_LIB) $(CALC_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(CJSON_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(CJSON_LIBS) -lm -lpthread -ldl
 
 $(BUILD)/tests/%.o: tests/%.c | deps
 	@mkdir -p $(dir $@)
@@ -134,4 +140,4 @@ $(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CJSON_CFLAGS) -c -o $@ $<
 
--include $(CALC_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+-include $(CALC_OBJ:.o=.d) $(KERN_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -194,6 +194,42 @@ uint8_t e8m0_from_exponent(int e)
     return (uint8_t)(e + 127);
 }
 
+uint16_t bf16_bits(float x)
+{
+    return (uint16_t)(f32_bits(bf16_round(x)) >> 16);
+}
+
+float bf16_value(uint16_t b)
+{
+    return f32_from((uint32_t)b << 16);
+}
+
+uint16_t fp16_bits(float x)
+{
+    uint32_t u = f32_bits(x), sign = (u >> 16) & 0x8000u, ax = u & 0x7FFFFFFFu;
+    if (ax > 0x7F800000u)
+        return (uint16_t)(sign | 0x7E00u);                      // NaN
+    if (ax >= 0x477FF000u)                                      // rounds past 65504
+        return (uint16_t)(sign | 0x7C00u);
+    if (ax < 0x38800000u) {                                     // FP16 subnormal or zero
+        float r = (f32_from(ax) + 0.5f) - 0.5f;                 // steps of 2^-24
+        return (uint16_t)(sign | (uint32_t)(r * 16777216.0f));
+    }
+    uint32_t lsb = (ax >> 13) & 1u;
+    ax += 0xFFFu + lsb;
+    return (uint16_t)(sign | (((ax >> 23) - 112u) << 10) | ((ax >> 13) & 0x3FFu));
+}
+
+float fp16_value(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+    if (e == 0)
+        return f32_from(f32_bits((float)m * 0x1p-24f) | sign);
+    if (e == 31)
+        return f32_from(sign | 0x7F800000u | (m << 13));
+    return f32_from(sign | ((e + 112u) << 23) | (m << 13));
+}
+
 float bf16_round(float x)
 {
     uint32_t u = f32_bits(x);

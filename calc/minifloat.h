@@ -64,5 +64,11 @@ uint8_t e8m0_from_exponent(int e);
 /* Round to BF16 (nearest, ties to even) and back: what a 16-bit residual
  * window keeps. */
 float bf16_round(float x);
+/* BF16 and IEEE FP16 bits, rounded to nearest even; and back. FP16
+ * overflow becomes infinity, as in IEEE conversion. */
+uint16_t bf16_bits(float x);
+float bf16_value(uint16_t b);
+uint16_t fp16_bits(float x);
+float fp16_value(uint16_t h);
 
 #endif

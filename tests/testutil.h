@@ -23,6 +23,7 @@ Suite *suite_minifloat(void);
 Suite *suite_quant(void);
 Suite *suite_tui(void);
 Suite *suite_plotmath(void);
+Suite *suite_kernels(void);
 
 /* Directories given by the Makefile (KVLAB_DATA, KVLAB_TESTDATA) and the
  * program under test (KVLAB_BIN). */

@@ -1,0 +1,104 @@
+/* kv_attn.h - decode attention over a quantized KV cache, backend-neutral.
+ *
+ * One attention layer's cache for B sequences: H_kv KV heads of dimension
+ * D, up to `capacity` tokens each. Every backend reads the same bytes in the
+ * same layout, written here on the host by quantize-on-write (kv_append), so
+ * a GPU result can be checked against the CPU reference on identical input.
+ *
+ * Layouts (row major; B batch, H kv_heads, C capacity, D head_dim):
+ *
+ *   bf16    k, v        uint16 (B, H, C, D)          BF16 bits
+ *   fp8     k, v        uint8  (B, H, C, D)          E4M3FN codes
+ *           k_tensor... float  (H) or (1)            x = decode(code) x scale
+ *   int8    k, v        int8   (B, H, C, D)          symmetric
+ *           k_scale...  uint16 (B, H, C)             FP16, one per token-head vector
+ *   int4    k           uint8  (B, H, C/32, D, 16)   KIVI keys: 32 tokens of one channel,
+ *                                                    token 2j in the low nibble of byte j
+ *           k_scale, k_zero  uint16 (B, H, C/32, D)  FP16 step and minimum per group
+ *           v           uint8  (B, H, C, D/2)        KIVI values: channel 2j low nibble
+ *           v_scale, v_zero  uint16 (B, H, C, D/32)  FP16 per 32 channels of a token
+ *           k_res, v_res uint16 (B, H, R + 32, D)    BF16 residual window: tokens
+ *                                                    `quantized` .. len-1
+ *   nvfp4   k, v        uint8  (B, H, C, D/2)        E2M1, element 2j in the low nibble
+ *           k_block...  uint8  (B, H, C, D/16)       E4M3 block scales
+ *           k_tensor... float  (1)                   FP32 tensor scale
+ *   mxfp4   k, v        uint8  (B, H, C, D/2)        E2M1 as above
+ *           k_block...  uint8  (B, H, C, D/32)       E8M0 block scales
+ *
+ * Integer values are x = zero + scale x q (int4, q in 0..15) and
+ * x = scale x q (int8, q in -127..127). Tensor scales (fp8, nvfp4) are fixed
+ * by the first append (amax / 448, amax / (448 x 6)), as a calibration pass
+ * would fix them; later values beyond them saturate.
+ */
+#ifndef KVLAB_KV_ATTN_H
+#define KVLAB_KV_ATTN_H
+
+#include "error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KV_KIVI_GROUP 32
+
+typedef enum { KV_BF16, KV_FP8, KV_INT8, KV_INT4, KV_NVFP4, KV_MXFP4, KV_FORMATS } KvFormat;
+
+/* The calc/format.h id of each ("bf16", "fp8_e4m3", ...). */
+const char *kv_format_id(KvFormat f);
+int kv_format_parse(const char *id, KvFormat *out, Error *e);
+
+typedef struct {
+    KvFormat format;
+    uint32_t batch, kv_heads, q_heads, head_dim;
+    uint32_t capacity;          // tokens per sequence
+    uint32_t residual;          // int4: most recent tokens kept in BF16 (a multiple of 32)
+    bool head_scales;           // fp8: one scale per KV head instead of one per tensor
+} KvShape;
+
+typedef struct {
+    KvShape s;
+    uint32_t len;               // tokens stored, the same in every sequence
+    uint32_t quantized;         // int4: tokens in whole quantized groups
+    bool calibrated;            // tensor scales fixed
+    uint8_t *k, *v;
+    uint16_t *k_scale, *v_scale, *k_zero, *v_zero;
+    uint8_t *k_block, *v_block;
+    float *k_tensor, *v_tensor;
+    uint16_t *k_res, *v_res;
+} KvCache;
+
+/* Bytes of each array of a cache of this shape (0 where the format has
+ * none), in the order k, v, k_scale, v_scale, k_zero, v_zero, k_block,
+ * v_block, k_tensor, v_tensor, k_res, v_res. */
+#define KV_ARRAYS 12
+void kv_array_bytes(const KvShape *s, size_t bytes[KV_ARRAYS]);
+void **kv_array_ptr(KvCache *c, int i);
+int kv_shape_check(const KvShape *s, Error *e);
+
+int kv_cache_init(KvCache *c, const KvShape *s, Error *e);
+void kv_cache_done(KvCache *c);
+
+/* Appends `tokens` tokens to every sequence, quantizing on write;
+ * k and v are (B, H, tokens, D) floats. */
+int kv_append(KvCache *c, const float *k, const float *v, uint32_t tokens, Error *e);
+
+/* Fills the cache with `len` tokens of random but valid codes and scales,
+ * for benchmarks (quantizing billions of floats on the host would take
+ * longer than the measurement). */
+int kv_fill_random(KvCache *c, uint32_t len, uint64_t seed, Error *e);
+
+/* The stored token t of sequence b, head h, dequantized: k, v (D). */
+void kv_dequant(const KvCache *c, uint32_t b, uint32_t h, uint32_t t, float *k, float *v);
+
+/* One decode step: q (B, H_q, D) -> out (B, H_q, D), softmax(q.k / sqrt D) v
+ * over the `len` stored tokens; query head j reads KV head j / (H_q / H_kv). */
+typedef struct {
+    const char *name;           // "cpu", "cuda"
+    int (*decode)(void *ctx, const KvCache *c, const float *q, float *out, Error *e);
+    void *ctx;
+} KvBackend;
+
+/* The CPU reference, threaded over sequences and KV heads. */
+int kv_decode_cpu(const KvCache *c, const float *q, float *out, int threads, Error *e);
+
+#endif

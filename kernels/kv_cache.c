@@ -1,0 +1,479 @@
+/* kv_cache.c - the host copy of a quantized KV cache: layout, quantize-on-
+ * write, random fill for benchmarks, and dequantization (the definition the
+ * kernels are checked against). See kv_attn.h for the layouts. */
+#include "kv_attn.h"
+
+#include "ascii.h"
+#include "minifloat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const IDS[KV_FORMATS] = {"bf16", "fp8_e4m3", "int8", "int4", "nvfp4", "mxfp4"};
+
+const char *kv_format_id(KvFormat f)
+{
+    return IDS[f];
+}
+
+int kv_format_parse(const char *id, KvFormat *out, Error *e)
+{
+    static const struct { const char *alias; KvFormat f; } ALIASES[] = {{"fp8", KV_FP8}, {"e4m3", KV_FP8}};
+    for (size_t i = 0; i < sizeof ALIASES / sizeof ALIASES[0]; i++)
+        if (ascii_ieq(ALIASES[i].alias, id)) {
+            *out = ALIASES[i].f;
+            return 0;
+        }
+    for (int f = 0; f < KV_FORMATS; f++)
+        if (ascii_ieq(IDS[f], id)) {
+            *out = (KvFormat)f;
+            return 0;
+        }
+    return error_set(e, "the kernels have no format '%s'; expected bf16, fp8_e4m3, int8, int4, "
+                        "nvfp4 or mxfp4", id);
+}
+
+/* ------------------------------------------------------------------------
+ * Layout
+ */
+
+int kv_shape_check(const KvShape *s, Error *e)
+{
+    if (!s->batch || !s->kv_heads || !s->q_heads || !s->head_dim || !s->capacity)
+        return error_set(e, "batch, heads, head dimension and capacity must all be at least 1");
+    if (s->q_heads % s->kv_heads)
+        return error_set(e, "query heads (%u) must be a multiple of KV heads (%u)", s->q_heads,
+                         s->kv_heads);
+    if (s->head_dim % 32 || s->head_dim > 256)
+        return error_set(e, "the kernels take a head dimension that is a multiple of 32, at most "
+                            "256 (not %u)", s->head_dim);
+    if (s->format == KV_INT4 && (s->capacity % KV_KIVI_GROUP || s->residual % KV_KIVI_GROUP))
+        return error_set(e, "int4 (KIVI) needs a capacity and residual window in multiples of 32");
+    return 0;
+}
+
+void kv_array_bytes(const KvShape *s, size_t b[KV_ARRAYS])
+{
+    size_t vec = (size_t)s->batch * s->kv_heads * s->capacity, D = s->head_dim;
+    memset(b, 0, KV_ARRAYS * sizeof b[0]);
+    size_t tensors = s->head_scales ? s->kv_heads : 1;
+    switch (s->format) {
+    case KV_BF16:
+        b[0] = b[1] = vec * D * 2;
+        break;
+    case KV_FP8:
+        b[0] = b[1] = vec * D;
+        b[8] = b[9] = tensors * sizeof(float);
+        break;
+    case KV_INT8:
+        b[0] = b[1] = vec * D;
+        b[2] = b[3] = vec * 2;
+        break;
+    case KV_INT4:
+        b[0] = b[1] = vec * D / 2;
+        b[2] = b[4] = vec / KV_KIVI_GROUP * D * 2;          // keys: per group of tokens, channel
+        b[3] = b[5] = vec * (D / 32) * 2;                   // values: per token, 32 channels
+        b[10] = b[11] = (size_t)s->batch * s->kv_heads * (s->residual + KV_KIVI_GROUP) * D * 2;
+        break;
+    case KV_NVFP4:
+        b[0] = b[1] = vec * D / 2;
+        b[6] = b[7] = vec * (D / 16);
+        b[8] = b[9] = sizeof(float);
+        break;
+    case KV_MXFP4:
+        b[0] = b[1] = vec * D / 2;
+        b[6] = b[7] = vec * (D / 32);
+        break;
+    default:
+        break;
+    }
+}
+
+void **kv_array_ptr(KvCache *c, int i)
+{
+    void **p[KV_ARRAYS] = {
+        (void **)&c->k, (void **)&c->v, (void **)&c->k_scale, (void **)&c->v_scale,
+        (void **)&c->k_zero, (void **)&c->v_zero, (void **)&c->k_block, (void **)&c->v_block,
+        (void **)&c->k_tensor, (void **)&c->v_tensor, (void **)&c->k_res, (void **)&c->v_res,
+    };
+    return p[i];
+}
+
+int kv_cache_init(KvCache *c, const KvShape *s, Error *e)
+{
+    memset(c, 0, sizeof *c);
+    if (kv_shape_check(s, e))
+        return -1;
+    c->s = *s;
+    size_t bytes[KV_ARRAYS];
+    kv_array_bytes(s, bytes);
+    for (int i = 0; i < KV_ARRAYS; i++)
+        if (bytes[i] && !(*kv_array_ptr(c, i) = calloc(1, bytes[i]))) {
+            kv_cache_done(c);
+            return error_set(e, "out of host memory for a %zu-byte cache array", bytes[i]);
+        }
+    return 0;
+}
+
+void kv_cache_done(KvCache *c)
+{
+    for (int i = 0; i < KV_ARRAYS; i++)
+        free(*kv_array_ptr(c, i));
+    memset(c, 0, sizeof *c);
+}
+
+/* ------------------------------------------------------------------------
+ * Quantize on write
+ */
+
+/* Index of token t's vector in (B, H, C, ...) arrays. */
+static size_t vec_index(const KvShape *s, uint32_t b, uint32_t h, uint32_t t)
+{
+    return ((size_t)b * s->kv_heads + h) * s->capacity + t;
+}
+
+static float amax(const float *x, size_t n, size_t stride)
+{
+    float m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fmaxf(m, fabsf(x[i * stride]));
+    return m;
+}
+
+/* int8: one symmetric FP16 scale per vector. */
+static void put_int8(const float *x, size_t D, int8_t *q, uint16_t *scale)
+{
+    float s = fp16_value(fp16_bits(amax(x, D, 1) / 127.0f));
+    *scale = fp16_bits(s);
+    for (size_t i = 0; i < D; i++) {
+        float r = s > 0 ? rintf(x[i] / s) : 0;
+        q[i] = (int8_t)fmaxf(-127, fminf(127, r));
+    }
+}
+
+/* int4 (KIVI): FP16 step and minimum for n values at x[i * stride]; the
+ * codes go to code[i] (0..15). */
+static void put_int4_group(const float *x, size_t n, size_t stride, uint8_t *code, uint16_t *scale,
+                           uint16_t *zero)
+{
+    float lo = x[0], hi = x[0];
+    for (size_t i = 1; i < n; i++)
+        lo = fminf(lo, x[i * stride]), hi = fmaxf(hi, x[i * stride]);
+    float m = fp16_value(fp16_bits(lo)), s = fp16_value(fp16_bits((hi - lo) / 15.0f));
+    *scale = fp16_bits(s);
+    *zero = fp16_bits(m);
+    for (size_t i = 0; i < n; i++) {
+        float r = s > 0 ? rintf((x[i * stride] - m) / s) : 0;
+        code[i] = (uint8_t)fmaxf(0, fminf(15, r));
+    }
+}
+
+static void put_nibbles(const uint8_t *codes, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i < n; i += 2)
+        out[i / 2] = (uint8_t)(codes[i] | codes[i + 1] << 4);
+}
+
+static void put_fp4_blocks(const float *x, size_t D, size_t block, const float *tensor, uint8_t *q,
+                           uint8_t *scales)
+{
+    uint8_t codes[256];
+    for (size_t b0 = 0; b0 < D; b0 += block) {
+        float a = amax(x + b0, block, 1), s;
+        if (tensor) {                                       // NVFP4: E4M3 block scale
+            uint8_t sc = minifloat_encode(&MF_E4M3, a / MF_E2M1.max / *tensor, true);
+            scales[b0 / block] = sc;
+            s = minifloat_decode(&MF_E4M3, sc) * *tensor;
+        } else {                                            // MXFP4: E8M0, floor(log2 amax) - 2
+            uint8_t sc = e8m0_from_exponent(a > 0 ? ilogbf(a) - 2 : -127);
+            scales[b0 / block] = sc;
+            s = e8m0_decode(sc);
+        }
+        for (size_t i = 0; i < block; i++)
+            codes[b0 + i] = s > 0 ? minifloat_encode(&MF_E2M1, x[b0 + i] / s, true) : 0;
+    }
+    put_nibbles(codes, D, q);
+}
+
+/* Fixes the tensor scales from the first tokens written. */
+static void calibrate(KvCache *c, const float *k, const float *v, uint32_t tokens)
+{
+    const KvShape *s = &c->s;
+    size_t per_head = (size_t)tokens * s->head_dim;
+    if (s->format == KV_FP8) {
+        for (uint32_t h = 0; h < (s->head_scales ? s->kv_heads : 1); h++) {
+            float ak = 0, av = 0;
+            for (uint32_t b = 0; b < s->batch; b++)
+                for (uint32_t hh = 0; hh < s->kv_heads; hh++)
+                    if (!s->head_scales || hh == h) {
+                        size_t off = ((size_t)b * s->kv_heads + hh) * per_head;
+                        ak = fmaxf(ak, amax(k + off, per_head, 1));
+                        av = fmaxf(av, amax(v + off, per_head, 1));
+                    }
+            c->k_tensor[h] = ak > 0 ? ak / MF_E4M3.max : 1;
+            c->v_tensor[h] = av > 0 ? av / MF_E4M3.max : 1;
+        }
+    } else if (s->format == KV_NVFP4) {
+        size_t n = (size_t)s->batch * s->kv_heads * per_head;
+        float ak = amax(k, n, 1), av = amax(v, n, 1);
+        c->k_tensor[0] = ak > 0 ? ak / (MF_E4M3.max * MF_E2M1.max) : 1;
+        c->v_tensor[0] = av > 0 ? av / (MF_E4M3.max * MF_E2M1.max) : 1;
+    }
+    c->calibrated = true;
+}
+
+/* Moves whole groups of 32 tokens out of the int4 residual window. */
+static void kivi_flush(KvCache *c)
+{
+    const KvShape *s = &c->s;
+    size_t D = s->head_dim, res_cap = s->residual + KV_KIVI_GROUP;
+    while (c->len - c->quantized >= s->residual + KV_KIVI_GROUP) {
+        uint32_t g = c->quantized / KV_KIVI_GROUP;
+        for (uint32_t b = 0; b < s->batch; b++)
+            for (uint32_t h = 0; h < s->kv_heads; h++) {
+                size_t bh = (size_t)b * s->kv_heads + h;
+                float kf[KV_KIVI_GROUP * 256], vf[256];
+                const uint16_t *kr = c->k_res + bh * res_cap * D, *vr = c->v_res + bh * res_cap * D;
+                for (size_t i = 0; i < KV_KIVI_GROUP * D; i++)
+                    kf[i] = bf16_value(kr[i]);
+                size_t grp = (bh * (s->capacity / KV_KIVI_GROUP) + g) * D;
+                for (size_t d = 0; d < D; d++) {            // keys: per channel over 32 tokens
+                    uint8_t codes[KV_KIVI_GROUP];
+                    put_int4_group(kf + d, KV_KIVI_GROUP, D, codes, &c->k_scale[grp + d],
+                                   &c->k_zero[grp + d]);
+                    put_nibbles(codes, KV_KIVI_GROUP, c->k + (grp + d) * 16);
+                }
+                for (uint32_t t = 0; t < KV_KIVI_GROUP; t++) {  // values: per token, 32 channels
+                    size_t vi = vec_index(s, b, h, c->quantized + t);
+                    uint8_t codes[256];
+                    for (size_t d = 0; d < D; d++)
+                        vf[d] = bf16_value(vr[t * D + d]);
+                    for (size_t g32 = 0; g32 < D / 32; g32++)
+                        put_int4_group(vf + g32 * 32, 32, 1, codes + g32 * 32,
+                                       &c->v_scale[vi * (D / 32) + g32], &c->v_zero[vi * (D / 32) + g32]);
+                    put_nibbles(codes, D, c->v + vi * D / 2);
+                }
+                size_t keep = (size_t)(c->len - c->quantized - KV_KIVI_GROUP) * D;
+                memmove(c->k_res + bh * res_cap * D, kr + KV_KIVI_GROUP * D, keep * 2);
+                memmove(c->v_res + bh * res_cap * D, vr + KV_KIVI_GROUP * D, keep * 2);
+            }
+        c->quantized += KV_KIVI_GROUP;
+    }
+}
+
+static void put_token(KvCache *c, uint32_t b, uint32_t h, uint32_t t, const float *k, const float *v)
+{
+    const KvShape *s = &c->s;
+    size_t D = s->head_dim, vi = vec_index(s, b, h, t);
+    switch (s->format) {
+    case KV_BF16:
+        for (size_t d = 0; d < D; d++) {
+            ((uint16_t *)c->k)[vi * D + d] = bf16_bits(k[d]);
+            ((uint16_t *)c->v)[vi * D + d] = bf16_bits(v[d]);
+        }
+        break;
+    case KV_FP8: {
+        float sk = c->k_tensor[s->head_scales ? h : 0], sv = c->v_tensor[s->head_scales ? h : 0];
+        for (size_t d = 0; d < D; d++) {
+            c->k[vi * D + d] = minifloat_encode(&MF_E4M3, k[d] / sk, true);
+            c->v[vi * D + d] = minifloat_encode(&MF_E4M3, v[d] / sv, true);
+        }
+        break;
+    }
+    case KV_INT8:
+        put_int8(k, D, (int8_t *)c->k + vi * D, &c->k_scale[vi]);
+        put_int8(v, D, (int8_t *)c->v + vi * D, &c->v_scale[vi]);
+        break;
+    case KV_INT4: {                                         // into the residual window
+        size_t res = ((size_t)b * s->kv_heads + h) * (s->residual + KV_KIVI_GROUP) + (t - c->quantized);
+        for (size_t d = 0; d < D; d++) {
+            c->k_res[res * D + d] = bf16_bits(k[d]);
+            c->v_res[res * D + d] = bf16_bits(v[d]);
+        }
+        break;
+    }
+    case KV_NVFP4:
+        put_fp4_blocks(k, D, 16, c->k_tensor, c->k + vi * D / 2, c->k_block + vi * (D / 16));
+        put_fp4_blocks(v, D, 16, c->v_tensor, c->v + vi * D / 2, c->v_block + vi * (D / 16));
+        break;
+    case KV_MXFP4:
+        put_fp4_blocks(k, D, 32, NULL, c->k + vi * D / 2, c->k_block + vi * (D / 32));
+        put_fp4_blocks(v, D, 32, NULL, c->v + vi * D / 2, c->v_block + vi * (D / 32));
+        break;
+    default:
+        break;
+    }
+}
+
+int kv_append(KvCache *c, const float *k, const float *v, uint32_t tokens, Error *e)
+{
+    const KvShape *s = &c->s;
+    if (tokens > s->capacity - c->len)
+        return error_set(e, "the cache holds %u tokens; %u more do not fit after %u", s->capacity,
+                         tokens, c->len);
+    if (!c->calibrated)
+        calibrate(c, k, v, tokens);
+    size_t D = s->head_dim;
+    for (uint32_t t = 0; t < tokens; t++) {
+        for (uint32_t b = 0; b < s->batch; b++)
+            for (uint32_t h = 0; h < s->kv_heads; h++) {
+                size_t off = (((size_t)b * s->kv_heads + h) * tokens + t) * D;
+                put_token(c, b, h, c->len, k + off, v + off);
+            }
+        c->len++;
+        if (s->format == KV_INT4)
+            kivi_flush(c);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Random fill
+ */
+
+static uint64_t mix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+int kv_fill_random(KvCache *c, uint32_t len, uint64_t seed, Error *e)
+{
+    const KvShape *s = &c->s;
+    if (len > s->capacity)
+        return error_set(e, "%u tokens do not fit in a cache of %u", len, s->capacity);
+    size_t bytes[KV_ARRAYS];
+    kv_array_bytes(s, bytes);
+    uint64_t x = seed;
+    for (int i = 0; i < KV_ARRAYS; i++) {
+        uint8_t *p = *kv_array_ptr(c, i);
+        for (size_t j = 0; p && j < bytes[i]; j++)
+            p[j] = (uint8_t)mix(&x);
+    }
+    /* Codes must be finite and scales sensible: fix what random bytes break. */
+    size_t n;
+    switch (s->format) {
+    case KV_BF16:                       // N(0,1)-ish values: exponent bits of 0.5..2
+        for (n = 0; n < bytes[0] / 2; n++) {
+            uint16_t *k = (uint16_t *)c->k, *v = (uint16_t *)c->v;
+            k[n] = (uint16_t)((k[n] & 0x807F) | 0x3F00);
+            v[n] = (uint16_t)((v[n] & 0x807F) | 0x3F00);
+        }
+        break;
+    case KV_FP8:
+        for (n = 0; n < bytes[0]; n++) {
+            c->k[n] &= 0xF7;            // never the NaN code 0x7F / 0xFF
+            c->v[n] &= 0xF7;
+        }
+        for (n = 0; n < bytes[8] / sizeof(float); n++)
+            c->k_tensor[n] = c->v_tensor[n] = 1.0f / 64;
+        break;
+    case KV_INT8:
+        for (n = 0; n < bytes[2] / 2; n++)
+            c->k_scale[n] = c->v_scale[n] = fp16_bits(1.0f / 127);
+        for (n = 0; n < bytes[0]; n++)
+            if ((int8_t)c->k[n] == -128)
+                c->k[n] = 0;
+        break;
+    case KV_INT4:
+        for (n = 0; n < bytes[2] / 2; n++)
+            c->k_scale[n] = c->v_scale[n] = fp16_bits(2.0f / 15), c->k_zero[n] = c->v_zero[n] = fp16_bits(-1);
+        for (n = 0; n < bytes[3] / 2; n++)
+            c->v_scale[n] = fp16_bits(2.0f / 15), c->v_zero[n] = fp16_bits(-1);
+        for (n = 0; n < bytes[10] / 2; n++)
+            c->k_res[n] = c->v_res[n] = bf16_bits(0.25f * (float)(n % 7) - 0.75f);
+        break;
+    case KV_NVFP4:
+        for (n = 0; n < bytes[6]; n++)
+            c->k_block[n] = c->v_block[n] = minifloat_encode(&MF_E4M3, 1.0f + (float)(n % 5), true);
+        c->k_tensor[0] = c->v_tensor[0] = 1.0f / 32;
+        break;
+    case KV_MXFP4:
+        for (n = 0; n < bytes[6]; n++)
+            c->k_block[n] = c->v_block[n] = e8m0_from_exponent(-2 - (int)(n % 3));
+        break;
+    default:
+        break;
+    }
+    c->len = len;
+    c->quantized = s->format == KV_INT4 ? (len > s->residual ? (len - s->residual) / KV_KIVI_GROUP * KV_KIVI_GROUP : 0) : 0;
+    c->calibrated = true;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Dequantization: the definition
+ */
+
+static float nib(const uint8_t *p, size_t i)
+{
+    return minifloat_decode(&MF_E2M1, (uint8_t)((p[i / 2] >> (4 * (i % 2))) & 0xF));
+}
+
+void kv_dequant(const KvCache *c, uint32_t b, uint32_t h, uint32_t t, float *k, float *v)
+{
+    const KvShape *s = &c->s;
+    size_t D = s->head_dim, vi = vec_index(s, b, h, t);
+    switch (s->format) {
+    case KV_BF16:
+        for (size_t d = 0; d < D; d++) {
+            k[d] = bf16_value(((const uint16_t *)c->k)[vi * D + d]);
+            v[d] = bf16_value(((const uint16_t *)c->v)[vi * D + d]);
+        }
+        break;
+    case KV_FP8: {
+        float sk = c->k_tensor[s->head_scales ? h : 0], sv = c->v_tensor[s->head_scales ? h : 0];
+        for (size_t d = 0; d < D; d++) {
+            k[d] = minifloat_decode(&MF_E4M3, c->k[vi * D + d]) * sk;
+            v[d] = minifloat_decode(&MF_E4M3, c->v[vi * D + d]) * sv;
+        }
+        break;
+    }
+    case KV_INT8: {
+        float sk = fp16_value(c->k_scale[vi]), sv = fp16_value(c->v_scale[vi]);
+        for (size_t d = 0; d < D; d++) {
+            k[d] = (float)((const int8_t *)c->k)[vi * D + d] * sk;
+            v[d] = (float)((const int8_t *)c->v)[vi * D + d] * sv;
+        }
+        break;
+    }
+    case KV_INT4:
+        if (t >= c->quantized) {
+            size_t res = ((size_t)b * s->kv_heads + h) * (s->residual + KV_KIVI_GROUP) + (t - c->quantized);
+            for (size_t d = 0; d < D; d++) {
+                k[d] = bf16_value(c->k_res[res * D + d]);
+                v[d] = bf16_value(c->v_res[res * D + d]);
+            }
+        } else {
+            size_t g = ((size_t)b * s->kv_heads + h) * (s->capacity / KV_KIVI_GROUP) + t / KV_KIVI_GROUP;
+            size_t j = t % KV_KIVI_GROUP;
+            for (size_t d = 0; d < D; d++) {
+                uint8_t byte = c->k[(g * D + d) * 16 + j / 2];
+                float q = (float)((byte >> (4 * (j % 2))) & 0xF);
+                k[d] = fp16_value(c->k_zero[g * D + d]) + fp16_value(c->k_scale[g * D + d]) * q;
+                uint8_t vb = c->v[vi * D / 2 + d / 2];
+                float vq = (float)((vb >> (4 * (d % 2))) & 0xF);
+                size_t vg = vi * (D / 32) + d / 32;
+                v[d] = fp16_value(c->v_zero[vg]) + fp16_value(c->v_scale[vg]) * vq;
+            }
+        }
+        break;
+    case KV_NVFP4:
+        for (size_t d = 0; d < D; d++) {
+            k[d] = nib(c->k + vi * D / 2, d) * minifloat_decode(&MF_E4M3, c->k_block[vi * (D / 16) + d / 16]) * c->k_tensor[0];
+            v[d] = nib(c->v + vi * D / 2, d) * minifloat_decode(&MF_E4M3, c->v_block[vi * (D / 16) + d / 16]) * c->v_tensor[0];
+        }
+        break;
+    case KV_MXFP4:
+        for (size_t d = 0; d < D; d++) {
+            k[d] = nib(c->k + vi * D / 2, d) * e8m0_decode(c->k_block[vi * (D / 32) + d / 32]);
+            v[d] = nib(c->v + vi * D / 2, d) * e8m0_decode(c->v_block[vi * (D / 32) + d / 32]);
+        }
+        break;
+    default:
+        break;
+    }
+}

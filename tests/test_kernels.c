@@ -1,0 +1,227 @@
+/* test_kernels.c - the KV cache and the CPU decode kernel: quantize-on-
+ * write stays within each format's bound, the CPU kernel matches a float64
+ * attention over the dequantized cache on random shapes (odd lengths, every
+ * GQA group), and the KIVI window moves whole groups. */
+#include "testutil.h"
+
+#include "kv_attn.h"
+#include "minifloat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* CPU kernel against float64: float32 arithmetic over up to a few thousand
+ * tokens stays well within this. */
+#define CPU_VS_F64_TOL 2e-5
+
+static float uniform(Rng *r, float spread)
+{
+    return spread * ((float)(rng_next(r) >> 40) / (float)(1 << 24) * 2 - 1);
+}
+
+/* FP16: exact codes, rounding, overflow, and every code round trips. */
+START_TEST(fp16_codec)
+{
+    ck_assert_uint_eq(fp16_bits(1.0f), 0x3C00);
+    ck_assert_uint_eq(fp16_bits(65504.0f), 0x7BFF);
+    ck_assert_uint_eq(fp16_bits(65519.0f), 0x7BFF);
+    ck_assert_uint_eq(fp16_bits(65520.0f), 0x7C00);
+    ck_assert_uint_eq(fp16_bits(0x1p-24f), 0x0001);
+    ck_assert_uint_eq(fp16_bits(0x1p-25f), 0x0000);             // tie to even: 0
+    ck_assert_uint_eq(fp16_bits(0.1f), 0x2E66);
+    ck_assert_uint_eq(fp16_bits(-2.0f), 0xC000);
+    for (uint32_t h = 0; h < 65536; h++) {
+        float x = fp16_value((uint16_t)h);
+        if (!isnan(x))
+            ck_assert_msg(fp16_bits(x) == h, "code %04x -> %g -> %04x", h, x, fp16_bits(x));
+    }
+    ck_assert(bf16_value(bf16_bits(1.5f)) == 1.5f);
+}
+END_TEST
+
+static KvShape shape(KvFormat f, uint32_t B, uint32_t H, uint32_t G, uint32_t D, uint32_t cap)
+{
+    KvShape s = {f, B, H, H * G, D, cap, f == KV_INT4 ? 64 : 0, false};
+    return s;
+}
+
+static void fill(Rng *r, float *x, size_t n, float spread)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = uniform(r, spread);
+}
+
+/* Quantize-on-write then dequantize: within each format's bound of the
+ * value written (relative to the largest magnitude of its scale group). */
+START_TEST(write_read_bounds)
+{
+    Rng r = {test_seed() ^ 0xCAC4E};
+    for (int f = 0; f < KV_FORMATS; f++) {
+        KvShape s = shape((KvFormat)f, 2, 2, 1, 64, 256);
+        KvCache c;
+        ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
+        uint32_t T = 200;
+        size_t n = (size_t)s.batch * s.kv_heads * T * s.head_dim;
+        float *k = malloc(n * 4), *v = malloc(n * 4), kd[256], vd[256];
+        fill(&r, k, n, 3);
+        fill(&r, v, n, 3);
+        ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
+        /* bound as a fraction of the tensor's amax (3): bf16 half an ulp,
+         * fp8 and fp4 their relative steps, integers half a step */
+        static const double BOUND[KV_FORMATS] = {3 * 0x1p-8, 3 * 0.0625, 3.0 / 127 / 2 * 1.01,
+                                                 6.0 / 15 / 2 * 1.02, 3.0 / 6 * 17 / 16, 3.0 / 2};
+        for (uint32_t b = 0; b < s.batch; b++)
+            for (uint32_t h = 0; h < s.kv_heads; h++)
+                for (uint32_t t = 0; t < T; t++) {
+                    kv_dequant(&c, b, h, t, kd, vd);
+                    size_t off = (((size_t)b * s.kv_heads + h) * T + t) * s.head_dim;
+                    for (uint32_t d = 0; d < s.head_dim; d++) {
+                        ck_assert_msg(fabs(kd[d] - k[off + d]) <= BOUND[f] + 1e-6,
+                                      "%s k: %g vs %g", kv_format_id((KvFormat)f), kd[d], k[off + d]);
+                        ck_assert_msg(fabs(vd[d] - v[off + d]) <= BOUND[f] + 1e-6,
+                                      "%s v: %g vs %g", kv_format_id((KvFormat)f), vd[d], v[off + d]);
+                    }
+                }
+        free(k), free(v);
+        kv_cache_done(&c);
+    }
+}
+END_TEST
+
+/* softmax(q.k / sqrt D) v in float64 over the dequantized cache. */
+static void reference(const KvCache *c, const float *q, double *out)
+{
+    const KvShape *s = &c->s;
+    uint32_t D = s->head_dim, G = s->q_heads / s->kv_heads;
+    float k[256], v[256];
+    double *sc = malloc(c->len * sizeof *sc);
+    for (uint32_t b = 0; b < s->batch; b++)
+        for (uint32_t hq = 0; hq < s->q_heads; hq++) {
+            const float *qh = q + ((size_t)b * s->q_heads + hq) * D;
+            double mx = -INFINITY, sum = 0, *o = out + ((size_t)b * s->q_heads + hq) * D;
+            for (uint32_t t = 0; t < c->len; t++) {
+                kv_dequant(c, b, hq / G, t, k, v);
+                double dot = 0;
+                for (uint32_t d = 0; d < D; d++)
+                    dot += (double)qh[d] * k[d];
+                sc[t] = dot / sqrt((double)D);
+                mx = fmax(mx, sc[t]);
+            }
+            memset(o, 0, D * sizeof *o);
+            for (uint32_t t = 0; t < c->len; t++) {
+                kv_dequant(c, b, hq / G, t, k, v);
+                double p = exp(sc[t] - mx);
+                sum += p;
+                for (uint32_t d = 0; d < D; d++)
+                    o[d] += p * v[d];
+            }
+            for (uint32_t d = 0; d < D; d++)
+                o[d] /= sum;
+        }
+    free(sc);
+}
+
+static double rel_l2(const float *x, const double *ref, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(x[i]))
+            return INFINITY;
+        num += (x[i] - ref[i]) * (x[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return sqrt(num / den);
+}
+
+/* The CPU kernel against float64, every format, random shapes: GQA groups
+ * 1 to 8, head dimensions 32 to 256, odd context lengths; the output is
+ * poisoned with NaN first, so an unwritten element fails. */
+START_TEST(cpu_matches_f64)
+{
+    Rng r = {test_seed() ^ 0xDEC0DE};
+    static const uint32_t DIMS[] = {32, 64, 128, 256};
+    for (int it = 0; it < 24; it++) {
+        KvFormat f = (KvFormat)(it % KV_FORMATS);
+        uint32_t G = (uint32_t)rng_range(&r, 1, 8), H = (uint32_t)rng_range(&r, 1, 3);
+        uint32_t B = (uint32_t)rng_range(&r, 1, 3), D = DIMS[rng_range(&r, 0, 3)];
+        uint32_t T = (uint32_t)rng_range(&r, 1, 700) | 1;       // odd lengths
+        KvShape s = shape(f, B, H, G, D, 1024);
+        KvCache c;
+        ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
+        size_t n = (size_t)B * H * T * D, nq = (size_t)B * s.q_heads * D;
+        float *k = malloc(n * 4), *v = malloc(n * 4), *q = malloc(nq * 4), *out = malloc(nq * 4);
+        double *ref = malloc(nq * sizeof *ref);
+        fill(&r, k, n, 2);
+        fill(&r, v, n, 2);
+        fill(&r, q, nq, 1);
+        /* appended in two pieces, as prefill then decode would */
+        uint32_t first = T / 2 + 1;
+        float *k2 = malloc(n * 4), *v2 = malloc(n * 4);
+        for (uint32_t bh = 0; bh < B * H; bh++) {
+            memcpy(k2 + (size_t)bh * first * D, k + (size_t)bh * T * D, (size_t)first * D * 4);
+            memcpy(v2 + (size_t)bh * first * D, v + (size_t)bh * T * D, (size_t)first * D * 4);
+        }
+        ck_assert_int_eq(kv_append(&c, k2, v2, first, NULL), 0);
+        for (uint32_t bh = 0; bh < B * H; bh++) {
+            memcpy(k2 + (size_t)bh * (T - first) * D, k + ((size_t)bh * T + first) * D, (size_t)(T - first) * D * 4);
+            memcpy(v2 + (size_t)bh * (T - first) * D, v + ((size_t)bh * T + first) * D, (size_t)(T - first) * D * 4);
+        }
+        if (T > first)
+            ck_assert_int_eq(kv_append(&c, k2, v2, T - first, NULL), 0);
+        ck_assert_uint_eq(c.len, T);
+        for (size_t i = 0; i < nq; i++)
+            out[i] = NAN;
+        ck_assert_int_eq(kv_decode_cpu(&c, q, out, 2, NULL), 0);
+        reference(&c, q, ref);
+        double err = rel_l2(out, ref, nq);
+        ck_assert_msg(err < CPU_VS_F64_TOL, "%s B=%u H=%u G=%u D=%u T=%u: error %g",
+                      kv_format_id(f), B, H, G, D, T, err);
+        free(k), free(v), free(q), free(out), free(ref), free(k2), free(v2);
+        kv_cache_done(&c);
+    }
+}
+END_TEST
+
+/* KIVI: tokens leave the BF16 window only in whole groups of 32, once more
+ * than `residual` newer tokens are behind them. */
+START_TEST(kivi_window)
+{
+    Rng r = {test_seed() ^ 0x1F};
+    KvShape s = shape(KV_INT4, 1, 1, 1, 32, 512);
+    s.residual = 64;
+    KvCache c;
+    ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
+    float k[32 * 40], v[32 * 40], kd[32], vd[32];
+    uint32_t total = 0;
+    while (total < 400) {
+        uint32_t n = (uint32_t)rng_range(&r, 1, 40);
+        fill(&r, k, (size_t)n * 32, 1);
+        fill(&r, v, (size_t)n * 32, 1);
+        ck_assert_int_eq(kv_append(&c, k, v, n, NULL), 0);
+        total += n;
+        uint32_t want = total >= 64 + 32 ? (total - 64) / 32 * 32 : 0;
+        ck_assert_uint_eq(c.quantized, want);
+        kv_dequant(&c, 0, 0, total - 1, kd, vd);     // the newest token is exact BF16
+        for (int d = 0; d < 32; d++)
+            ck_assert(kd[d] == bf16_round(k[(n - 1) * 32 + d]));
+    }
+    Error e;
+    ck_assert_int_eq(kv_append(&c, k, v, 200, &e), -1);
+    ck_assert(strstr(e.msg, "do not fit") != NULL);
+    kv_cache_done(&c);
+}
+END_TEST
+
+Suite *suite_kernels(void)
+{
+    Suite *s = suite_create("kernels");
+    TCase *t = tcase_create("cpu");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, fp16_codec);
+    tcase_add_test(t, write_read_bounds);
+    tcase_add_test(t, cpu_matches_f64);
+    tcase_add_test(t, kivi_window);
+    suite_add_tcase(s, t);
+    return s;
+}

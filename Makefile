@@ -40,10 +40,18 @@ CALC_LIB  := $(BUILD)/libkvcalc.a
 KERN_LIB  := $(BUILD)/libkvkern.a
 TEST_BIN  := $(BUILD)/tests/run_tests
 
-.PHONY: all run test asan bench clean help deps install
+.PHONY: all run test asan bench clean help deps install test-gpu
 
-# Build the program at ./kvlab (the default).
-all: kvlab
+# The CUDA plugin, built when nvcc is found (kvlab runs without it).
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+CUDA_ARCH := -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_89,code=sm_89 \
+             -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_90,code=compute_90
+PLUGIN    := $(if $(NVCC),libkvlab_cuda.so)
+PLUGIN_C  := kernels/kv_cache.c calc/minifloat.c calc/error.c
+PLUGIN_O  := $(PLUGIN_C:%.c=$(BUILD)/pic/%.o)
+
+# Build the program at ./kvlab (and libkvlab_cuda.so when nvcc is present).
+all: kvlab $(PLUGIN)
 
 # Open the interactive lab.
 run: kvlab
@@ -52,11 +60,16 @@ run: kvlab
 # A locale whose decimal point is a comma, for the locale-independence tests.
 TEST_LOCALE := $(BUILD)/locale/de_DE.UTF-8
 TEST_ENV = KVLAB_DATA=$(CURDIR)/scenarios KVLAB_TESTDATA=$(CURDIR)/tests/data \
-           LOCPATH=$(CURDIR)/$(BUILD)/locale
+           LOCPATH=$(CURDIR)/$(BUILD)/locale KVLAB_CUDA_PLUGIN=$(CURDIR)/libkvlab_cuda.so
 
 # Build and run every test suite (unit, loader, command line).
-test: kvlab $(TEST_BIN) $(TEST_LOCALE)
+test: kvlab $(PLUGIN) $(TEST_BIN) $(TEST_LOCALE)
 	$(TEST_ENV) KVLAB_BIN=$(CURDIR)/kvlab $(TEST_BIN)
+
+# Run the GPU suite (CUDA kernels against the CPU reference); skipped, saying
+# why, where there is no plugin or GPU.
+test-gpu: kvlab $(PLUGIN) $(TEST_BIN)
+	$(TEST_ENV) KVLAB_BIN=$(CURDIR)/kvlab CK_RUN_SUITE=gpu $(TEST_BIN)
 
 # Build with AddressSanitizer and UBSan in build-asan/ and run the tests there.
 asan:
@@ -121,6 +134,19 @@ kvlab: $(BUILD)/kvlab
 
 $(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CURSES_LIBS) $(CJSON_LIBS) -lm -lpthread -ldl
+
+libkvlab_cuda.so: $(BUILD)/libkvlab_cuda.so
+	cp $< $@.tmp && mv -f $@.tmp $@
+
+$(BUILD)/libkvlab_cuda.so: kernels/cuda/kv_attn.cu kernels/kv_cuda.h kernels/kv_attn.h $(PLUGIN_O)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden -shared $(CUDA_ARCH) \
+	    -Icalc -Ikernels -Xptxas -warn-spills -o $@ kernels/cuda/kv_attn.cu $(PLUGIN_O) \
+	    -cudart static -lrt -ldl -lpthread
+
+$(BUILD)/pic/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
 $(CALC_LIB): $(CALC_OBJ)
 	$(AR) rcs $@ $^

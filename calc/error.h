@@ -8,6 +8,10 @@
 #ifndef KVLAB_ERROR_H
 #define KVLAB_ERROR_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define ERROR_MSG_MAX 512
 
 typedef struct {
@@ -22,5 +26,9 @@ int error_set(Error *e, const char *fmt, ...)
 /* Puts "prefix: " in front of the message already in e; returns -1. */
 int error_prefix(Error *e, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -39,6 +39,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KV_KIVI_GROUP 32
 
 typedef enum { KV_BF16, KV_FP8, KV_INT8, KV_INT4, KV_NVFP4, KV_MXFP4, KV_FORMATS } KvFormat;
@@ -100,5 +104,9 @@ typedef struct {
 
 /* The CPU reference, threaded over sequences and KV heads. */
 int kv_decode_cpu(const KvCache *c, const float *q, float *out, int threads, Error *e);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,7 +9,7 @@ int main(void)
     Suite *(*const suites[])(void) = {
         suite_checked, suite_units, suite_format, suite_footprint,
         suite_budget,  suite_seeds, suite_loader, suite_cli, suite_minifloat,
-        suite_quant,   suite_plotmath, suite_kernels, suite_tui,
+        suite_quant,   suite_plotmath, suite_kernels, suite_tui,     suite_gpu,
     };
     printf("kvlab tests, random seed %llu (set KVLAB_SEED to repeat)\n",
            (unsigned long long)test_seed());

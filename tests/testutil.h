@@ -24,6 +24,7 @@ Suite *suite_quant(void);
 Suite *suite_tui(void);
 Suite *suite_plotmath(void);
 Suite *suite_kernels(void);
+Suite *suite_gpu(void);
 
 /* Directories given by the Makefile (KVLAB_DATA, KVLAB_TESTDATA) and the
  * program under test (KVLAB_BIN). */

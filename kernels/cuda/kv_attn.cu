@@ -1,0 +1,908 @@
+// kv_attn.cu - decode attention over a quantized KV cache on NVIDIA GPUs.
+//
+// Built into libkvlab_cuda.so and opened by kvlab with dlopen (kv_cuda.h). The
+// device cache is a byte-for-byte copy of the host layout in kv_attn.h.
+//
+// Where the time goes: one decode step reads every K and V byte once, so
+// the floor is (bytes of K, V and scales) / bandwidth. The kernels are
+// split-KV (flash decoding): the grid is (splits, KV heads, batch); each
+// block walks one slice of one sequence's tokens for one KV head and serves
+// every query head of its GQA group from that single read, keeping an
+// online softmax; a second kernel merges the slices by log-sum-exp.
+//
+//   rows kernel (bf16, fp8, int8, nvfp4, mxfp4): a token's row is split
+//   into 16-byte (or 8-byte) chunks, one per lane; L = D / E lanes share a
+//   token, so a warp works on 32 / L tokens at once; the dot product is a
+//   shuffle reduction over L lanes. Conversions happen in registers: FP8
+//   and E2M1 bits are moved into FP16 position and scaled (exact), BF16 is
+//   a shift.
+//
+//   KIVI kernel (int4): keys are stored channel-major in groups of 32
+//   tokens, so a warp takes one group, one lane per token; every lane reads
+//   the same 16 bytes per channel (a broadcast) and the query from shared
+//   memory. Values are per token: each lane owns D / 32 dimensions.
+//
+// Path B throughout: codes are dequantized into FP32 registers and the
+// arithmetic is FP32.
+
+#include "../kv_cuda.h"
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <vector>
+
+#define WARPS 4
+#define THREADS (WARPS * 32)
+
+// ---------------------------------------------------------------------------
+// Errors: every CUDA call is checked; the message names the call.
+
+static int fail(char *err, size_t n, const char *what, cudaError_t e)
+{
+    snprintf(err, n, "%s: %s", what, cudaGetErrorString(e));
+    return -1;
+}
+
+#define CK(call)                                                                                  \
+    do {                                                                                          \
+        cudaError_t e_ = (call);                                                                  \
+        if (e_ != cudaSuccess)                                                                    \
+            return fail(err, n, #call, e_);                                                       \
+    } while (0)
+
+// ---------------------------------------------------------------------------
+// The device cache
+
+struct GpuCache {
+    KvShape s;
+    uint32_t len, quantized;
+    void *arr[KV_ARRAYS];           // device copies of the kv_attn.h arrays
+    size_t bytes[KV_ARRAYS];
+    float *q, *out;                 // (B, H_q, D)
+    float *part_o, *part_m, *part_l;// per split: (B, H_q, splits, D), (B, H_q, splits)
+    int splits, chunk;              // token slices per (sequence, KV head) and their length
+};
+
+static int sm_count(void)
+{
+    static int n;
+    if (!n) {
+        int dev = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
+        if (n <= 0)
+            n = 100;
+    }
+    return n;
+}
+
+// Enough blocks to fill the chip about four times over, slices of at least
+// 256 tokens (KIVI: whole groups of 32, plus one slice for the residual).
+static void plan_splits(GpuCache *c)
+{
+    long pairs = (long)c->s.batch * c->s.kv_heads;
+    long want = (4L * sm_count() + pairs - 1) / pairs;
+    long tokens = c->s.format == KV_INT4 ? c->quantized : c->len;
+    long max_splits = std::max(1L, (tokens + 255) / 256);
+    long splits = std::max(1L, std::min(want, max_splits));
+    long chunk = (tokens + splits - 1) / splits;
+    if (c->s.format == KV_INT4) {
+        chunk = (chunk + KV_KIVI_GROUP - 1) / KV_KIVI_GROUP * KV_KIVI_GROUP;
+        splits = chunk ? (tokens + chunk - 1) / chunk : 0;
+        splits += 1;                            // the last slice takes the residual window
+        if (!chunk)
+            chunk = KV_KIVI_GROUP;
+    }
+    c->splits = (int)splits;
+    c->chunk = (int)std::max(1L, chunk);
+}
+
+static int alloc_work(GpuCache *c, char *err, size_t n)
+{
+    size_t rows = (size_t)c->s.batch * c->s.q_heads;
+    CK(cudaMalloc(&c->q, rows * c->s.head_dim * sizeof(float)));
+    CK(cudaMalloc(&c->out, rows * c->s.head_dim * sizeof(float)));
+    CK(cudaMalloc(&c->part_o, rows * c->splits * c->s.head_dim * sizeof(float)));
+    CK(cudaMalloc(&c->part_m, rows * c->splits * sizeof(float)));
+    CK(cudaMalloc(&c->part_l, rows * c->splits * sizeof(float)));
+    return 0;
+}
+
+static void release(GpuCache *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < KV_ARRAYS; i++)
+        cudaFree(c->arr[i]);
+    cudaFree(c->q);
+    cudaFree(c->out);
+    cudaFree(c->part_o);
+    cudaFree(c->part_m);
+    cudaFree(c->part_l);
+    delete c;
+}
+
+static int check_shape(const KvShape *s, char *err, size_t n)
+{
+    Error e;
+    if (kv_shape_check(s, &e)) {
+        snprintf(err, n, "%s", e.msg);
+        return -1;
+    }
+    uint32_t D = s->head_dim, G = s->q_heads / s->kv_heads;
+    if ((D & (D - 1)) || D < 32) {
+        snprintf(err, n, "the GPU kernels take head dimensions of 32, 64, 128 or 256, not %u", D);
+        return -1;
+    }
+    if (G != 1 && G != 2 && G != 4 && G != 8) {
+        snprintf(err, n, "the GPU kernels take 1, 2, 4 or 8 query heads per KV head, not %u", G);
+        return -1;
+    }
+    return 0;
+}
+
+// Allocates the arrays, reporting what is needed, what is free, and the
+// largest context that would fit when memory runs out.
+static int alloc_arrays(GpuCache *c, char *err, size_t n)
+{
+    kv_array_bytes(&c->s, c->bytes);
+    size_t need = 0;
+    for (int i = 0; i < KV_ARRAYS; i++)
+        need += c->bytes[i];
+    size_t freeb = 0, total = 0;
+    cudaMemGetInfo(&freeb, &total);
+    if (need + (64u << 20) > freeb) {
+        double per_token = (double)need / c->s.capacity;
+        snprintf(err, n, "out of device memory: the cache needs %.2f GiB, %.2f GiB are free; the "
+                         "largest context that fits is about %.0f tokens",
+                 need / 1073741824.0, freeb / 1073741824.0,
+                 per_token > 0 ? (double)(freeb - (64u << 20)) / per_token : 0);
+        return -1;
+    }
+    for (int i = 0; i < KV_ARRAYS; i++)
+        if (c->bytes[i])
+            CK(cudaMalloc(&c->arr[i], c->bytes[i]));
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// Conversions in registers
+
+__device__ __forceinline__ float bf16_lo(uint32_t w) { return __uint_as_float(w << 16); }
+__device__ __forceinline__ float bf16_hi(uint32_t w) { return __uint_as_float(w & 0xFFFF0000u); }
+
+// E4M3 bits placed in FP16 position: exponent and mantissa line up with a
+// bias 8 lower, so the FP16 value times 256 is the E4M3 value, subnormals
+// included (the cache never holds the NaN code).
+__device__ __forceinline__ float e4m3_f(uint32_t b)
+{
+    uint16_t h = (uint16_t)(((b & 0x80u) << 8) | ((b & 0x7Fu) << 7));
+    return __half2float(__ushort_as_half(h)) * 256.0f;
+}
+
+// E2M1 bits in FP16 position: times 2^14 is the E2M1 value (0.5 as a subnormal).
+__device__ __forceinline__ float e2m1_f(uint32_t nib)
+{
+    uint16_t h = (uint16_t)(((nib & 8u) << 12) | ((nib & 7u) << 9));
+    return __half2float(__ushort_as_half(h)) * 16384.0f;
+}
+
+__device__ __forceinline__ float e8m0_f(uint32_t code)
+{
+    return code ? __uint_as_float(code << 23) : __uint_as_float(0x00400000u);
+}
+
+__device__ __forceinline__ float h2f(uint16_t h) { return __half2float(__ushort_as_half(h)); }
+
+// ---------------------------------------------------------------------------
+// The rows kernel
+
+struct RowParams {
+    const uint8_t *k, *v;
+    const uint16_t *k_scale, *v_scale;
+    const uint8_t *k_block, *v_block;
+    const float *k_tensor, *v_tensor;
+    const float *q;
+    float *part_o, *part_m, *part_l;
+    int Hkv, Hq, D, cap, len, chunk, splits, head_scales;
+};
+
+// Lane's E elements of token row vi (elements d0 .. d0 + E - 1), of K
+// (which = 0) or V.
+template <int FMT, int E>
+__device__ __forceinline__ void load_row(const RowParams &p, size_t vi, int d0, int h, int which,
+                                         float *x)
+{
+    const uint8_t *base = which ? p.v : p.k;
+    const int D = p.D;
+    if (FMT == KV_BF16) {
+        const uint4 *src = (const uint4 *)(base + (vi * D + d0) * 2);
+#pragma unroll
+        for (int i = 0; i < E / 8; i++) {
+            uint4 r = __ldg(src + i);
+            uint32_t w[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                x[i * 8 + 2 * j] = bf16_lo(w[j]);
+                x[i * 8 + 2 * j + 1] = bf16_hi(w[j]);
+            }
+        }
+    } else if (FMT == KV_FP8 || FMT == KV_INT8) {
+        uint32_t w[E / 4];
+        if (E == 16) {
+            uint4 r = __ldg((const uint4 *)(base + vi * D + d0));
+            w[0] = r.x, w[1] = r.y, w[2] = r.z, w[3] = r.w;
+        } else {
+            uint2 r = __ldg((const uint2 *)(base + vi * D + d0));
+            w[0] = r.x, w[1] = r.y;
+        }
+        if (FMT == KV_FP8) {
+            const float *ts = which ? p.v_tensor : p.k_tensor;
+            float s = __ldg(ts + (p.head_scales ? h : 0));
+#pragma unroll
+            for (int i = 0; i < E; i++)
+                x[i] = e4m3_f((w[i / 4] >> (8 * (i % 4))) & 0xFFu) * s;
+        } else {
+            float s = h2f(__ldg((which ? p.v_scale : p.k_scale) + vi));
+#pragma unroll
+            for (int i = 0; i < E; i++)
+                x[i] = (float)(int8_t)((w[i / 4] >> (8 * (i % 4))) & 0xFFu) * s;
+        }
+    } else {                                            // NVFP4 and MXFP4: E / 2 bytes
+        uint32_t w[E / 8];
+        if (E == 16) {
+            uint2 r = __ldg((const uint2 *)(base + (vi * D + d0) / 2));
+            w[0] = r.x, w[1] = r.y;
+        } else {
+            w[0] = __ldg((const uint32_t *)(base + (vi * D + d0) / 2));
+        }
+        const uint8_t *blk = which ? p.v_block : p.k_block;
+        float s[E / 16 > 0 ? E / 16 : 1];
+        if (FMT == KV_NVFP4) {
+            float t = __ldg(which ? p.v_tensor : p.k_tensor);
+#pragma unroll
+            for (int i = 0; i < (E >= 16 ? E / 16 : 1); i++)
+                s[i] = e4m3_f(__ldg(blk + vi * (D / 16) + (d0 + 16 * i) / 16)) * t;
+        } else {
+            s[0] = e8m0_f(__ldg(blk + vi * (D / 32) + d0 / 32));
+        }
+#pragma unroll
+        for (int i = 0; i < E; i++) {
+            float sc = FMT == KV_NVFP4 ? s[E >= 16 ? i / 16 : 0] : s[0];
+            x[i] = e2m1_f((w[i / 8] >> (4 * (i % 8))) & 0xFu) * sc;
+        }
+    }
+}
+
+// Merges softmax state b into a: running max m, sum l, accumulator o.
+template <int E>
+__device__ __forceinline__ void merge_state(float &m, float &l, float *o, float mb, float lb,
+                                            const float *ob)
+{
+    float mx = fmaxf(m, mb);
+    if (mx == -INFINITY)
+        return;
+    float a = __expf(m - mx), b = __expf(mb - mx);
+    l = l * a + lb * b;
+#pragma unroll
+    for (int e = 0; e < E; e++)
+        o[e] = o[e] * a + ob[e] * b;
+    m = mx;
+}
+
+template <int FMT, int E, int G>
+__global__ void __launch_bounds__(THREADS) rows_kernel(RowParams p)
+{
+    const int split = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int L = p.D / E, TPW = 32 / L, sub = lane / L, part = lane % L, d0 = part * E;
+    const int start = split * p.chunk, end = min(p.len, start + p.chunk);
+
+    float q[G][E], o[G][E], m[G], l[G];
+    const float scale = rsqrtf((float)p.D);
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        const float *qg = p.q + ((size_t)b * p.Hq + h * G + g) * p.D + d0;
+#pragma unroll
+        for (int e = 0; e < E; e++)
+            q[g][e] = qg[e] * scale, o[g][e] = 0;
+        m[g] = -INFINITY, l[g] = 0;
+    }
+    const size_t row0 = ((size_t)b * p.Hkv + h) * p.cap;
+    // every lane of the warp runs the same iterations (the shuffles need
+    // them all); a lane group past the end works on nothing
+    for (int base = start + warp * TPW; base < end; base += WARPS * TPW) {
+        const int t = base + sub;
+        const bool valid = t < end;
+        float k[E], v[E];
+        if (valid) {
+            load_row<FMT, E>(p, row0 + t, d0, h, 0, k);
+            load_row<FMT, E>(p, row0 + t, d0, h, 1, v);
+        } else {
+#pragma unroll
+            for (int e = 0; e < E; e++)
+                k[e] = v[e] = 0;
+        }
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            float s = 0;
+#pragma unroll
+            for (int e = 0; e < E; e++)
+                s = fmaf(q[g][e], k[e], s);
+            for (int off = L / 2; off; off >>= 1)
+                s += __shfl_xor_sync(0xFFFFFFFFu, s, off);
+            if (!valid)
+                continue;
+            float mx = fmaxf(m[g], s), a = __expf(m[g] - mx), pw = __expf(s - mx);
+            l[g] = l[g] * a + pw;
+#pragma unroll
+            for (int e = 0; e < E; e++)
+                o[g][e] = fmaf(o[g][e], a, pw * v[e]);
+            m[g] = mx;
+        }
+    }
+    // lanes with the same part hold states for the same dimensions: merge them
+    for (int off = L; off < 32; off <<= 1)
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            float mb = __shfl_xor_sync(0xFFFFFFFFu, m[g], off);
+            float lb = __shfl_xor_sync(0xFFFFFFFFu, l[g], off);
+            float ob[E];
+#pragma unroll
+            for (int e = 0; e < E; e++)
+                ob[e] = __shfl_xor_sync(0xFFFFFFFFu, o[g][e], off);
+            merge_state<E>(m[g], l[g], o[g], mb, lb, ob);
+        }
+    // then across warps, through shared memory
+    __shared__ float sm_m[WARPS][G], sm_l[WARPS][G], sm_o[WARPS][G][256];
+    if (sub == 0)
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            if (part == 0)
+                sm_m[warp][g] = m[g], sm_l[warp][g] = l[g];
+#pragma unroll
+            for (int e = 0; e < E; e++)
+                sm_o[warp][g][d0 + e] = o[g][e];
+        }
+    __syncthreads();
+    for (int i = threadIdx.x; i < G * p.D; i += THREADS) {
+        int g = i / p.D, d = i % p.D;
+        float M = -INFINITY;
+        for (int w = 0; w < WARPS; w++)
+            M = fmaxf(M, sm_m[w][g]);
+        float Ls = 0, Os = 0;
+        if (M != -INFINITY)
+            for (int w = 0; w < WARPS; w++) {
+                float f = __expf(sm_m[w][g] - M);
+                Ls += sm_l[w][g] * f;
+                Os += sm_o[w][g][d] * f;
+            }
+        size_t row = ((size_t)b * p.Hq + h * G + g) * p.splits + split;
+        p.part_o[row * p.D + d] = Os;
+        if (d == 0)
+            p.part_m[row] = M, p.part_l[row] = Ls;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The KIVI kernel (int4)
+
+struct KiviParams {
+    const uint8_t *k, *v;                   // keys (B,H,C/32,D,16); values (B,H,C,D/2)
+    const uint16_t *k_scale, *k_zero;       // (B,H,C/32,D)
+    const uint16_t *v_scale, *v_zero;       // (B,H,C,D/32)
+    const uint16_t *k_res, *v_res;          // (B,H,R+32,D) BF16
+    const float *q;
+    float *part_o, *part_m, *part_l;
+    int Hkv, Hq, D, cap, len, quantized, res_cap, chunk, splits;
+};
+
+template <int G>
+__global__ void __launch_bounds__(THREADS) kivi_kernel(KiviParams p)
+{
+    constexpr int EV = 8;                   // value dimensions per lane (D <= 256)
+    const int split = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int D = p.D, ev = D / 32;         // dimensions each lane owns for values
+    const size_t bh = (size_t)b * p.Hkv + h;
+    __shared__ float qs[G][256];
+    const float scale = rsqrtf((float)D);
+    for (int i = threadIdx.x; i < G * D; i += THREADS)
+        qs[i / D][i % D] = p.q[((size_t)b * p.Hq + h * G + i / D) * D + i % D] * scale;
+    __syncthreads();
+
+    float m[G], l[G], o[G][EV];
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        m[g] = -INFINITY, l[g] = 0;
+#pragma unroll
+        for (int e = 0; e < EV; e++)
+            o[g][e] = 0;
+    }
+    const bool residual = split == p.splits - 1;
+    int t0, t1;
+    if (residual)
+        t0 = p.quantized, t1 = p.len;
+    else
+        t0 = split * p.chunk, t1 = min(p.quantized, t0 + p.chunk);
+    for (int base = t0 + warp * 32; base < t1; base += WARPS * 32) {
+        const int t = base + lane;
+        const bool valid = t < t1;
+        float s[G];
+#pragma unroll
+        for (int g = 0; g < G; g++)
+            s[g] = 0;
+        if (!residual) {                    // channel-major keys, one lane per token
+            const size_t grp = bh * (p.cap / 32) + base / 32;
+            const uint8_t *kg = p.k + grp * D * 16;
+            for (int d = 0; d < D; d++) {
+                uint8_t byte = __ldg(kg + d * 16 + lane / 2);
+                float z = h2f(__ldg(p.k_zero + grp * D + d)), sc = h2f(__ldg(p.k_scale + grp * D + d));
+                float kv = z + sc * (float)((byte >> (4 * (lane & 1))) & 0xF);
+#pragma unroll
+                for (int g = 0; g < G; g++)
+                    s[g] = fmaf(qs[g][d], kv, s[g]);
+            }
+        } else if (valid) {                 // BF16 residual rows
+            const uint16_t *kr = p.k_res + (bh * p.res_cap + (t - p.quantized)) * D;
+            for (int d = 0; d < D; d++) {
+                float kv = __uint_as_float((uint32_t)__ldg(kr + d) << 16);
+#pragma unroll
+                for (int g = 0; g < G; g++)
+                    s[g] = fmaf(qs[g][d], kv, s[g]);
+            }
+        }
+        float pw[G];
+#pragma unroll
+        for (int g = 0; g < G; g++) {
+            float sv = valid ? s[g] : -INFINITY, mx = sv;
+            for (int off = 16; off; off >>= 1)
+                mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, off));
+            float mn = fmaxf(m[g], mx), a = __expf(m[g] - mn);
+            pw[g] = valid ? __expf(sv - mn) : 0;
+            float sum = pw[g];
+            for (int off = 16; off; off >>= 1)
+                sum += __shfl_xor_sync(0xFFFFFFFFu, sum, off);
+            l[g] = l[g] * a + sum;
+#pragma unroll
+            for (int e = 0; e < EV; e++)
+                o[g][e] *= a;
+            m[g] = mn;
+        }
+        // values: every lane owns dimensions lane * ev .. + ev - 1
+        const int n_tok = min(32, t1 - base);
+        for (int j = 0; j < n_tok; j++) {
+            float vv[EV];
+            const int tj = base + j;
+            if (!residual) {
+                const size_t vi = bh * p.cap + tj;
+                const int d0 = lane * ev;
+                const uint8_t *vb = p.v + vi * D / 2 + d0 / 2;
+                float z = h2f(__ldg(p.v_zero + vi * (D / 32) + d0 / 32));
+                float sc = h2f(__ldg(p.v_scale + vi * (D / 32) + d0 / 32));
+#pragma unroll
+                for (int e = 0; e < EV; e++)
+                    if (e < ev) {
+                        uint8_t byte = __ldg(vb + e / 2);
+                        vv[e] = z + sc * (float)((byte >> (4 * (e & 1))) & 0xF);
+                    }
+            } else {
+                const uint16_t *vr = p.v_res + (bh * p.res_cap + (tj - p.quantized)) * D + lane * ev;
+#pragma unroll
+                for (int e = 0; e < EV; e++)
+                    if (e < ev)
+                        vv[e] = __uint_as_float((uint32_t)__ldg(vr + e) << 16);
+            }
+#pragma unroll
+            for (int g = 0; g < G; g++) {
+                float pj = __shfl_sync(0xFFFFFFFFu, pw[g], j);
+#pragma unroll
+                for (int e = 0; e < EV; e++)
+                    if (e < ev)
+                        o[g][e] = fmaf(pj, vv[e], o[g][e]);
+            }
+        }
+    }
+    // across warps
+    __shared__ float sm_m[WARPS][G], sm_l[WARPS][G], sm_o[WARPS][G][256];
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        if (lane == 0)
+            sm_m[warp][g] = m[g], sm_l[warp][g] = l[g];
+#pragma unroll
+        for (int e = 0; e < EV; e++)
+            if (e < ev)
+                sm_o[warp][g][lane * ev + e] = o[g][e];
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < G * D; i += THREADS) {
+        int g = i / D, d = i % D;
+        float M = -INFINITY;
+        for (int w = 0; w < WARPS; w++)
+            M = fmaxf(M, sm_m[w][g]);
+        float Ls = 0, Os = 0;
+        if (M != -INFINITY)
+            for (int w = 0; w < WARPS; w++) {
+                float f = __expf(sm_m[w][g] - M);
+                Ls += sm_l[w][g] * f;
+                Os += sm_o[w][g][d] * f;
+            }
+        size_t row = ((size_t)b * p.Hq + h * G + g) * p.splits + split;
+        p.part_o[row * D + d] = Os;
+        if (d == 0)
+            p.part_m[row] = M, p.part_l[row] = Ls;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Merging the slices: out = sum_s o_s e^(m_s - M) / sum_s l_s e^(m_s - M)
+
+__global__ void merge_kernel(const float *part_o, const float *part_m, const float *part_l,
+                             float *out, int splits, int D)
+{
+    const size_t row = blockIdx.x;
+    float M = -INFINITY;
+    for (int s = 0; s < splits; s++)
+        M = fmaxf(M, part_m[row * splits + s]);
+    for (int d = threadIdx.x; d < D; d += blockDim.x) {
+        float L = 0, O = 0;
+        for (int s = 0; s < splits; s++) {
+            float mv = part_m[row * splits + s];
+            if (mv == -INFINITY)
+                continue;
+            float f = __expf(mv - M);
+            L += part_l[row * splits + s] * f;
+            O += part_o[(row * splits + s) * D + d] * f;
+        }
+        out[row * D + d] = L > 0 ? O / L : 0;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Launching
+
+template <int FMT, int G>
+static void launch_rows(const RowParams &p, dim3 grid, cudaStream_t st)
+{
+    // 16-byte chunks where the registers allow (G <= 4), 8-byte ones for G = 8
+    constexpr int E16 = FMT == KV_BF16 ? 8 : 16;
+    constexpr int E = G <= 4 ? E16 : (FMT == KV_BF16 ? 8 : 8);
+    rows_kernel<FMT, E, G><<<grid, THREADS, 0, st>>>(p);
+}
+
+template <int FMT>
+static void launch_rows_g(const RowParams &p, dim3 grid, int G, cudaStream_t st)
+{
+    switch (G) {
+    case 1: launch_rows<FMT, 1>(p, grid, st); break;
+    case 2: launch_rows<FMT, 2>(p, grid, st); break;
+    case 4: launch_rows<FMT, 4>(p, grid, st); break;
+    default: launch_rows<FMT, 8>(p, grid, st); break;
+    }
+}
+
+static void launch(GpuCache *c, cudaStream_t st)
+{
+    const KvShape &s = c->s;
+    const int G = s.q_heads / s.kv_heads;
+    dim3 grid(c->splits, s.kv_heads, s.batch);
+    if (s.format == KV_INT4) {
+        KiviParams p = {(const uint8_t *)c->arr[0], (const uint8_t *)c->arr[1],
+                        (const uint16_t *)c->arr[2], (const uint16_t *)c->arr[4],
+                        (const uint16_t *)c->arr[3], (const uint16_t *)c->arr[5],
+                        (const uint16_t *)c->arr[10], (const uint16_t *)c->arr[11], c->q,
+                        c->part_o, c->part_m, c->part_l, (int)s.kv_heads, (int)s.q_heads,
+                        (int)s.head_dim, (int)s.capacity, (int)c->len, (int)c->quantized,
+                        (int)(s.residual + KV_KIVI_GROUP), c->chunk, c->splits};
+        switch (G) {
+        case 1: kivi_kernel<1><<<grid, THREADS, 0, st>>>(p); break;
+        case 2: kivi_kernel<2><<<grid, THREADS, 0, st>>>(p); break;
+        case 4: kivi_kernel<4><<<grid, THREADS, 0, st>>>(p); break;
+        default: kivi_kernel<8><<<grid, THREADS, 0, st>>>(p); break;
+        }
+    } else {
+        RowParams p = {(const uint8_t *)c->arr[0], (const uint8_t *)c->arr[1],
+                       (const uint16_t *)c->arr[2], (const uint16_t *)c->arr[3],
+                       (const uint8_t *)c->arr[6], (const uint8_t *)c->arr[7],
+                       (const float *)c->arr[8], (const float *)c->arr[9], c->q, c->part_o,
+                       c->part_m, c->part_l, (int)s.kv_heads, (int)s.q_heads, (int)s.head_dim,
+                       (int)s.capacity, (int)c->len, c->chunk, c->splits, (int)s.head_scales};
+        switch (s.format) {
+        case KV_BF16: launch_rows_g<KV_BF16>(p, grid, G, st); break;
+        case KV_FP8: launch_rows_g<KV_FP8>(p, grid, G, st); break;
+        case KV_INT8: launch_rows_g<KV_INT8>(p, grid, G, st); break;
+        case KV_NVFP4: launch_rows_g<KV_NVFP4>(p, grid, G, st); break;
+        default: launch_rows_g<KV_MXFP4>(p, grid, G, st); break;
+        }
+    }
+    merge_kernel<<<s.batch * s.q_heads, std::min<int>(s.head_dim, 256), 0, st>>>(
+        c->part_o, c->part_m, c->part_l, c->out, c->splits, (int)s.head_dim);
+}
+
+// ---------------------------------------------------------------------------
+// The plugin's functions
+
+static int info(GpuInfo *out, char *err, size_t n)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e == cudaErrorInsufficientDriver && !dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD) &&
+        !dlopen("libcuda.so.1", RTLD_NOW)) {
+        snprintf(err, n, "no NVIDIA driver on this machine (libcuda.so.1 is missing)");
+        return -1;
+    }
+    if (e == cudaErrorNoDevice || (e == cudaSuccess && count < 1)) {
+        snprintf(err, n, "no CUDA GPU on this machine");
+        return -1;
+    }
+    if (e != cudaSuccess)
+        return fail(err, n, "cudaGetDeviceCount", e);
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", prop.name);
+    out->sm_count = prop.multiProcessorCount;
+    out->cc_major = prop.major;
+    out->cc_minor = prop.minor;
+    out->l2_bytes = (size_t)prop.l2CacheSize;
+    CK(cudaMemGetInfo(&out->memory_free, &out->memory_total));
+    return 0;
+}
+
+static int upload(const KvCache *h, GpuCache **out, char *err, size_t n)
+{
+    if (check_shape(&h->s, err, n))
+        return -1;
+    GpuCache *c = new GpuCache();
+    c->s = h->s;
+    c->len = h->len;
+    c->quantized = h->quantized;
+    plan_splits(c);
+    if (alloc_arrays(c, err, n) || alloc_work(c, err, n)) {
+        release(c);
+        return -1;
+    }
+    for (int i = 0; i < KV_ARRAYS; i++)
+        if (c->bytes[i]) {
+            const void *src = *kv_array_ptr((KvCache *)h, i);
+            cudaError_t e = cudaMemcpy(c->arr[i], src, c->bytes[i], cudaMemcpyHostToDevice);
+            if (e != cudaSuccess) {
+                release(c);
+                return fail(err, n, "cudaMemcpy (cache upload)", e);
+            }
+        }
+    *out = c;
+    return 0;
+}
+
+// Random bytes, then the same fix-ups as kv_fill_random: finite codes and
+// sensible scales.
+__global__ void fill_kernel(uint8_t *p, size_t n, uint64_t seed, uint32_t and2, uint32_t or2)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint64_t z = seed + i * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        z ^= z >> 31;
+        uint8_t andm = (uint8_t)(i & 1 ? and2 >> 8 : and2), orm = (uint8_t)(i & 1 ? or2 >> 8 : or2);
+        p[i] = (uint8_t)(((uint8_t)z & andm) | orm);
+    }
+}
+
+__global__ void fill_u16_kernel(uint16_t *p, size_t n, uint16_t v)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = v;
+}
+
+static int fill(const KvShape *s, uint32_t len, uint64_t seed, GpuCache **out, char *err, size_t n)
+{
+    if (check_shape(s, err, n))
+        return -1;
+    if (len > s->capacity) {
+        snprintf(err, n, "%u tokens do not fit in a cache of %u", len, s->capacity);
+        return -1;
+    }
+    GpuCache *c = new GpuCache();
+    c->s = *s;
+    c->len = len;
+    c->quantized = s->format == KV_INT4 && len > s->residual
+                       ? (len - s->residual) / KV_KIVI_GROUP * KV_KIVI_GROUP : 0;
+    plan_splits(c);
+    if (alloc_arrays(c, err, n) || alloc_work(c, err, n)) {
+        release(c);
+        return -1;
+    }
+    // per array: byte masks for even and odd bytes (and, or), or a u16 constant
+    struct { uint32_t andm, orm; int u16; uint16_t value; } how[KV_ARRAYS];
+    for (int i = 0; i < KV_ARRAYS; i++)
+        how[i] = {0xFFFF, 0, 0, 0};
+    float one_over[2] = {1.0f / 64, 1.0f / 32};
+    switch (s->format) {
+    case KV_BF16: how[0] = how[1] = {0x807F, 0x3F00, 0, 0}; break;     // |x| in [0.5, 1)
+    case KV_FP8: how[0] = how[1] = {0xF7F7, 0, 0, 0}; break;            // no NaN codes
+    case KV_INT8: how[2] = how[3] = {0, 0, 1, 0x2008}; break;           // scale 1/127
+    case KV_INT4:
+        how[2] = how[3] = {0, 0, 1, 0x3044};                              // step 2/15
+        how[4] = how[5] = {0, 0, 1, 0xBC00};                              // minimum -1
+        how[10] = how[11] = {0x807F, 0x3F00, 0, 0};
+        break;
+    case KV_NVFP4: how[6] = how[7] = {0x3F3F, 0x3030, 0, 0}; break;     // E4M3 scales 0.5 .. 1.9
+    case KV_MXFP4: how[6] = how[7] = {0x0101, 0x7A7A, 0, 0}; break;     // 2^-5 or 2^-4
+    default: break;
+    }
+    for (int i = 0; i < KV_ARRAYS; i++) {
+        if (!c->bytes[i] || i == 8 || i == 9)
+            continue;
+        if (how[i].u16)
+            fill_u16_kernel<<<1024, 256>>>((uint16_t *)c->arr[i], c->bytes[i] / 2, how[i].value);
+        else
+            fill_kernel<<<4096, 256>>>((uint8_t *)c->arr[i], c->bytes[i], seed + (uint64_t)i * 7919,
+                                       how[i].andm, how[i].orm);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) {
+            release(c);
+            return fail(err, n, "fill kernel", e);
+        }
+    }
+    if (c->bytes[8]) {                                  // tensor scales
+        std::vector<float> t(c->bytes[8] / sizeof(float), one_over[s->format == KV_NVFP4]);
+        cudaMemcpy(c->arr[8], t.data(), c->bytes[8], cudaMemcpyHostToDevice);
+        cudaMemcpy(c->arr[9], t.data(), c->bytes[9], cudaMemcpyHostToDevice);
+    }
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e != cudaSuccess) {
+        release(c);
+        return fail(err, n, "cudaDeviceSynchronize (fill)", e);
+    }
+    *out = c;
+    return 0;
+}
+
+static int decode(GpuCache *c, const float *q, float *out, char *err, size_t n)
+{
+    size_t bytes = (size_t)c->s.batch * c->s.q_heads * c->s.head_dim * sizeof(float);
+    CK(cudaMemcpy(c->q, q, bytes, cudaMemcpyHostToDevice));
+    CK(cudaMemset(c->out, 0xFF, bytes));                   // poison: NaN unless written
+    launch(c, 0);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(out, c->out, bytes, cudaMemcpyDeviceToHost));
+    return 0;
+}
+
+__global__ void fill_q_kernel(float *q, size_t n, uint64_t seed)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint64_t z = seed + i * 0x9E3779B97F4A7C15ull;
+        z = (z ^ (z >> 29)) * 0xBF58476D1CE4E5B9ull;
+        q[i] = (float)((z >> 40) & 0xFFFF) / 32768.0f - 1.0f;
+    }
+}
+
+static int time_decode(GpuCache **caches, int n_caches, int iters, double *median_ms, char *err,
+                       size_t n)
+{
+    for (int i = 0; i < n_caches; i++) {
+        size_t nq = (size_t)caches[i]->s.batch * caches[i]->s.q_heads * caches[i]->s.head_dim;
+        fill_q_kernel<<<256, 256>>>(caches[i]->q, nq, 12345 + (uint64_t)i);
+        CK(cudaGetLastError());
+    }
+    for (int i = 0; i < 3 * n_caches; i++)              // warm-up
+        launch(caches[i % n_caches], 0);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    std::vector<float> ms(iters);
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    for (int i = 0; i < iters; i++) {
+        CK(cudaEventRecord(a));
+        launch(caches[i % n_caches], 0);
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        CK(cudaGetLastError());
+        CK(cudaEventElapsedTime(&ms[i], a, b));
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    std::sort(ms.begin(), ms.end());
+    *median_ms = ms[iters / 2];
+    return 0;
+}
+
+static int copy_bandwidth(size_t bytes, double *gbps, char *err, size_t n)
+{
+    void *x = NULL, *y = NULL;
+    CK(cudaMalloc(&x, bytes));
+    cudaError_t e = cudaMalloc(&y, bytes);
+    if (e != cudaSuccess) {
+        cudaFree(x);
+        return fail(err, n, "cudaMalloc (copy)", e);
+    }
+    cudaMemset(x, 1, bytes);
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    std::vector<float> ms(20);
+    for (int i = 0; i < 23; i++) {
+        cudaEventRecord(a);
+        cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice);
+        cudaEventRecord(b);
+        cudaEventSynchronize(b);
+        if (i >= 3)
+            cudaEventElapsedTime(&ms[i - 3], a, b);
+    }
+    e = cudaGetLastError();
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    cudaFree(x);
+    cudaFree(y);
+    if (e != cudaSuccess)
+        return fail(err, n, "device copy", e);
+    std::sort(ms.begin(), ms.end());
+    *gbps = 2.0 * bytes / (ms[10] * 1e-3) / 1e9;
+    return 0;
+}
+
+// Reads every 16-byte word once and folds it into one value per thread, so
+// the compiler cannot drop the loads.
+__global__ void read_kernel(const uint4 *p, size_t n, unsigned *sink)
+{
+    unsigned acc = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        uint4 v = __ldg(p + i);
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc == 0x12345678u)
+        *sink = acc;
+}
+
+static int time_read(size_t bytes, double *median_ms, char *err, size_t n)
+{
+    void *buf = NULL;
+    unsigned *sink = NULL;
+    CK(cudaMalloc(&buf, bytes));
+    cudaError_t e = cudaMalloc(&sink, sizeof *sink);
+    if (e == cudaSuccess)
+        e = cudaMemset(buf, 7, bytes);
+    std::vector<float> ms(11);
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    for (int i = 0; i < 14 && e == cudaSuccess; i++) {
+        cudaEventRecord(a);
+        read_kernel<<<sm_count() * 8, 256>>>((const uint4 *)buf, bytes / 16, sink);
+        cudaEventRecord(b);
+        cudaEventSynchronize(b);
+        e = cudaGetLastError();
+        if (i >= 3)
+            cudaEventElapsedTime(&ms[i - 3], a, b);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    cudaFree(buf);
+    cudaFree(sink);
+    if (e != cudaSuccess)
+        return fail(err, n, "weight read", e);
+    std::sort(ms.begin(), ms.end());
+    *median_ms = ms[5];
+    return 0;
+}
+
+static const KvCudaApi API = {KVLAB_CUDA_ABI, info,           upload,        fill,     release,
+                              decode,         time_decode,    copy_bandwidth, time_read};
+
+extern "C" __attribute__((visibility("default"))) const KvCudaApi *kvlab_cuda_api(void)
+{
+    return &API;
+}

@@ -41,7 +41,7 @@ static int store(const Experiment *x, const float *k, const float *v, size_t T, 
     }
     memcpy(kr, k, n * sizeof *kr);
     memcpy(vr, v, n * sizeof *vr);
-    if (x->hadamard && (hadamard_rows(kr, T, d, e) || hadamard_rows(vr, T, d, e)))
+    if (x->hadamard && (hadamard_rows(kr, T, d, e) || (!x->values_exact && hadamard_rows(vr, T, d, e))))
         goto done;
     if (x->kivi) {
         if (kivi_ref(&x->kivi_spec, kr, vr, T, d, kh, vh, e))
@@ -52,7 +52,7 @@ static int store(const Experiment *x, const float *k, const float *v, size_t T, 
     }
     if (x->values_exact)
         memcpy(vh, vr, n * sizeof *vh);
-    if (x->hadamard && (hadamard_rows(kh, T, d, e) || hadamard_rows(vh, T, d, e)))
+    if (x->hadamard && (hadamard_rows(kh, T, d, e) || (!x->values_exact && hadamard_rows(vh, T, d, e))))
         goto done;
     rc = 0;
 done:

@@ -70,8 +70,9 @@ int kv_errors(const float *k, const float *k_hat, const float *v, const float *v
     double tv = 0, on = 0, oe = 0;
     for (size_t t = 0; t < tokens; t++) {
         double err = fabs(s1[t] - s0[t]);
-        if (err > out->max_score_error)
-            out->max_score_error = err;
+        out->nan_scores += isnan(s1[t]);
+        if (err > out->max_score_error || isnan(err))
+            out->max_score_error = isnan(out->max_score_error) ? NAN : (isnan(err) ? NAN : err);
         tv += fabs(p1[t] - p0[t]);
     }
     out->softmax_tv = tv / 2;

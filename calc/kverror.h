@@ -25,6 +25,8 @@ typedef struct {
     double softmax_tv;
     double output_rel_error;
     size_t top_ref, top;        // the token with the largest score, before and after
+    size_t nan_scores;          // quantized scores that are NaN (FP8 overflow without
+                                // saturation); the errors above are then NaN too
 } KvErrors;
 
 /* K, K^, V, V^ are (tokens, d); q is (d). scores_ref and scores (tokens)

@@ -1,6 +1,8 @@
 /* kvgen.c - see kvgen.h. */
 #include "kvgen.h"
 
+#include "rotate.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -25,8 +27,12 @@ int kvgen_check(const KvGenParams *p, Error *e)
 {
     if (!p->tokens || p->tokens > (1u << 24))
         return error_set(e, "tokens must be from 1 to %u", 1u << 24);
-    if (!p->head_dim || p->head_dim > 4096)
-        return error_set(e, "head dimension must be from 1 to 4096");
+    if (!p->head_dim || p->head_dim > KVGEN_MAX_DIM)
+        return error_set(e, "head dimension must be from 1 to %d", KVGEN_MAX_DIM);
+    if (p->value_outliers > 4096)
+        return error_set(e, "at most 4096 value outliers");
+    if (p->rope_theta != 0 && p->head_dim % 2)
+        return error_set(e, "RoPE needs an even head dimension");
     if (p->outlier_channels > p->head_dim)
         return error_set(e, "%u outlier channels do not fit in %zu channels", p->outlier_channels,
                          p->head_dim);
@@ -95,10 +101,10 @@ int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e)
         return -1;
     size_t T = p->tokens, D = p->head_dim;
     Rand r = {p->seed};
-    size_t outl[4096];
-    size_t n_out = kvgen_outlier_channels(p, outl, 4096);
-    bool is_out[4096] = {false};
-    float sign[4096];
+    size_t outl[KVGEN_MAX_DIM];
+    size_t n_out = kvgen_outlier_channels(p, outl, KVGEN_MAX_DIM);
+    bool is_out[KVGEN_MAX_DIM] = {false};
+    float sign[KVGEN_MAX_DIM];
     for (size_t i = 0; i < n_out; i++)
         is_out[outl[i]] = true;
     for (size_t c = 0; c < D; c++)
@@ -119,12 +125,19 @@ int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e)
             v[t * D + c] = rand_normal(&r);
         }
     /* Sinks: keys moved along the query so that their logit q.k / sqrt(D)
-     * rises by sink_strength; values shrunk. */
-    for (size_t t = 0; t < p->sinks; t++)
+     * rises by sink_strength; values shrunk. Under RoPE the key at t and the
+     * query at T meet rotated by T - t, so the key leans toward the query
+     * turned by that much (rotations keep |q|). */
+    float dir[KVGEN_MAX_DIM];
+    for (size_t t = 0; t < p->sinks; t++) {
+        memcpy(dir, q, D * sizeof *dir);
+        if (p->rope_theta != 0 && rope_apply(dir, 1, D, T - t, p->rope_theta, e))
+            return -1;
         for (size_t c = 0; c < D; c++) {
-            k[t * D + c] += p->sink_strength * (float)(q[c] * sqrt((double)D) / (qn * qn));
+            k[t * D + c] += p->sink_strength * (float)(dir[c] * sqrt((double)D) / (qn * qn));
             v[t * D + c] *= 0.1f;
         }
+    }
     /* Value outliers at random positions after the sinks. */
     size_t rows[4096];
     size_t n_vo = p->value_outliers < 4096 ? p->value_outliers : 4096;

@@ -22,6 +22,8 @@
 #ifndef KVLAB_KVGEN_H
 #define KVLAB_KVGEN_H
 
+#define KVGEN_MAX_DIM 4096
+
 #include "error.h"
 
 #include <stddef.h>
@@ -38,6 +40,8 @@ typedef struct {
     float sink_strength;        // logits a sink's score stands above the rest (default 5)
     unsigned value_outliers;    // tokens with large values (default 2)
     float value_outlier_scale;  // their norm over ordinary values (default 8)
+    double rope_theta;          // when RoPE will rotate keys at 0..T-1 and the query
+                                // at T, sinks lean toward the query as rotated; 0 = none
 } KvGenParams;
 
 void kvgen_defaults(KvGenParams *p);

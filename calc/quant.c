@@ -164,6 +164,8 @@ static void group_int_min(const QuantSpec *q, const float *x, size_t n, size_t s
     float lo, hi, top = (float)((1u << q->bits) - 1);
     range_of(x, n, stride, &lo, &hi);
     float s = (hi - lo) / top;
+    if (!isfinite(s))                       // a range past FLT_MAX: step in double
+        s = (float)(((double)hi - (double)lo) / top);
     if (s == 0 || !isfinite(1.0f / s)) {    // constant group: stored exactly
         for (size_t i = 0; i < n; i++)
             out[i * stride] = x[i * stride];

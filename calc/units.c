@@ -168,9 +168,14 @@ static int size_like(const char *s, u128 *out, bool rate, Error *e)
     memcpy(unit, d.rest, ul);
     unit[ul] = '\0';
     /* Prefixes in any case (kib = KiB), but a lowercase b means bits. */
-    if (ul && unit[ul - 1] == 'b')
-        return error_set(e, "%s '%s': '%s' would be bits; kvlab counts bytes (write %.*sB)", what,
-                         s, unit, (int)(ul - 1), unit);
+    if (ul && unit[ul - 1] == 'b') {
+        char fix[16];
+        snprintf(fix, sizeof fix, "%.*sB", (int)(ul - 1), unit);
+        if (fix[0] >= 'a' && fix[0] <= 'z')
+            fix[0] = (char)(fix[0] - 'a' + 'A');
+        return error_set(e, "%s '%s': '%s' would be bits; kvlab counts bytes (write %s)", what, s,
+                         unit, fix);
+    }
     const Unit *u = ul ? unit_find(SIZE_UNITS, N_OF(SIZE_UNITS), unit) : &SIZE_UNITS[0];
     if (!u) {
         char list[128];

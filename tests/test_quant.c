@@ -390,6 +390,66 @@ START_TEST(generator_and_collapse)
 }
 END_TEST
 
+/* Exact blocks: MXFP4's shared exponent is floor(log2 amax) - 2 (7.9 ->
+ * 2^0, so 7.9 clamps to 6); NVFP4's block scale is E4M3(amax / 6 / s_t)
+ * with s_t = tensor amax / (448 x 6) (a block holding the tensor's amax
+ * gets exactly 448 x s_t, so its largest value maps to 6). */
+START_TEST(fp4_exact_blocks)
+{
+    float mx_in[32] = {7.9f, 3.0f, -0.26f, 0.24f, 1.2f, -5.0f}, mx_out[32];
+    QuantSpec q;
+    quant_spec_init(&q);
+    q.scheme = SCHEME_MXFP4;
+    ck_assert_int_eq(quantize_ref(&q, mx_in, 1, 32, mx_out, NULL), 0);
+    static const float MX_WANT[6] = {6.0f, 3.0f, -0.5f, 0.0f, 1.0f, -4.0f};
+    for (int i = 0; i < 6; i++)
+        ck_assert_msg(mx_out[i] == MX_WANT[i], "mxfp4[%d] = %g, want %g", i, mx_out[i], MX_WANT[i]);
+    float half[32] = {0.3f, -0.1f};       /* amax 0.3 = 1.2 x 2^-2: scale 2^-4 */
+    ck_assert_int_eq(quantize_ref(&q, half, 1, 32, mx_out, NULL), 0);
+    ck_assert_float_eq(mx_out[0], 0.25f);       /* 0.3 / 2^-4 = 4.8 -> 4 */
+    ck_assert_float_eq(mx_out[1], -0.09375f);   /* -0.1 / 2^-4 = -1.6 -> -1.5 */
+    float nv_in[16] = {12.0f, -3.0f, 1.0f, 0.2f}, nv_out[16];
+    q.scheme = SCHEME_NVFP4;
+    ck_assert_int_eq(quantize_ref(&q, nv_in, 1, 16, nv_out, NULL), 0);
+    /* s_t = 12 / 2688; block scale E4M3(12 / 6 / s_t = 448) = 448; s = 2 */
+    static const float NV_WANT[4] = {12.0f, -3.0f, 1.0f, 0.0f};
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(fabsf(nv_out[i] - NV_WANT[i]) < 1e-5f, "nvfp4[%d] = %g", i, nv_out[i]);
+}
+END_TEST
+
+/* Under RoPE the attention sink still draws a large share of attention
+ * (without the generator's correction it fell to about 2%): the sink leans
+ * toward the query as RoPE will turn it. Rotated outlier channels make
+ * other tokens' scores spread, so the share is checked, not the rank. */
+START_TEST(sink_survives_rope)
+{
+    KvGenParams p;
+    kvgen_defaults(&p);
+    p.seed = test_seed();
+    p.rope_theta = ROPE_THETA_LLAMA3;
+    size_t T = p.tokens, D = p.head_dim;
+    float *k = malloc(T * D * 4), *v = malloc(T * D * 4), *q = malloc(D * 4);
+    ck_assert_int_eq(kvgen(&p, k, v, q, NULL), 0);
+    Experiment x;
+    experiment_init(&x);
+    x.rope = ROPE_POST;
+    x.values_exact = true;
+    x.key.gran.kind = GRAN_CHANNEL;
+    ExperimentResult r;
+    ck_assert_int_eq(experiment_run(&x, k, v, q, T, D, &r, NULL), 0);
+    double mx = -INFINITY, sum = 0;
+    for (size_t t = 0; t < T; t++)
+        mx = fmax(mx, r.scores_ref[t] / sqrt((double)D));
+    for (size_t t = 0; t < T; t++)
+        sum += exp(r.scores_ref[t] / sqrt((double)D) - mx);
+    double share = exp(r.scores_ref[0] / sqrt((double)D) - mx) / sum;
+    ck_assert_msg(share > 0.1, "sink share %g (seed %llu)", share, (unsigned long long)test_seed());
+    experiment_result_free(&r);
+    free(k), free(v), free(q);
+}
+END_TEST
+
 Suite *suite_quant(void)
 {
     Suite *s = suite_create("quant");
@@ -405,6 +465,8 @@ Suite *suite_quant(void)
     tcase_add_test(t, hadamard_rotation);
     tcase_add_test(t, rope_relative);
     tcase_add_test(t, generator_and_collapse);
+    tcase_add_test(t, fp4_exact_blocks);
+    tcase_add_test(t, sink_survives_rope);
     suite_add_tcase(s, t);
     return s;
 }

@@ -67,6 +67,7 @@ typedef struct {
     size_t tokens, d;
     float *k, *v, *q;           // (tokens, d), (tokens, d), (d)
     bool has_values;            // V came with the input (not V = K)
+    bool has_query;             // the input brought its own query
     char what[256];             // one line saying where the data came from
 } Input;
 
@@ -100,6 +101,7 @@ static int preset_worked(Input *in, Error *e)
     memcpy(in->k, K, sizeof K);
     memcpy(in->v, K, sizeof K);
     memcpy(in->q, Qv, sizeof Qv);
+    in->has_query = true;
     snprintf(in->what, sizeof in->what,
              "seed 001's worked example: 4 tokens x 4 channels, channel 2 the outlier, "
              "query [1, 1, 0.1, 1]; V = K");
@@ -200,6 +202,7 @@ static int matrix_file(Input *in, const char *path, Error *e)
             jsondoc_error(&d, query, e, "query: expected %zu numbers, got %zu", c, i);
             goto done;
         }
+        in->has_query = true;
     }
     snprintf(in->what, sizeof in->what, "%s: %zu tokens x %zu channels%s", path, r, c,
              values ? "" : "; V = K");
@@ -236,10 +239,11 @@ static int count_opt(const Given *g, int k, uint64_t lo, uint64_t hi, uint64_t *
     return 0;
 }
 
-static int generate(const Given *g, Input *in, Error *e)
+static int generate(const Given *g, Input *in, const Experiment *x, Error *e)
 {
     KvGenParams p;
     kvgen_defaults(&p);
+    p.rope_theta = x->rope != ROPE_NONE ? x->rope_theta : 0;
     uint64_t t = p.tokens, d = p.head_dim, oc = p.outlier_channels, sk = p.sinks,
              vo = p.value_outliers;
     if (count_opt(g, O_TOKENS, 1, 1u << 20, &t, e) || count_opt(g, O_HEAD_DIM, 1, 4096, &d, e) ||
@@ -289,9 +293,11 @@ static int source(const Given *g, Setup *s, Error *e)
     } else if (g->set[O_MATRIX]) {
         if (matrix_file(&s->in, g->val[O_MATRIX], e))
             return error_prefix(e, "--matrix");
-    } else if (generate(g, &s->in, e)) {
+    } else if (generate(g, &s->in, &s->x, e)) {
         return -1;
     }
+    if (g->set[O_MATRIX] && !g->set[O_QUERY] && !s->in.has_query)
+        return error_set(e, "--matrix needs a query: a \"query\" field in the file or --query");
     if (g->set[O_QUERY]) {
         size_t got;
         float *tmp = malloc((s->in.d + 1) * sizeof *tmp);
@@ -319,6 +325,11 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
         count_opt(g, O_RESIDUAL, 0, 1u << 24, &residual, e))
         return -1;
     x->key.bits = (unsigned)bits;
+    bool integer = x->key.scheme == SCHEME_INT_SYM || x->key.scheme == SCHEME_INT_MIN ||
+                   x->key.scheme == SCHEME_INT_ZP;
+    if (g->set[O_BITS] && !integer && !g->set[O_KIVI])
+        return error_set(e, "--bits applies to the integer schemes and KIVI; %s has a fixed width",
+                         scheme_str(x->key.scheme));
     if (g->set[O_FP8] && !(x->key.fp8 = minifloat_by_id(g->val[O_FP8])))
         return error_set(e, "--fp8: expected e4m3 or e5m2, not '%s'", g->val[O_FP8]);
     if (x->key.fp8 == &MF_E2M1)
@@ -354,6 +365,8 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
     float theta = (float)x->rope_theta;
     if (float_opt(g, O_THETA, &theta, e))
         return -1;
+    if (g->set[O_THETA] && x->rope == ROPE_NONE)
+        return error_set(e, "--rope-theta needs --rope pre or --rope post");
     x->rope_theta = theta;
     if (g->set[O_ROTATE]) {
         if (strcmp(g->val[O_ROTATE], "hadamard") != 0)
@@ -410,6 +423,9 @@ static void metrics_text(const ExperimentResult *r, FILE *out)
     fprintf(out, "attention output error           %.4g%%\n", 100 * r->err.output_rel_error);
     fprintf(out, "top-scoring token                %zu -> %zu%s\n", r->err.top_ref, r->err.top,
             r->err.top == r->err.top_ref ? "" : "  (changed)");
+    if (r->err.nan_scores)
+        fprintf(out, "%zu quantized scores are NaN: values past the format's range became NaN "
+                     "(try without --no-saturate)\n", r->err.nan_scores);
 }
 
 /* Scores token by token; with many tokens, the ones most in error. */
@@ -474,6 +490,7 @@ static void add_matrix(cJSON *o, const char *name, const float *m, const float *
 
 static void errors_json(cJSON *o, const KvErrors *k)
 {
+    cJSON_AddNumberToObject(o, "nan_scores", (double)k->nan_scores);
     cJSON_AddNumberToObject(o, "rel_fro_error", k->rel_fro_k);
     cJSON_AddNumberToObject(o, "rel_fro_error_v", k->rel_fro_v);
     cJSON_AddNumberToObject(o, "max_score_error", k->max_score_error);
@@ -490,10 +507,20 @@ static cJSON *json_base(const Setup *s)
     cJSON_AddStringToObject(o, "input", s->in.what);
     cJSON_AddNumberToObject(o, "tokens", (double)s->in.tokens);
     cJSON_AddNumberToObject(o, "head_dim", (double)s->in.d);
-    cJSON_AddStringToObject(o, "scheme", s->x.kivi ? "kivi" : scheme_str(s->x.key.scheme));
-    cJSON_AddNumberToObject(o, "bits", s->x.kivi ? s->x.kivi_spec.bits : s->x.key.bits);
-    if (!s->compare)
-        cJSON_AddStringToObject(o, "granularity", granularity_str(&s->x.key.gran, a, sizeof a));
+    const QuantSpec *k = &s->x.key;
+    cJSON_AddStringToObject(o, "scheme", s->x.kivi ? "kivi" : scheme_str(k->scheme));
+    static const unsigned FIXED[] = {[SCHEME_FP8] = 8, [SCHEME_NVFP4] = 4, [SCHEME_MXFP4] = 4};
+    bool fixed = !s->x.kivi && (k->scheme == SCHEME_FP8 || k->scheme == SCHEME_NVFP4 ||
+                                k->scheme == SCHEME_MXFP4);
+    cJSON_AddNumberToObject(o, "bits", s->x.kivi ? s->x.kivi_spec.bits : fixed ? FIXED[k->scheme] : k->bits);
+    if (s->x.kivi)
+        cJSON_AddStringToObject(o, "granularity", "kivi");
+    else if (k->scheme == SCHEME_NVFP4 || k->scheme == SCHEME_MXFP4)
+        cJSON_AddStringToObject(o, "granularity", k->scheme == SCHEME_NVFP4 ? "block:16" : "block:32");
+    else if (k->scheme == SCHEME_FP8 && k->static_scale)
+        cJSON_AddStringToObject(o, "granularity", "tensor (static scale)");
+    else if (!s->compare)
+        cJSON_AddStringToObject(o, "granularity", granularity_str(&k->gran, a, sizeof a));
     static const char *const ROPE[] = {"none", "pre", "post"};
     cJSON_AddStringToObject(o, "rope", ROPE[s->x.rope]);
     cJSON_AddBoolToObject(o, "hadamard", s->x.hadamard);
@@ -571,6 +598,9 @@ static int run_compare(Setup *s, bool json, Error *e)
         if (json) {
             cJSON *row = cJSON_CreateObject();
             cJSON_AddStringToObject(row, "granularity", g);
+            if (i == 0)
+                add_doubles(o, "scores_ref", r[i].scores_ref, r[i].tokens);
+            add_doubles(row, "scores", r[i].scores, r[i].tokens);
             errors_json(row, &r[i].err);
             cJSON_AddItemToArray(runs, row);
         } else {
@@ -618,7 +648,7 @@ int cmd_quant(int argc, char **argv)
         return EXIT_OK;
     }
     int rc = EXIT_USAGE;
-    if (source(&g, &s, &e) || scheme_options(&g, &s, &e))
+    if (scheme_options(&g, &s, &e) || source(&g, &s, &e))
         goto done;
     if (s.compare ? run_compare(&s, g.set[O_JSON], &e) : run_one(&s, g.set[O_JSON], g.set[O_MATRICES], &e))
         goto done;

@@ -52,6 +52,12 @@ int field_parse(const Field *f, const char *text, Error *e)
     uint64_t u;
     u128 b;
     float x;
+    /* a size or rate with a default (from the GPU, the model's) takes it back */
+    if ((f->kind == FK_SIZE || f->kind == FK_RATE) && f->zero &&
+        (strcmp(text, "auto") == 0 || strcmp(text, f->zero) == 0 || strcmp(text, "") == 0)) {
+        *(u128 *)f->value = 0;
+        return 0;
+    }
     switch (f->kind) {
     case FK_CONTEXT:
         if (units_parse_context(text, &u, e))

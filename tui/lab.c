@@ -66,6 +66,24 @@ static void load_fields(Lab *lab)
         lab->sel[lab->cur] = lab->n_fields ? lab->n_fields - 1 : 0;
 }
 
+/* Bytes a field's value takes, to keep a copy of it. */
+static size_t value_size(const Field *f)
+{
+    switch (f->kind) {
+    case FK_SIZE:
+    case FK_RATE:
+        return sizeof(u128);
+    case FK_CHOICE:
+        return sizeof(int);
+    case FK_TOGGLE:
+        return sizeof(bool);
+    case FK_FLOAT:
+        return sizeof(float);
+    default:
+        return sizeof(uint64_t);
+    }
+}
+
 static void recompute(Lab *lab)
 {
     Error e;
@@ -73,6 +91,31 @@ static void recompute(Lab *lab)
     if (s->recompute(lab->state[lab->cur], &e))
         lab_status(lab, true, "%s", e.msg);
     load_fields(lab);
+}
+
+/* Applies a change to the selected field; if the figures cannot be
+ * computed with it, the old value comes back and the message stays. */
+static int change(Lab *lab, int (*apply)(Lab *lab, Field *f, Error *e))
+{
+    Field *f = &lab->fields[lab->sel[lab->cur]];
+    unsigned char saved[sizeof(u128)];
+    size_t n = value_size(f);
+    memcpy(saved, f->value, n);
+    Error e;
+    if (apply(lab, f, &e)) {
+        lab_status(lab, true, "%s", e.msg);
+        return KEY_REDRAW;
+    }
+    const ScreenDef *s = SCREENS[lab->cur];
+    if (s->recompute(lab->state[lab->cur], &e)) {
+        memcpy(f->value, saved, n);
+        lab_status(lab, true, "%s (kept the previous value)", e.msg);
+        s->recompute(lab->state[lab->cur], &e);
+    } else {
+        lab->status[0] = '\0';
+    }
+    load_fields(lab);
+    return KEY_REDRAW;
 }
 
 /* ------------------------------------------------------------------------
@@ -119,7 +162,17 @@ static int act_screen(Lab *lab, int ch)
 static int act_pane(Lab *lab, int ch)
 {
     (void)ch;
+    if (!SCREENS[lab->cur]->scroll_max) {
+        lab_status(lab, false, "this screen fits its window: there is nothing to scroll");
+        return KEY_REDRAW;
+    }
     lab->pane = !lab->pane;
+    return KEY_REDRAW;
+}
+
+static int act_cycle(Lab *lab, int ch)
+{
+    switch_to(lab, (lab->cur + (ch == ']' ? 1 : N_SCREENS - 1)) % N_SCREENS);
     return KEY_REDRAW;
 }
 
@@ -127,7 +180,11 @@ static int act_move(Lab *lab, int ch)
 {
     int dir = (ch == KEY_UP || ch == 'k') ? -1 : 1;
     if (lab->pane == 1) {
+        const ScreenDef *s = SCREENS[lab->cur];
+        int max = s->scroll_max ? s->scroll_max(lab->state[lab->cur]) : 0;
         lab->scroll[lab->cur] += dir;
+        if (lab->scroll[lab->cur] > max)
+            lab->scroll[lab->cur] = max;
         if (lab->scroll[lab->cur] < 0)
             lab->scroll[lab->cur] = 0;
         return KEY_REDRAW;
@@ -140,14 +197,26 @@ static int act_move(Lab *lab, int ch)
     return KEY_REDRAW;
 }
 
+static int step_down(Lab *lab, Field *f, Error *e)
+{
+    (void)lab, (void)e;
+    field_step(f, -1);
+    return 0;
+}
+
+static int step_up(Lab *lab, Field *f, Error *e)
+{
+    (void)lab, (void)e;
+    field_step(f, 1);
+    return 0;
+}
+
 static int act_step(Lab *lab, int ch)
 {
     if (!lab->n_fields)
         return KEY_IGNORED;
-    int dir = (ch == KEY_LEFT || ch == 'h' || ch == '-') ? -1 : 1;
-    field_step(&lab->fields[lab->sel[lab->cur]], dir);
-    lab->status[0] = '\0';
-    return KEY_RECOMPUTE | KEY_REDRAW;
+    bool down = ch == KEY_LEFT || ch == 'h' || ch == '-';
+    return change(lab, down ? step_down : step_up);
 }
 
 static int act_edit(Lab *lab, int ch)
@@ -174,12 +243,15 @@ static const GlobalKey KEYS[] = {
     {{KEY_F(2), 0}, "F2", "the Scenarios screen", act_screen},
     {{KEY_F(3), 0}, "F3", "the Calculator screen", act_screen},
     {{KEY_F(4), 0}, "F4", "the Quantization error screen", act_screen},
+    {{'[', ']', 0}, "[ ]", "the previous or next screen", act_cycle},
     {{'\t', KEY_BTAB, 0}, "Tab", "move between the inputs and the view (to scroll it)", act_pane},
     {{KEY_UP, 'k', 0}, "Up k", "previous input, or scroll the view up", act_move},
     {{KEY_DOWN, 'j', 0}, "Down j", "next input, or scroll the view down", act_move},
     {{KEY_LEFT, 'h', '-', 0}, "Left h -", "step the input down (choices: previous)", act_step},
     {{KEY_RIGHT, 'l', '+', '='}, "Right l +", "step the input up (choices: next)", act_step},
-    {{'\n', '\r', KEY_ENTER, 0}, "Enter", "type a new value (or next choice)", act_edit},
+    {{'\n', '\r', KEY_ENTER, 0}, "Enter", "type a new value (or next choice); Enter keeps it, "
+                                           "Esc cancels, Backspace erases; auto restores a default",
+     act_edit},
     {{'0', 0}, "0-9 .", "start typing a value straight away: 8k, 20GiB", act_edit},
     {{'e', KEY_F(5), 0}, "e F5", "export this screen: CSV data and an SVG chart", act_export},
     {{'q', KEY_F(10), 0}, "q F10", "quit", act_quit},
@@ -189,7 +261,7 @@ static const GlobalKey KEYS[] = {
 
 static int global_key(Lab *lab, int ch)
 {
-    if ((ch >= '1' && ch <= '9') || ch == '.') {
+    if ((ch >= '0' && ch <= '9') || ch == '.') {
         if (lab->n_fields && field_typeable(&lab->fields[lab->sel[lab->cur]]))
             return act_edit(lab, ch);
         return KEY_IGNORED;
@@ -201,6 +273,11 @@ static int global_key(Lab *lab, int ch)
     return KEY_IGNORED;
 }
 
+static int parse_edit(Lab *lab, Field *f, Error *e)
+{
+    return field_parse(f, lab->edit, e);
+}
+
 static int edit_key(Lab *lab, int ch)
 {
     size_t n = strlen(lab->edit);
@@ -208,14 +285,8 @@ static int edit_key(Lab *lab, int ch)
         lab->editing = false;
         lab->status[0] = '\0';
     } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
-        Error e;
         lab->editing = false;
-        if (field_parse(&lab->fields[lab->sel[lab->cur]], lab->edit, &e)) {
-            lab_status(lab, true, "%s", e.msg);
-            return KEY_REDRAW;
-        }
-        lab->status[0] = '\0';
-        return KEY_RECOMPUTE | KEY_REDRAW;
+        return change(lab, parse_edit);
     } else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
         if (n)
             lab->edit[n - 1] = '\0';
@@ -434,8 +505,8 @@ static int handle(Lab *lab, int ch)
     if (ch == KEY_RESIZE)
         return KEY_REDRAW;
     if (lab->help) {
-        lab->help = false;
-        return ch == 'q' || ch == KEY_F(10) ? act_quit(lab, ch) : KEY_REDRAW;
+        lab->help = false;          // any key, q too, only closes the help
+        return KEY_REDRAW;
     }
     if (COLS < MIN_W || LINES < MIN_H)
         return ch == 'q' || ch == KEY_F(10) ? act_quit(lab, ch) : KEY_IGNORED;

@@ -43,6 +43,8 @@ typedef struct {
      * and the previous figures stay. */
     int (*recompute)(void *st, Error *e);
     void (*draw)(void *st, Rect r, int scroll);
+    /* Lines the view can scroll (Tab, then Up and Down); NULL: it does not. */
+    int (*scroll_max)(void *st);
     /* Screen keys (may be NULL); returns KEY_* flags. */
     int (*key)(void *st, int ch, Lab *lab);
     const ScreenKey *keys;

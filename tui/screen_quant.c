@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "experiment.h"
 #include "kvgen.h"
+#include "rotate.h"
 #include "svg.h"
 
 #include <math.h>
@@ -69,7 +70,7 @@ static size_t fields(void *st, Field *f)
     f[n++] = (Field){"Keys", FK_CHOICE, &s->source, 0, N_OF(SOURCES), 0, SOURCES, NULL};
     f[n++] = (Field){"Seed", FK_COUNT, &s->seed, 0, UINT32_MAX, 1, NULL, NULL};
     f[n++] = (Field){"Outlier channels", FK_COUNT, &s->outliers, 0, GEN_DIM, 1, NULL, NULL};
-    f[n++] = (Field){"Outlier scale", FK_FLOAT, &s->outlier_scale, 0, 1000, 0, NULL, NULL};
+    f[n++] = (Field){"Outlier scale", FK_FLOAT, &s->outlier_scale, 1, 1000, 0, NULL, NULL};
     f[n++] = (Field){"Scheme", FK_CHOICE, &s->scheme, 0, N_OF(SCHEMES), 0, SCHEMES, NULL};
     f[n++] = (Field){"Bits", FK_COUNT, &s->bits, 2, 8, 1, NULL, NULL};
     f[n++] = (Field){"Granularity", FK_CHOICE, &s->gran, 0, N_OF(GRANS), 0, GRANS, NULL};
@@ -94,6 +95,7 @@ static int load_keys(Quant *s, uint64_t seed, Error *e)
     KvGenParams p;
     kvgen_defaults(&p);
     p.seed = seed;
+    p.rope_theta = s->rope ? ROPE_THETA_LLAMA3 : 0;
     p.tokens = GEN_TOKENS;
     p.head_dim = GEN_DIM;
     p.outlier_channels = (unsigned)s->outliers;
@@ -118,10 +120,23 @@ static void setup(const Quant *s, Experiment *x, GranKind g)
     x->hadamard = s->hadamard;
 }
 
-static int run(Quant *s, GranKind g, ExperimentResult *r, float *err, Error *e)
+/* The per-token and per-channel comparisons use integer keys at the same
+ * bits: the block formats and KIVI fix their own layout. */
+static bool fixed_layout(const Quant *s)
+{
+    return s->scheme >= 4;
+}
+
+/* One experiment; `compare` runs are the per-token and per-channel ones. */
+static int run(Quant *s, GranKind g, bool compare, ExperimentResult *r, float *err, Error *e)
 {
     Experiment x;
     setup(s, &x, g);
+    if (compare && fixed_layout(s)) {
+        x.kivi = false;
+        x.key.scheme = SCHEME_INT_MIN;
+        x.values_exact = true;
+    }
     experiment_result_free(r);
     if (experiment_run(&x, s->k, s->v, s->q, s->T, s->D, r, e))
         return -1;
@@ -138,8 +153,9 @@ static int recompute(void *st, Error *e)
         return -1;
     static const GranKind G[] = {GRAN_TENSOR, GRAN_TOKEN, GRAN_CHANNEL, GRAN_GROUP_CHANNELS,
                                  GRAN_GROUP_TOKENS};
-    return run(s, G[s->gran], &s->cur, s->err_cur, e) || run(s, GRAN_TOKEN, &s->tok, s->err_tok, e) ||
-                   run(s, GRAN_CHANNEL, &s->chan, s->err_chan, e)
+    return run(s, G[s->gran], false, &s->cur, s->err_cur, e) ||
+                   run(s, GRAN_TOKEN, true, &s->tok, s->err_tok, e) ||
+                   run(s, GRAN_CHANNEL, true, &s->chan, s->err_chan, e)
                ? -1
                : 0;
 }
@@ -176,15 +192,18 @@ static void draw(void *st, Rect r, int scroll)
              s->hadamard ? ", Hadamard-rotated" : "");
     draw_title((Rect){r.y, r.x, 1, r.w}, line);
     const KvErrors *k = &s->cur.err;
-    snprintf(line, sizeof line, "K error %.3g%%   largest score error %.3g   softmax moved %.3g   "
-                                "output error %.3g%%   top token %s",
-             100 * k->rel_fro_k, k->max_score_error, k->softmax_tv, 100 * k->output_rel_error,
-             k->top == k->top_ref ? "kept" : "LOST");
+    snprintf(line, sizeof line, "K error %.3g%%   V error %.3g%%   largest score error %.3g   "
+                                "softmax moved %.3g   output error %.3g%%   top token %s",
+             100 * k->rel_fro_k, 100 * k->rel_fro_v, k->max_score_error, k->softmax_tv,
+             100 * k->output_rel_error, k->top == k->top_ref ? "kept" : "LOST");
     put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_NORMAL), line);
-    snprintf(line, sizeof line, "per token: K error %.3g%%, score error %.3g   |   per channel: "
-                                "K error %.3g%%, score error %.3g",
-             100 * s->tok.err.rel_fro_k, s->tok.err.max_score_error, 100 * s->chan.err.rel_fro_k,
-             s->chan.err.max_score_error);
+    char same[48] = "";
+    if (fixed_layout(s))        /* the block formats fix their layout: compare integers */
+        snprintf(same, sizeof same, "int-min %llu-bit keys ", (unsigned long long)s->bits);
+    snprintf(line, sizeof line, "%sper token: K error %.3g%%, score error %.3g   |   per "
+                                "channel: K error %.3g%%, score error %.3g",
+             same, 100 * s->tok.err.rel_fro_k, s->tok.err.max_score_error,
+             100 * s->chan.err.rel_fro_k, s->chan.err.max_score_error);
     put_text(r.y + 2, r.x, r.w, crt_attr(ROLE_DIM), line);
     put_text(r.y + 3, r.x, r.w, crt_attr(ROLE_DIM),
              "keys: b bits  f format  g granularity  r RoPE  H Hadamard  o/O outliers  s seed  "
@@ -260,9 +279,9 @@ static int average(Quant *s, Lab *lab)
         if (lab_progress(lab, "mean over seeds", done, AVG_SEEDS))
             break;
         if (load_keys(tmp, s->seed + (uint64_t)done, &e) ||
-            run(tmp, G[s->gran], &tmp->cur, tmp->err_cur, &e) ||
-            run(tmp, GRAN_TOKEN, &tmp->tok, tmp->err_tok, &e) ||
-            run(tmp, GRAN_CHANNEL, &tmp->chan, tmp->err_chan, &e))
+            run(tmp, G[s->gran], false, &tmp->cur, tmp->err_cur, &e) ||
+            run(tmp, GRAN_TOKEN, true, &tmp->tok, tmp->err_tok, &e) ||
+            run(tmp, GRAN_CHANNEL, true, &tmp->chan, tmp->err_chan, &e))
             break;
         sum[0] += tmp->cur.err.rel_fro_k;
         sum[1] += tmp->tok.err.rel_fro_k;
@@ -291,7 +310,7 @@ static int key(void *st, int ch, Lab *lab)
     case 'a':
         return average(s, lab);
     case 's':
-        s->seed++;
+        s->seed = s->seed < UINT32_MAX ? s->seed + 1 : 0;
         break;
     case 'b':
         s->bits = s->bits >= 8 ? 2 : s->bits + 1;
@@ -309,13 +328,15 @@ static int key(void *st, int ch, Lab *lab)
         s->hadamard = !s->hadamard;
         break;
     case 'o':
-        s->outlier_scale = s->outlier_scale > 1 ? s->outlier_scale / 2 : 0;
+        s->outlier_scale = s->outlier_scale > 1 ? s->outlier_scale / 2 : 1;
         break;
     case 'O':
-        s->outlier_scale = s->outlier_scale > 0 ? s->outlier_scale * 2 : 1;
+        s->outlier_scale = s->outlier_scale < 500 ? s->outlier_scale * 2 : s->outlier_scale;
         break;
-    case 'w':
+    case 'w':                       /* the worked example as seed 001 works it: 2-bit, per token */
         s->source = !s->source;
+        if (s->source == 1)
+            s->scheme = 0, s->bits = 2, s->gran = 1;
         break;
     default:
         return KEY_IGNORED;

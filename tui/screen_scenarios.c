@@ -63,7 +63,8 @@ static size_t fields(void *st, Field *f)
     f[n++] = (Field){"Scenario", FK_CHOICE, &s->pick, 0, s->names.count, 0, s->choices, NULL};
     f[n++] = (Field){"Context", FK_CONTEXT, &s->context, 1, (uint64_t)1 << 24, 0, NULL, NULL};
     f[n++] = (Field){"Batch", FK_COUNT, &s->batch, 1, 1u << 20, 1, NULL, NULL};
-    f[n++] = (Field){"KV pool", FK_SIZE, &s->pool, 0, 0, GIB, NULL, "none"};
+    f[n++] = (Field){"KV pool", FK_SIZE, &s->pool, 0, 0, GIB, NULL,
+                     s->sc.has_gpu ? "from GPU" : "none"};
     f[n++] = (Field){"Weights", FK_SIZE, &s->weights, 0, 0, GB, NULL, "none"};
     f[n++] = (Field){"Bandwidth", FK_RATE, &s->bandwidth, 0, 0, 100 * GB, NULL, "none"};
     return n;
@@ -83,15 +84,18 @@ static int recompute(void *st, Error *e)
         s->loaded = s->pick;
         s->context = sc.w.context;
         s->batch = sc.w.batch;
-        s->pool = sc.w.pool;
+        s->pool = sc.pool_given || !sc.has_gpu ? sc.w.pool : 0;     // 0: from the GPU
         s->weights = sc.w.weights;
         s->bandwidth = sc.w.bandwidth;
     }
     s->sc.w.context = s->context;
     s->sc.w.batch = s->batch;
-    s->sc.w.pool = s->pool;
     s->sc.w.weights = s->weights;
     s->sc.w.bandwidth = s->bandwidth;
+    s->sc.w.pool = s->pool;
+    if (!s->pool && s->sc.has_gpu &&        /* the GPU's memory less these weights */
+        workload_pool_from_gpu(&s->sc.w, s->sc.gpu.memory, s->sc.utilization, s->sc.reserve, e))
+        return -1;
     memset(&s->rp, 0, sizeof s->rp);
     s->rp.model = s->sc.model.display;
     s->rp.gpu = s->sc.has_gpu ? &s->sc.gpu : NULL;
@@ -111,7 +115,7 @@ static bool edited(const Scen *s)
 {
     const Workload *a = &s->sc.w, *b = &s->base;
     return a->context != b->context || a->batch != b->batch || a->pool != b->pool ||
-           a->weights != b->weights || a->bandwidth != b->bandwidth;
+           a->weights != b->weights || a->bandwidth != b->bandwidth;   // a derived pool moves too
 }
 
 static void figures_table(const Scen *s, Table *t)
@@ -155,7 +159,7 @@ static void draw(void *st, Rect r, int scroll)
     draw_title((Rect){r.y, r.x, 1, r.w}, s->sc.title);
     put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_DIM), s->sc.source);
     int y = r.y + 2;
-    y += draw_wrapped((Rect){y, r.x, 4, r.w}, crt_attr(ROLE_NORMAL), s->sc.story, 0);
+    y += draw_wrapped((Rect){y, r.x, r.h < 30 ? 3 : 6, r.w}, crt_attr(ROLE_NORMAL), s->sc.story, 0);
     if (edited(s))
         put_text(y++, r.x, r.w, crt_attr(ROLE_WARN),
                  "inputs changed: the seed's figures were for the original workload");
@@ -168,6 +172,8 @@ static void draw(void *st, Rect r, int scroll)
     /* the figures and the notes on wrong seeds scroll together */
     static Table ft;
     figures_table(s, &ft);
+    if (table_width(&ft) > r.w)             /* narrow: the format is in the label anyway */
+        table_drop_column(&ft, "format");
     Rect fr = {y, r.x, r.y + r.h - y, r.w};
     if (fr.h <= 1)
         return;
@@ -193,6 +199,12 @@ static void draw(void *st, Rect r, int scroll)
     }
 }
 
+static int scroll_max(void *st)
+{
+    Scen *s = st;
+    return s->sc.n_figures > 1 ? (int)s->sc.n_figures - 1 : 0;
+}
+
 static int export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     Scen *s = st;
@@ -207,7 +219,7 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
                 fputc('"', csv);
             fputc(*p, csv);
         }
-        fprintf(csv, "\",%s,%s,%s,%s,%s\n", f->format->id, metric_id(f->metric),
+        fprintf(csv, "\",%s,%s,\"%s\",\"%s\",%s\n", f->format->id, metric_id(f->metric),
                 s->fig_ok[i] ? s->fig[i].text : "", f->seed, s->fig_ok[i] ? V[s->fig[i].verdict] : "");
     }
     BarItem items[16];
@@ -236,5 +248,6 @@ const ScreenDef SCREEN_SCENARIOS = {
     .fields = fields,
     .recompute = recompute,
     .draw = draw,
+    .scroll_max = scroll_max,
     .export = export,
 };

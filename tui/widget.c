@@ -173,6 +173,8 @@ void draw_bars(Rect r, const BarItem *items, size_t n)
             max = items[i].value;
     }
     int bar_w = r.w - label_w - text_w - 3;
+    if (bar_w < 1)                  /* too narrow for bars: the numbers alone */
+        bar_w = 0, text_w = r.w - label_w - 2;
     for (size_t i = 0; i < n && (int)i < r.h; i++) {
         int y = r.y + (int)i;
         put_text(y, r.x, label_w, crt_attr(ROLE_NORMAL), items[i].label);
@@ -185,9 +187,8 @@ void draw_bars(Rect r, const BarItem *items, size_t n)
         if (eighths)
             mvaddstr(y, r.x + label_w + 1 + full, crt_glyph((Glyph)(GLYPH_BLOCK_1 + eighths - 1)));
         attroff(attr);
-        if (items[i].text)
-            put_text(y, r.x + label_w + 2 + (bar_w > 0 ? bar_w : 0), text_w, crt_attr(ROLE_DIM),
-                     items[i].text);
+        if (items[i].text && text_w > 0)
+            put_text(y, r.x + label_w + 2 + bar_w, text_w, crt_attr(ROLE_DIM), items[i].text);
     }
 }
 
@@ -236,18 +237,21 @@ void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel
         format_tick(ticks[i], buf, sizeof buf);
         put_text(row, r.x, axis_w - 1, crt_attr(ROLE_DIM), buf);
     }
-    /* x ticks: the first series' x values, as many as fit before the label */
-    int last_end = -100, label_x = p.x + p.w - text_width(xlabel);
+    /* x ticks: the first series' x values, as many as fit */
+    int last_end = -100;
     for (size_t i = 0; i < s[0].n; i++) {
         int col = scale_to_cell(s[0].x[i], xlo, xhi, p.w, log2x);
         format_tick(s[0].x[i], buf, sizeof buf);
         int start = p.x + col - text_width(buf) / 2;
-        if (start > last_end + 1 && start + text_width(buf) < label_x) {
+        if (start + text_width(buf) > r.x + r.w)
+            start = r.x + r.w - text_width(buf);
+        if (start > last_end + 1) {
             put_text(p.y + p.h + 1, start, (int)strlen(buf), crt_attr(ROLE_DIM), buf);
             last_end = start + text_width(buf);
         }
     }
-    put_text(p.y + p.h + 1, label_x, text_width(xlabel), crt_attr(ROLE_DIM), xlabel);
+    /* the axis name goes at the right end of the y label's line */
+    put_text(r.y, r.x + r.w - text_width(xlabel) - 2, text_width(xlabel) + 2, crt_attr(ROLE_DIM), xlabel);
     for (size_t k = 0; k < n; k++) {
         int attr = crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(k % SERIES_COUNT)));
         const char *mark = crt_glyph((Glyph)(GLYPH_POINT_1 + (int)(k % SERIES_COUNT)));

@@ -87,11 +87,22 @@ static void pick(Rand *r, size_t n, size_t k, size_t *out)
     }
 }
 
+/* Outlier channels sit among the low-frequency RoPE dimensions, where
+ * measurements put them (massive values concentrate there, and RoPE turns
+ * them slowly): the last quarter of each half of the head, in the "rotate
+ * half" layout. With too few of those, any channel. */
 size_t kvgen_outlier_channels(const KvGenParams *p, size_t *out, size_t max)
 {
     Rand r = {p->seed ^ 0x0C7A11E1ull};
     size_t n = p->outlier_channels < max ? p->outlier_channels : max;
-    pick(&r, p->head_dim, n, out);
+    size_t half = p->head_dim / 2, quarter = half / 4, slots = 2 * quarter;
+    if (n > slots || quarter == 0) {
+        pick(&r, p->head_dim, n, out);
+        return n;
+    }
+    pick(&r, slots, n, out);
+    for (size_t i = 0; i < n; i++)      /* slot k -> channel in one of the two low-frequency ends */
+        out[i] = (out[i] < quarter ? 0 : half) + half - quarter + out[i] % quarter;
     return n;
 }
 

@@ -5,7 +5,10 @@
  *
  *   outlier key channels   a few channels per head (1 to 2 is typical) hold
  *                          keys up to ~20x larger than the rest, with the
- *                          same sign at every position (KIVI, KVQuant)
+ *                          same sign at every position (KIVI, KVQuant), in
+ *                          the low-frequency RoPE dimensions (the last
+ *                          quarter of each half), where RoPE turns them
+ *                          slowly
  *   query                  looks mostly at the ordinary channels: its
  *                          weight on outlier channels is small
  *   attention sinks        the first tokens draw attention whatever the

@@ -8,5 +8,6 @@ int cmd_formats(int argc, char **argv);
 int cmd_scenario(int argc, char **argv);
 int cmd_roundtrip(int argc, char **argv);
 int cmd_quant(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

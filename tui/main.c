@@ -22,6 +22,7 @@ static const Command COMMANDS[] = {
     {"scenario", cmd_scenario, "walk-through scenarios: list, show NAME, check FILE"},
     {"roundtrip", cmd_roundtrip, "floats on stdin through E4M3, E5M2 or E2M1 and back"},
     {"quant", cmd_quant, "quantization error experiments on keys and values"},
+    {"bench", cmd_bench, "measured decode attention over a quantized cache (GPU or CPU)"},
 };
 
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

@@ -318,35 +318,70 @@ __global__ void __launch_bounds__(THREADS) rows_kernel(RowParams p)
         m[g] = -INFINITY, l[g] = 0;
     }
     const size_t row0 = ((size_t)b * p.Hkv + h) * p.cap;
-    // every lane of the warp runs the same iterations (the shuffles need
-    // them all); a lane group past the end works on nothing
-    for (int base = start + warp * TPW; base < end; base += WARPS * TPW) {
-        const int t = base + sub;
-        const bool valid = t < end;
-        float k[E], v[E];
-        if (valid) {
-            load_row<FMT, E>(p, row0 + t, d0, h, 0, k);
-            load_row<FMT, E>(p, row0 + t, d0, h, 1, v);
-        } else {
+    // U tokens per lane group per pass, all loaded before any is used, so
+    // that several loads are in flight per lane; the G x U dot products are
+    // reduced together (independent shuffles pipeline); one rescale per
+    // pass. Every lane runs the same passes (the shuffles need them all).
+    constexpr int U = (32 / E > 1 ? 32 / E : 1) / (G >= 8 ? 2 : 1) > 0
+                          ? (32 / E > 1 ? 32 / E : 1) / (G >= 8 ? 2 : 1) : 1;
+    for (int base = start + warp * TPW * U; base < end; base += WARPS * TPW * U) {
+        float k[U][E], v[U][E];
+        bool valid[U];
 #pragma unroll
-            for (int e = 0; e < E; e++)
-                k[e] = v[e] = 0;
+        for (int u = 0; u < U; u++) {
+            const int t = base + u * TPW + sub;
+            valid[u] = t < end;
+            if (valid[u]) {
+                load_row<FMT, E>(p, row0 + t, d0, h, 0, k[u]);
+                load_row<FMT, E>(p, row0 + t, d0, h, 1, v[u]);
+            } else {
+#pragma unroll
+                for (int e = 0; e < E; e++)
+                    k[u][e] = v[u][e] = 0;
+            }
         }
+        float sc[U][G];
+#pragma unroll
+        for (int u = 0; u < U; u++)
+#pragma unroll
+            for (int g = 0; g < G; g++) {
+                float acc = 0;
+#pragma unroll
+                for (int e = 0; e < E; e++)
+                    acc = fmaf(q[g][e], k[u][e], acc);
+                sc[u][g] = acc;
+            }
+        for (int off = L / 2; off; off >>= 1)
+#pragma unroll
+            for (int u = 0; u < U; u++)
+#pragma unroll
+                for (int g = 0; g < G; g++)
+                    sc[u][g] += __shfl_xor_sync(0xFFFFFFFFu, sc[u][g], off);
 #pragma unroll
         for (int g = 0; g < G; g++) {
-            float s = 0;
+            float mx = m[g];
 #pragma unroll
-            for (int e = 0; e < E; e++)
-                s = fmaf(q[g][e], k[e], s);
-            for (int off = L / 2; off; off >>= 1)
-                s += __shfl_xor_sync(0xFFFFFFFFu, s, off);
-            if (!valid)
+            for (int u = 0; u < U; u++)
+                if (valid[u])
+                    mx = fmaxf(mx, sc[u][g]);
+            if (mx == -INFINITY)
                 continue;
-            float mx = fmaxf(m[g], s), a = __expf(m[g] - mx), pw = __expf(s - mx);
-            l[g] = l[g] * a + pw;
+            const float a = __expf(m[g] - mx);
+            float pw[U], sum = 0;
 #pragma unroll
-            for (int e = 0; e < E; e++)
-                o[g][e] = fmaf(o[g][e], a, pw * v[e]);
+            for (int u = 0; u < U; u++) {
+                pw[u] = valid[u] ? __expf(sc[u][g] - mx) : 0;
+                sum += pw[u];
+            }
+            l[g] = l[g] * a + sum;
+#pragma unroll
+            for (int e = 0; e < E; e++) {
+                float acc = o[g][e] * a;
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    acc = fmaf(pw[u], v[u][e], acc);
+                o[g][e] = acc;
+            }
             m[g] = mx;
         }
     }

@@ -293,6 +293,26 @@ START_TEST(no_terminal)
 }
 END_TEST
 
+/* The GPU lab: without a GPU it says why and measures the CPU reference,
+ * with a progress bar, then shows the slopes next to the published ones. */
+START_TEST(gpu_lab_screen)
+{
+    start(160, 45, "KVLAB_CUDA_PLUGIN=/nonexistent/libkvlab_cuda.so");
+    ck_assert(wait_for("Inputs"));
+    keys("F5");
+    ck_assert(wait_for("Press r"));
+    keys("Down Down 2 k Enter r");          // longest context 2k keeps the CPU sweep short
+    ck_assert(wait_for("CPU reference"));
+    for (int i = 0; i < 6 && !wait_for("sweep done"); i++) {
+    }
+    ck_assert(wait_for("published (H100, FA3)"));
+    ck_assert(wait_for("4.37e-05"));
+    keys("q");
+    ck_assert(wait_for("EXIT:0"));
+    stop();
+}
+END_TEST
+
 Suite *suite_tui(void)
 {
     Suite *s = suite_create("tui");
@@ -305,6 +325,7 @@ Suite *suite_tui(void)
     tcase_add_test(t, no_color);
     tcase_add_test(t, export_files);
     tcase_add_test(t, no_terminal);
+    tcase_add_test(t, gpu_lab_screen);
     suite_add_tcase(s, t);
     return s;
 }

@@ -15,6 +15,7 @@
 #include "footprint.h"
 #include "format.h"
 #include "kv_attn.h"
+#include "kv_bench.h"
 #include "kv_cuda.h"
 #include "model.h"
 #include "units.h"
@@ -49,123 +50,13 @@ static const OptSpec OPTS[O_COUNT] = {
 
 #define MAX_POINTS 16
 
-typedef struct {
-    KvFormat format;
-    uint32_t batch;
-    uint64_t context;
-    double ms;                  // median, one layer
-    u128 kv_bytes;              // bytes one step reads
-    double gbps;
-    double step_ms;             // --itl: layers x ms + the weight stream
-} Row;
+typedef BenchRow Row;
 
 typedef struct {
-    bool cuda;
-    const KvCudaApi *api;
-    GpuInfo info;
-    char why_cpu[ERROR_MSG_MAX];
-    double copy_gbps;           // GPU: device-to-device copy, read + write
-    double weights_ms;          // --itl: reading the weights once
+    BenchSetup s;
     Model model;
     bool have_model;
-    Shape shape;
-    uint32_t residual;
-    int iters;
 } Bench;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-/* Bytes one decode step reads: K and V of every token with their metadata,
- * and the tensor scales; the int4 residual window in BF16. */
-static u128 step_bytes(const Bench *b, KvFormat f, uint32_t B, uint64_t S)
-{
-    Shape one = b->shape;
-    one.layers = 1;
-    KvOptions o = {0};
-    if (f == KV_INT4)
-        o.residual = S > b->residual ? S - (S - b->residual) / KV_KIVI_GROUP * KV_KIVI_GROUP : S;
-    Footprint fp;
-    if (footprint(&one, format_by_id(kv_format_id(f)), &o, S, B, &fp, NULL))
-        return 0;
-    return fp.bytes + fp.tensor_scale_bytes;
-}
-
-static int measure(Bench *b, KvFormat f, uint32_t B, uint64_t S, Row *row, Error *e)
-{
-    KvShape ks = {f, B, (uint32_t)b->shape.kv_heads, (uint32_t)b->shape.q_heads,
-                  (uint32_t)b->shape.head_dim, 0, b->residual, false};
-    ks.capacity = (uint32_t)((S + 31) / 32 * 32);
-    row->format = f;
-    row->batch = B;
-    row->context = S;
-    row->kv_bytes = step_bytes(b, f, B, S);
-    char err[ERROR_MSG_MAX];
-    if (b->cuda) {
-        /* enough copies that together they are four times the L2 */
-        double one = q_to_double(q_make(row->kv_bytes, 1));
-        int copies = (int)fmin(8, fmax(1, ceil(4.0 * b->info.l2_bytes / fmax(one, 1))));
-        GpuCache *c[8];
-        int made = 0;
-        for (; made < copies; made++)
-            if (b->api->fill(&ks, (uint32_t)S, 1000 + (uint64_t)made, &c[made], err, sizeof err)) {
-                if (made)
-                    break;          // fewer copies when memory is short
-                return error_set(e, "%s", err);
-            }
-        int rc = b->api->time_decode(c, made, b->iters, &row->ms, err, sizeof err);
-        for (int i = 0; i < made; i++)
-            b->api->release(c[i]);
-        if (rc)
-            return error_set(e, "%s", err);
-    } else {
-        KvCache c;
-        if (kv_cache_init(&c, &ks, e) || kv_fill_random(&c, (uint32_t)S, 1000, e))
-            return -1;
-        size_t nq = (size_t)B * ks.q_heads * ks.head_dim;
-        float *q = malloc(nq * sizeof *q), *out = malloc(nq * sizeof *out);
-        double *t = malloc((size_t)b->iters * sizeof *t);
-        for (size_t i = 0; i < nq; i++)
-            q[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
-        int rc = 0;
-        for (int i = 0; i < b->iters && !rc; i++) {
-            double t0 = now_ms();
-            rc = kv_decode_cpu(&c, q, out, 0, e);
-            t[i] = now_ms() - t0;
-        }
-        for (int i = 1; i < b->iters; i++)          // insertion sort: a few runs
-            for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-                double x = t[j];
-                t[j] = t[j - 1];
-                t[j - 1] = x;
-            }
-        row->ms = t[b->iters / 2];
-        free(q), free(out), free(t);
-        kv_cache_done(&c);
-        if (rc)
-            return -1;
-    }
-    row->gbps = q_to_double(q_make(row->kv_bytes, 1)) / (row->ms * 1e-3) / 1e9;
-    row->step_ms = b->weights_ms > 0 ? (double)b->shape.layers * row->ms + b->weights_ms : 0;
-    return 0;
-}
-
-/* ms per context token for one format and batch, least squares. */
-static double slope(const Row *rows, size_t n, KvFormat f, uint32_t B, bool itl)
-{
-    double sx = 0, sy = 0, sxx = 0, sxy = 0, k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (rows[i].format == f && rows[i].batch == B) {
-            double x = (double)rows[i].context, y = itl ? rows[i].step_ms : rows[i].ms;
-            sx += x, sy += y, sxx += x * x, sxy += x * y, k++;
-        }
-    double den = k * sxx - sx * sx;
-    return k >= 2 && den > 0 ? (k * sxy - sx * sy) / den : NAN;
-}
 
 static int parse_u64_list(const char *opt, const char *s, uint64_t *out, size_t *n, bool ctx, Error *e)
 {
@@ -186,23 +77,8 @@ static int parse_u64_list(const char *opt, const char *s, uint64_t *out, size_t 
 
 static int setup(const Given *g, Bench *b, Error *e)
 {
-    const char *backend = g->set[O_BACKEND] ? g->val[O_BACKEND] : "auto";
-    if (strcmp(backend, "auto") && strcmp(backend, "cuda") && strcmp(backend, "cpu"))
-        return error_set(e, "--backend: expected auto, cuda or cpu, not '%s'", backend);
-    if (strcmp(backend, "cpu") != 0) {
-        Error why;
-        b->api = gpu_open(&why);
-        char err[ERROR_MSG_MAX];
-        if (b->api && b->api->info(&b->info, err, sizeof err) == 0) {
-            b->cuda = true;
-        } else {
-            snprintf(b->why_cpu, sizeof b->why_cpu, "%s", b->api ? err : why.msg);
-            if (!strcmp(backend, "cuda"))
-                return error_set(e, "--backend cuda: %s", b->why_cpu);
-        }
-    } else {
-        snprintf(b->why_cpu, sizeof b->why_cpu, "the CPU reference was asked for");
-    }
+    if (bench_open(&b->s, g->set[O_BACKEND] ? g->val[O_BACKEND] : "auto", e))
+        return error_prefix(e, "--backend");
     bool typed = g->set[O_KV_HEADS] || g->set[O_HEAD_DIM] || g->set[O_Q_HEADS] || g->set[O_LAYERS];
     if (typed && g->set[O_MODEL])
         return error_set(e, "give --model or a shape, not both");
@@ -215,7 +91,7 @@ static int setup(const Given *g, Bench *b, Error *e)
         hq = hkv;
         if (g->set[O_Q_HEADS] && units_parse_count(g->val[O_Q_HEADS], 1, 8192, &hq, e))
             return error_prefix(e, "--q-heads");
-        if (shape_init(&b->shape, L, hq, hkv, d, e))
+        if (shape_init(&b->s.shape, L, hq, hkv, d, e))
             return -1;
     } else {
         char path[1024];
@@ -223,35 +99,26 @@ static int setup(const Given *g, Bench *b, Error *e)
                          path, sizeof path, e) || model_load(&b->model, path, e))
             return error_prefix(e, "--model");
         b->have_model = true;
-        b->shape = b->model.shape;
+        b->s.shape = b->model.shape;
     }
-    uint64_t res = 128, iters = b->cuda ? 50 : 3;
+    uint64_t res = 128, iters = b->s.cuda ? 50 : 3;
     if ((g->set[O_RESIDUAL] && units_parse_count(g->val[O_RESIDUAL], 0, 1u << 20, &res, e)) ||
         (g->set[O_ITERS] && units_parse_count(g->val[O_ITERS], 1, 100000, &iters, e)))
         return error_prefix(e, "%s", g->set[O_RESIDUAL] ? "--residual" : "--iters");
     if (res % KV_KIVI_GROUP)
         return error_set(e, "--residual: a multiple of 32 tokens, not %llu", (unsigned long long)res);
-    b->residual = (uint32_t)res;
-    b->iters = (int)iters;
+    b->s.residual = (uint32_t)res;
+    b->s.iters = (int)iters;
     if (g->set[O_ITL]) {
-        if (!b->cuda)
-            return error_set(e, "--itl measures the weight stream on the GPU: %s", b->why_cpu);
         if (!b->have_model)
             return error_set(e, "--itl needs --model (its weights)");
-        char err[ERROR_MSG_MAX];
-        size_t bytes = (size_t)b->model.weight_bytes;
-        if (b->api->time_read(bytes, &b->weights_ms, err, sizeof err))
-            return error_set(e, "--itl: %s", err);
-    }
-    if (b->cuda) {
-        char err[ERROR_MSG_MAX];
-        if (b->api->copy_bandwidth((size_t)2 << 30, &b->copy_gbps, err, sizeof err))
-            return error_set(e, "%s", err);
+        if (bench_weights(&b->s, b->model.weight_bytes, e))
+            return error_prefix(e, "--itl");
     }
     return 0;
 }
 
-static void print_json(const Bench *b, const Row *rows, size_t n, const KvFormat *fmts, size_t nf,
+static void print_json(const BenchSetup *b, const Row *rows, size_t n, const KvFormat *fmts, size_t nf,
                        const uint64_t *batches, size_t nb, bool itl)
 {
     cJSON *root = cJSON_CreateObject();
@@ -289,8 +156,8 @@ static void print_json(const Bench *b, const Row *rows, size_t n, const KvFormat
     for (size_t f = 0; f < nf; f++)
         for (size_t k = 0; k < nb; k++) {
             cJSON *o = cJSON_CreateObject();
-            double sl = slope(rows, n, fmts[f], (uint32_t)batches[k], itl);
-            double base = slope(rows, n, KV_BF16, (uint32_t)batches[k], itl);
+            double sl = bench_slope(rows, n, fmts[f], (uint32_t)batches[k], itl);
+            double base = bench_slope(rows, n, KV_BF16, (uint32_t)batches[k], itl);
             cJSON_AddStringToObject(o, "format", kv_format_id(fmts[f]));
             cJSON_AddNumberToObject(o, "batch", (double)batches[k]);
             cJSON_AddNumberToObject(o, "slope_ms_per_token", sl);
@@ -329,17 +196,18 @@ int cmd_bench(int argc, char **argv)
         for (int f = 0; f < KV_FORMATS; f++)
             fmts[nf++] = (KvFormat)f;
     int rc = setup(&g, &b, &e);
+    const BenchSetup *bs = &b.s;
     if (rc)
         return cli_fail("bench", strstr(e.msg, "--") ? EXIT_USAGE : EXIT_RUNTIME, &e);
     uint64_t batches[MAX_POINTS], contexts[MAX_POINTS];
     size_t nb, nc;
     if (parse_u64_list("batch", g.set[O_BATCH] ? g.val[O_BATCH] : "1,16", batches, &nb, false, &e) ||
         parse_u64_list("contexts", g.set[O_CONTEXTS] ? g.val[O_CONTEXTS]
-                                                     : (b.cuda ? "1k,4k,16k,32k,64k,128k" : "1k,4k"),
+                                                     : (bs->cuda ? "1k,4k,16k,32k,64k,128k" : "1k,4k"),
                        contexts, &nc, true, &e))
         return cli_fail("bench", EXIT_USAGE, &e);
-    if (!b.cuda)
-        fprintf(stderr, "kvlab bench: timing the CPU reference (%s)\n", b.why_cpu);
+    if (!bs->cuda)
+        fprintf(stderr, "kvlab bench: timing the CPU reference (%s)\n", bs->why_cpu);
     Row *rows = calloc(nf * nb * nc, sizeof *rows);
     size_t n = 0;
     for (size_t f = 0; f < nf; f++)
@@ -348,25 +216,25 @@ int cmd_bench(int argc, char **argv)
                 fprintf(stderr, "bench: %s, batch %llu, context %llu (%zu of %zu)\n",
                         kv_format_id(fmts[f]), (unsigned long long)batches[i],
                         (unsigned long long)contexts[k], n + 1, nf * nb * nc);
-                if (measure(&b, fmts[f], (uint32_t)batches[i], contexts[k], &rows[n], &e)) {
+                if (bench_point(&b.s, fmts[f], (uint32_t)batches[i], contexts[k], &rows[n], &e)) {
                     free(rows);
                     return cli_fail("bench", EXIT_RUNTIME, &e);
                 }
                 n++;
             }
     if (g.set[O_JSON]) {
-        print_json(&b, rows, n, fmts, nf, batches, nb, g.set[O_ITL]);
+        print_json(bs, rows, n, fmts, nf, batches, nb, g.set[O_ITL]);
     } else {
         if (!g.set[O_CSV])
             printf("%s, %s; one attention layer: %llu query heads, %llu KV heads, head dim %llu\n\n",
-                   b.cuda ? "CUDA" : "CPU reference", b.cuda ? b.info.name : b.why_cpu,
-                   (unsigned long long)b.shape.q_heads, (unsigned long long)b.shape.kv_heads,
-                   (unsigned long long)b.shape.head_dim);
+                   bs->cuda ? "CUDA" : "CPU reference", bs->cuda ? bs->info.name : bs->why_cpu,
+                   (unsigned long long)bs->shape.q_heads, (unsigned long long)bs->shape.kv_heads,
+                   (unsigned long long)bs->shape.head_dim);
         printf(g.set[O_CSV] ? "format,batch,context,attention_ms,kv_bytes,GBps%s%s\n"
                             : "%-9s %5s %8s %12s %14s %8s%s%s\n",
-               g.set[O_CSV] ? (b.cuda ? ",copy_fraction" : "") : "format",
+               g.set[O_CSV] ? (bs->cuda ? ",copy_fraction" : "") : "format",
                g.set[O_CSV] ? (g.set[O_ITL] ? ",step_ms" : "") : "batch",
-               "context", "attention ms", "KV bytes", "GB/s", b.cuda ? "  of copy" : "",
+               "context", "attention ms", "KV bytes", "GB/s", bs->cuda ? "  of copy" : "",
                g.set[O_ITL] ? "  step ms" : "");
         for (size_t i = 0; i < n; i++) {
             char kb[64];
@@ -378,20 +246,20 @@ int cmd_bench(int argc, char **argv)
                 printf("%-9s %5u %8llu %12.4f %14s %8.*f", kv_format_id(rows[i].format),
                        rows[i].batch, (unsigned long long)rows[i].context, rows[i].ms, kb,
                        rows[i].gbps < 10 ? 2 : 0, rows[i].gbps);
-            if (b.cuda)
-                printf(g.set[O_CSV] ? ",%.4f" : " %8.1f%%", (g.set[O_CSV] ? 1 : 100) * rows[i].gbps / b.copy_gbps);
+            if (bs->cuda)
+                printf(g.set[O_CSV] ? ",%.4f" : " %8.1f%%", (g.set[O_CSV] ? 1 : 100) * rows[i].gbps / bs->copy_gbps);
             if (g.set[O_ITL])
                 printf(g.set[O_CSV] ? ",%.4f" : " %8.3f", rows[i].step_ms);
             putchar('\n');
         }
         if (!g.set[O_CSV]) {
-            if (b.cuda)
-                printf("\ncopy bandwidth (device to device, read + write): %.0f GB/s\n", b.copy_gbps);
+            if (bs->cuda)
+                printf("\ncopy bandwidth (device to device, read + write): %.0f GB/s\n", bs->copy_gbps);
             printf("\nITL slope (ms per context token) and ratio to BF16:\n");
             for (size_t f = 0; f < nf; f++)
                 for (size_t i = 0; i < nb; i++) {
-                    double sl = slope(rows, n, fmts[f], (uint32_t)batches[i], g.set[O_ITL]);
-                    double base = slope(rows, n, KV_BF16, (uint32_t)batches[i], g.set[O_ITL]);
+                    double sl = bench_slope(rows, n, fmts[f], (uint32_t)batches[i], g.set[O_ITL]);
+                    double base = bench_slope(rows, n, KV_BF16, (uint32_t)batches[i], g.set[O_ITL]);
                     printf("  %-9s batch %-4llu %.3e  %.3f\n", kv_format_id(fmts[f]),
                            (unsigned long long)batches[i], sl, sl / base);
                 }

@@ -19,7 +19,7 @@
  * The screens: one row each.
  */
 
-static const ScreenDef *const SCREENS[] = {&SCREEN_SCENARIOS, &SCREEN_CALC, &SCREEN_QUANT};
+static const ScreenDef *const SCREENS[] = {&SCREEN_SCENARIOS, &SCREEN_CALC, &SCREEN_QUANT, &SCREEN_GPU};
 #define N_SCREENS (sizeof SCREENS / sizeof SCREENS[0])
 
 struct Lab {
@@ -243,6 +243,7 @@ static const GlobalKey KEYS[] = {
     {{KEY_F(2), 0}, "F2", "the Scenarios screen", act_screen},
     {{KEY_F(3), 0}, "F3", "the Calculator screen", act_screen},
     {{KEY_F(4), 0}, "F4", "the Quantization error screen", act_screen},
+    {{KEY_F(5), 0}, "F5", "the GPU lab screen", act_screen},
     {{'[', ']', 0}, "[ ]", "the previous or next screen", act_cycle},
     {{'\t', KEY_BTAB, 0}, "Tab", "move between the inputs and the view (to scroll it)", act_pane},
     {{KEY_UP, 'k', 0}, "Up k", "previous input, or scroll the view up", act_move},
@@ -253,7 +254,7 @@ static const GlobalKey KEYS[] = {
                                            "Esc cancels, Backspace erases; auto restores a default",
      act_edit},
     {{'0', 0}, "0-9 .", "start typing a value straight away: 8k, 20GiB", act_edit},
-    {{'e', KEY_F(5), 0}, "e F5", "export this screen: CSV data and an SVG chart", act_export},
+    {{'e', 0}, "e", "export this screen: CSV data and an SVG chart", act_export},
     {{'q', KEY_F(10), 0}, "q F10", "quit", act_quit},
 };
 
@@ -432,7 +433,7 @@ static void draw_help(Lab *lab)
 static void draw_function_bar_keys(void)
 {
     static const BarKey BAR[] = {
-        {"F1", "Help"}, {"F2", "Scenarios"}, {"F3", "Calc"}, {"F4", "Quant"},
+        {"F1", "Help"}, {"F2", "Scenarios"}, {"F3", "Calc"}, {"F4", "Quant"}, {"F5", "GPU"},
         {"Enter", "Edit"}, {"+-", "Step"}, {"Tab", "Pane"}, {"e", "Export"}, {"q", "Quit"},
     };
     draw_function_bar(LINES - 1, COLS, BAR, sizeof BAR / sizeof BAR[0]);
@@ -547,7 +548,7 @@ int lab_run(void)
     }
     lab.cur = 0;
     load_fields(&lab);
-    lab_status(&lab, false, "F1 or ? lists every key; F2-F4 change screens; q quits");
+    lab_status(&lab, false, "F1 or ? lists every key; F2-F5 (or [ and ]) change screens; q quits");
     draw_all(&lab);
     refresh();
     log_frame(&lab, started, 0);

@@ -40,8 +40,25 @@
 #include <algorithm>
 #include <vector>
 
-#define WARPS 4
+// Tuning knobs, measured in kernels/PERF.md: warps per block, the least
+// blocks per multiprocessor the register budget must allow (0: no bound),
+// and a divisor of the tokens kept in flight per lane.
+#ifndef KV_WARPS
+#define KV_WARPS 4
+#endif
+#ifndef KV_MIN_BLOCKS
+#define KV_MIN_BLOCKS 0
+#endif
+#ifndef KV_U_DIV
+#define KV_U_DIV 1
+#endif
+#define WARPS KV_WARPS
 #define THREADS (WARPS * 32)
+#if KV_MIN_BLOCKS
+#define ROWS_BOUNDS __launch_bounds__(THREADS, KV_MIN_BLOCKS)
+#else
+#define ROWS_BOUNDS __launch_bounds__(THREADS)
+#endif
 
 // ---------------------------------------------------------------------------
 // Errors: every CUDA call is checked; the message names the call.
@@ -300,7 +317,7 @@ __device__ __forceinline__ void merge_state(float &m, float &l, float *o, float 
 }
 
 template <int FMT, int E, int G>
-__global__ void __launch_bounds__(THREADS) rows_kernel(RowParams p)
+__global__ void ROWS_BOUNDS rows_kernel(RowParams p)
 {
     const int split = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -322,8 +339,8 @@ __global__ void __launch_bounds__(THREADS) rows_kernel(RowParams p)
     // that several loads are in flight per lane; the G x U dot products are
     // reduced together (independent shuffles pipeline); one rescale per
     // pass. Every lane runs the same passes (the shuffles need them all).
-    constexpr int U = (32 / E > 1 ? 32 / E : 1) / (G >= 8 ? 2 : 1) > 0
-                          ? (32 / E > 1 ? 32 / E : 1) / (G >= 8 ? 2 : 1) : 1;
+    constexpr int U0 = (32 / E > 1 ? 32 / E : 1) / (G >= 8 ? 2 : 1) / KV_U_DIV;
+    constexpr int U = U0 > 0 ? U0 : 1;
     for (int base = start + warp * TPW * U; base < end; base += WARPS * TPW * U) {
         float k[U][E], v[U][E];
         bool valid[U];

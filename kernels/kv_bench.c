@@ -1,0 +1,142 @@
+/* kv_bench.c - see kv_bench.h. */
+#include "kv_bench.h"
+
+#include "footprint.h"
+#include "format.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* Bytes one decode step reads: K and V of every token with their metadata,
+ * and the tensor scales; the int4 residual window in BF16. */
+static u128 step_bytes(const BenchSetup *b, KvFormat f, uint32_t B, uint64_t S)
+{
+    Shape one = b->shape;
+    one.layers = 1;
+    KvOptions o = {0};
+    if (f == KV_INT4)
+        o.residual = S > b->residual ? S - (S - b->residual) / KV_KIVI_GROUP * KV_KIVI_GROUP : S;
+    Footprint fp;
+    if (footprint(&one, format_by_id(kv_format_id(f)), &o, S, B, &fp, NULL))
+        return 0;
+    return fp.bytes + fp.tensor_scale_bytes;
+}
+
+int bench_point(BenchSetup *b, KvFormat f, uint32_t B, uint64_t S, BenchRow *row, Error *e)
+{
+    KvShape ks = {f, B, (uint32_t)b->shape.kv_heads, (uint32_t)b->shape.q_heads,
+                  (uint32_t)b->shape.head_dim, 0, b->residual, false};
+    ks.capacity = (uint32_t)((S + 31) / 32 * 32);
+    row->format = f;
+    row->batch = B;
+    row->context = S;
+    row->kv_bytes = step_bytes(b, f, B, S);
+    char err[ERROR_MSG_MAX];
+    if (b->cuda) {
+        /* enough copies that together they are four times the L2 */
+        double one = q_to_double(q_make(row->kv_bytes, 1));
+        int copies = (int)fmin(8, fmax(1, ceil(4.0 * b->info.l2_bytes / fmax(one, 1))));
+        GpuCache *c[8];
+        int made = 0;
+        for (; made < copies; made++)
+            if (b->api->fill(&ks, (uint32_t)S, 1000 + (uint64_t)made, &c[made], err, sizeof err)) {
+                if (made)
+                    break;          // fewer copies when memory is short
+                return error_set(e, "%s", err);
+            }
+        int rc = b->api->time_decode(c, made, b->iters, &row->ms, err, sizeof err);
+        for (int i = 0; i < made; i++)
+            b->api->release(c[i]);
+        if (rc)
+            return error_set(e, "%s", err);
+    } else {
+        KvCache c;
+        if (kv_cache_init(&c, &ks, e) || kv_fill_random(&c, (uint32_t)S, 1000, e))
+            return -1;
+        size_t nq = (size_t)B * ks.q_heads * ks.head_dim;
+        float *q = malloc(nq * sizeof *q), *out = malloc(nq * sizeof *out);
+        double *t = calloc((size_t)b->iters, sizeof *t);
+        for (size_t i = 0; i < nq; i++)
+            q[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+        int rc = 0;
+        for (int i = 0; i < b->iters && !rc; i++) {
+            double t0 = now_ms();
+            rc = kv_decode_cpu(&c, q, out, 0, e);
+            t[i] = now_ms() - t0;
+        }
+        for (int i = 1; i < b->iters; i++)          // insertion sort: a few runs
+            for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+                double x = t[j];
+                t[j] = t[j - 1];
+                t[j - 1] = x;
+            }
+        row->ms = t[b->iters / 2];
+        free(q), free(out), free(t);
+        kv_cache_done(&c);
+        if (rc)
+            return -1;
+    }
+    row->gbps = q_to_double(q_make(row->kv_bytes, 1)) / (row->ms * 1e-3) / 1e9;
+    row->step_ms = b->weights_ms > 0 ? (double)b->shape.layers * row->ms + b->weights_ms : 0;
+    return 0;
+}
+
+/* ms per context token for one format and batch, least squares. */
+double bench_slope(const BenchRow *rows, size_t n, KvFormat f, uint32_t B, bool itl)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[i].format == f && rows[i].batch == B) {
+            double x = (double)rows[i].context, y = itl ? rows[i].step_ms : rows[i].ms;
+            sx += x, sy += y, sxx += x * x, sxy += x * y, k++;
+        }
+    double den = k * sxx - sx * sx;
+    return k >= 2 && den > 0 ? (k * sxy - sx * sy) / den : NAN;
+}
+
+int bench_open(BenchSetup *b, const char *backend, Error *e)
+{
+    if (strcmp(backend, "auto") && strcmp(backend, "cuda") && strcmp(backend, "cpu"))
+        return error_set(e, "backend: expected auto, cuda or cpu, not '%s'", backend);
+    b->cuda = false;
+    if (strcmp(backend, "cpu") != 0) {
+        Error why;
+        b->api = gpu_open(&why);
+        char err[ERROR_MSG_MAX];
+        if (b->api && b->api->info(&b->info, err, sizeof err) == 0) {
+            b->cuda = true;
+        } else {
+            snprintf(b->why_cpu, sizeof b->why_cpu, "%s", b->api ? err : why.msg);
+            if (!strcmp(backend, "cuda"))
+                return error_set(e, "%s", b->why_cpu);
+        }
+    } else {
+        snprintf(b->why_cpu, sizeof b->why_cpu, "the CPU reference was asked for");
+    }
+    if (b->cuda) {
+        char err[ERROR_MSG_MAX];
+        if (b->api->copy_bandwidth((size_t)2 << 30, &b->copy_gbps, err, sizeof err))
+            return error_set(e, "%s", err);
+    }
+    return 0;
+}
+
+int bench_weights(BenchSetup *b, u128 weight_bytes, Error *e)
+{
+    if (!b->cuda)
+        return error_set(e, "the weight stream is measured on the GPU: %s", b->why_cpu);
+    char err[ERROR_MSG_MAX];
+    if (b->api->time_read((size_t)weight_bytes, &b->weights_ms, err, sizeof err))
+        return error_set(e, "%s", err);
+    return 0;
+}

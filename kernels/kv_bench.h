@@ -1,0 +1,51 @@
+/* kv_bench.h - measuring decode attention, backend-neutral.
+ *
+ * For one format, batch and context: a cache of random but valid codes, one
+ * decode step of one attention layer timed (CUDA events, median after a
+ * warm-up, rotating over enough copies that the L2 cannot hold them; or the
+ * CPU reference by wall clock), the bytes the step must read
+ * (calc/footprint.h) and the bandwidth that makes. Used by `kvlab bench`
+ * and the lab's GPU screen. */
+#ifndef KVLAB_KV_BENCH_H
+#define KVLAB_KV_BENCH_H
+
+#include "checked.h"
+#include "kv_attn.h"
+#include "kv_cuda.h"
+#include "model.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct {
+    KvFormat format;
+    uint32_t batch;
+    uint64_t context;
+    double ms;                  // median, one layer
+    u128 kv_bytes;              // bytes one step reads
+    double gbps;
+    double step_ms;             // with a weight stream: layers x ms + weights_ms
+} BenchRow;
+
+typedef struct {
+    bool cuda;                  // timing the CUDA kernels (else the CPU reference)
+    const KvCudaApi *api;
+    GpuInfo info;
+    char why_cpu[ERROR_MSG_MAX];// why not CUDA
+    double copy_gbps;           // device-to-device copy, read + write, this run
+    double weights_ms;          // reading the model's weights once; 0 = not measured
+    Shape shape;                // attention shape; layers for the weight stream
+    uint32_t residual;          // int4 (KIVI) window
+    int iters;
+} BenchSetup;
+
+/* backend: "auto", "cuda" or "cpu"; measures the copy bandwidth on a GPU. */
+int bench_open(BenchSetup *b, const char *backend, Error *e);
+/* Measures the weight stream of `weight_bytes` (GPU only). */
+int bench_weights(BenchSetup *b, u128 weight_bytes, Error *e);
+int bench_point(BenchSetup *b, KvFormat f, uint32_t batch, uint64_t context, BenchRow *row, Error *e);
+/* Least-squares ms per context token over the rows of one format and
+ * batch (step_ms with the weight stream); NaN with fewer than two. */
+double bench_slope(const BenchRow *rows, size_t n, KvFormat f, uint32_t batch, bool step);
+
+#endif

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""perf_table.py - kernels/PERF.md's tables from one run's results:
+kvlab bench --json (bench.json), torch_peer.py --out (peer.json) and
+kvlab bench --itl --json (itl.json), all from the same GPU lease.
+usage: perf_table.py RESULTS_DIR"""
+import json, sys
+
+d = sys.argv[1]
+b = json.load(open(d + "/bench.json"))
+p = json.load(open(d + "/peer.json"))
+itl = json.load(open(d + "/itl.json"))
+copy = b["copy_GBps"]
+peer = {(r["batch"], r["context"]): r for r in p["rows"]}
+rows = {(r["format"], r["batch"], r["context"]): r for r in b["rows"]}
+
+print("| format | B | S | KV bytes | floor ms | kvlab ms | gap | of copy | torch flash SDPA ms | kvlab / torch | naive FP8 ms |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for r in b["rows"]:
+    floor = int(r["kv_bytes"]) / (copy * 1e9) * 1e3
+    pr = peer.get((r["batch"], r["context"]), {})
+    t = pr.get("sdpa_flash_bf16_ms")
+    naive = pr.get("naive_fp8_ms") if r["format"] == "fp8_e4m3" else None
+    print("| %s | %d | %dk | %s | %.4f | %.4f | %.1fx | %.0f%% | %s | %s | %s |" % (
+        r["format"], r["batch"], r["context"] // 1024, "{:,}".format(int(r["kv_bytes"])), floor,
+        r["attention_ms"], r["attention_ms"] / floor, 100 * r["copy_fraction"],
+        "%.4f" % t if t and r["format"] == "bf16" else "",
+        "%.2f" % (r["attention_ms"] / t) if t and r["format"] == "bf16" else "",
+        "%.4f" % naive if naive else ""))
+print()
+print("| format | S >= 32k: time / kvlab BF16 (B=1, B=16) |")
+print("|---|---|")
+for f in ["fp8_e4m3", "int8", "int4", "nvfp4", "mxfp4"]:
+    cells = []
+    for B in (1, 16):
+        ratios = ["%.2f" % (rows[(f, B, S)]["attention_ms"] / rows[("bf16", B, S)]["attention_ms"])
+                  for S in (32768, 65536, 131072) if (f, B, S) in rows]
+        cells.append("B=%d: %s" % (B, " / ".join(ratios)))
+    print("| %s | %s |" % (f, "; ".join(cells)))
+print()
+print("Weight stream (Llama-3.1-8B, %.2f GB read once): %.3f ms." % (16.06, itl["weights_ms"]))
+print()
+print("| format | ITL slope, ms per context token (32 layers + weights, B=1) | ratio to BF16 |")
+print("|---|---|---|")
+for f in itl["fits"]:
+    print("| %s | %.3e | %.2f |" % (f["format"], f["slope_ms_per_token"], f["ratio_to_bf16"]))

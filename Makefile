@@ -66,8 +66,7 @@ TEST_ENV = KVLAB_DATA=$(CURDIR)/scenarios KVLAB_TESTDATA=$(CURDIR)/tests/data \
 test: kvlab $(PLUGIN) $(TEST_BIN) $(TEST_LOCALE)
 	$(TEST_ENV) KVLAB_BIN=$(CURDIR)/kvlab $(TEST_BIN)
 
-# Run the GPU suite (CUDA kernels against the CPU reference); skipped, saying
-# why, where there is no plugin or GPU.
+# Run the GPU suite: CUDA kernels against the CPU reference (skipped, saying why, without a GPU).
 test-gpu: kvlab $(PLUGIN) $(TEST_BIN)
 	$(TEST_ENV) KVLAB_BIN=$(CURDIR)/kvlab CK_RUN_SUITE=gpu $(TEST_BIN)
 

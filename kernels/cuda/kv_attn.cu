@@ -316,6 +316,32 @@ __device__ __forceinline__ void merge_state(float &m, float &l, float *o, float 
     m = mx;
 }
 
+// The block's warps hold partial softmax states (max, sum, accumulator) in
+// shared memory: merge them and write this split's row for the final merge.
+template <int G>
+__device__ void write_split(const float (*sm_m)[G], const float (*sm_l)[G],
+                            const float (*sm_o)[G][256], int D, int Hq, int b, int h, int split,
+                            int splits, float *part_o, float *part_m, float *part_l)
+{
+    for (int i = threadIdx.x; i < G * D; i += THREADS) {
+        int g = i / D, d = i % D;
+        float M = -INFINITY;
+        for (int w = 0; w < WARPS; w++)
+            M = fmaxf(M, sm_m[w][g]);
+        float Ls = 0, Os = 0;
+        if (M != -INFINITY)
+            for (int w = 0; w < WARPS; w++) {
+                float f = __expf(sm_m[w][g] - M);
+                Ls += sm_l[w][g] * f;
+                Os += sm_o[w][g][d] * f;
+            }
+        size_t row = ((size_t)b * Hq + h * G + g) * splits + split;
+        part_o[row * D + d] = Os;
+        if (d == 0)
+            part_m[row] = M, part_l[row] = Ls;
+    }
+}
+
 template <int FMT, int E, int G>
 __global__ void ROWS_BOUNDS rows_kernel(RowParams p)
 {
@@ -426,23 +452,7 @@ __global__ void ROWS_BOUNDS rows_kernel(RowParams p)
                 sm_o[warp][g][d0 + e] = o[g][e];
         }
     __syncthreads();
-    for (int i = threadIdx.x; i < G * p.D; i += THREADS) {
-        int g = i / p.D, d = i % p.D;
-        float M = -INFINITY;
-        for (int w = 0; w < WARPS; w++)
-            M = fmaxf(M, sm_m[w][g]);
-        float Ls = 0, Os = 0;
-        if (M != -INFINITY)
-            for (int w = 0; w < WARPS; w++) {
-                float f = __expf(sm_m[w][g] - M);
-                Ls += sm_l[w][g] * f;
-                Os += sm_o[w][g][d] * f;
-            }
-        size_t row = ((size_t)b * p.Hq + h * G + g) * p.splits + split;
-        p.part_o[row * p.D + d] = Os;
-        if (d == 0)
-            p.part_m[row] = M, p.part_l[row] = Ls;
-    }
+    write_split<G>(sm_m, sm_l, sm_o, p.D, p.Hq, b, h, split, p.splits, p.part_o, p.part_m, p.part_l);
 }
 
 // ---------------------------------------------------------------------------
@@ -576,23 +586,7 @@ __global__ void __launch_bounds__(THREADS) kivi_kernel(KiviParams p)
                 sm_o[warp][g][lane * ev + e] = o[g][e];
     }
     __syncthreads();
-    for (int i = threadIdx.x; i < G * D; i += THREADS) {
-        int g = i / D, d = i % D;
-        float M = -INFINITY;
-        for (int w = 0; w < WARPS; w++)
-            M = fmaxf(M, sm_m[w][g]);
-        float Ls = 0, Os = 0;
-        if (M != -INFINITY)
-            for (int w = 0; w < WARPS; w++) {
-                float f = __expf(sm_m[w][g] - M);
-                Ls += sm_l[w][g] * f;
-                Os += sm_o[w][g][d] * f;
-            }
-        size_t row = ((size_t)b * p.Hq + h * G + g) * p.splits + split;
-        p.part_o[row * D + d] = Os;
-        if (d == 0)
-            p.part_m[row] = M, p.part_l[row] = Ls;
-    }
+    write_split<G>(sm_m, sm_l, sm_o, D, p.Hq, b, h, split, p.splits, p.part_o, p.part_m, p.part_l);
 }
 
 // ---------------------------------------------------------------------------

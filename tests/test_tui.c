@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -262,6 +263,8 @@ START_TEST(export_files)
     ck_assert(wait_for("Sequences the pool holds"));
     keys("e");
     ck_assert(wait_for("wrote kvlab-calculator-"));
+    keys("F2 e");
+    ck_assert(wait_for("wrote kvlab-scenarios-"));
     keys("q");
     ck_assert(wait_for("EXIT:0"));
     stop();
@@ -273,6 +276,14 @@ START_TEST(export_files)
     pclose(p);
     ck_assert(strncmp(out, "format,bytes_per_sequence", 25) == 0 && strstr(out, "\nfp8_e4m3,"));
     ck_assert(strstr(out, "<svg") && strstr(out, "<polyline") && strstr(out, "</svg>"));
+    /* the scenarios CSV: six fields a line, numbers with commas quoted */
+    snprintf(cmd, sizeof cmd, "cat %s/kvlab-scenarios-*.csv", dir);
+    p = popen(cmd, "r");
+    n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    pclose(p);
+    ck_assert_msg(strstr(out, "\"elements, K and V\",bf16,elements,\"8,589,934,592\",\"8,589,934,592\",agrees"),
+                  "%s", out);
     ck_assert_int_eq(chdir(cwd), 0);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
@@ -290,6 +301,55 @@ START_TEST(no_terminal)
     snprintf(cmd, sizeof cmd, "script -qec 'env TERM=dumb %s' /dev/null > /dev/null 2>&1", test_bin());
     int st = system(cmd);
     ck_assert_int_eq(WEXITSTATUS(st), 2);
+}
+END_TEST
+
+/* The quantization screen's figures are kvlab quant's for the same keys;
+ * the scenarios screen exports a well-formed CSV; a value the figures
+ * cannot use is refused and the previous one kept; 80x24 shows every
+ * screen's key figures. */
+START_TEST(figures_match_and_edits_hold)
+{
+    static char buf[65536];
+    start(200, 60, "");
+    ck_assert(wait_for("A 20 GiB KV pool"));
+    keys("F4");
+    ck_assert(wait_for("per channel: K error"));
+    screen(buf, sizeof buf, false);
+    const char *p = strstr(buf, "per token: K error ");
+    ck_assert(p != NULL);
+    double tok = strtod(p + strlen("per token: K error "), NULL);
+    RunResult r = run_kvlab((const char *const[]){"quant", "--tokens", "128", "--head-dim", "64",
+                                                  "--json", NULL}, NULL);
+    cJSON *j = cJSON_Parse(r.out);
+    const cJSON *run;
+    double want = -1;
+    cJSON_ArrayForEach(run, cJSON_GetObjectItem(j, "runs"))
+        if (!strcmp(cJSON_GetObjectItem(run, "granularity")->valuestring, "token"))
+            want = 100 * cJSON_GetObjectItem(run, "rel_fro_error")->valuedouble;
+    cJSON_Delete(j);
+    run_free(&r);
+    ck_assert_msg(fabs(tok - want) < 0.05 * want, "screen %g%%, kvlab quant %g%%", tok, want);
+    keys("F3");
+    ck_assert(wait_for("Sequences the pool holds"));
+    keys("Down Down Down Down Down Down Down Down");    // Tensor parallel
+    keys("3 Enter");
+    ck_assert(wait_for("kept the previous value"));
+    screen(buf, sizeof buf, false);
+    ck_assert(strstr(buf, "Tensor parallel               1") != NULL);
+    keys("q");
+    ck_assert(wait_for("EXIT:0"));
+    stop();
+    start(80, 24, "");
+    ck_assert(wait_for("A 20 GiB KV pool"));
+    ck_assert(wait_for("8,589,934,592  ok"));     /* narrow: no seed column, short verdicts */
+    keys("F3");
+    ck_assert(wait_for("slots"));
+    keys("F4");
+    ck_assert(wait_for("K error"));
+    keys("q");
+    ck_assert(wait_for("EXIT:0"));
+    stop();
 }
 END_TEST
 
@@ -326,6 +386,7 @@ Suite *suite_tui(void)
     tcase_add_test(t, export_files);
     tcase_add_test(t, no_terminal);
     tcase_add_test(t, gpu_lab_screen);
+    tcase_add_test(t, figures_match_and_edits_hold);
     suite_add_tcase(s, t);
     return s;
 }

@@ -153,6 +153,39 @@ static void figures_table(const Scen *s, Table *t)
     }
 }
 
+/* Fits the figures table into w columns: verdicts to a word, then no seed
+ * column, then the labels clipped (the full table is in the export and in
+ * `kvlab scenario show`). */
+static void narrow(Table *t, int w)
+{
+    static const struct { const char *from, *to; } SHORT[] = {
+        {"agrees", "ok"}, {"seed is wrong", "wrong"}, {"DISAGREES (unexplained)", "!!"},
+        {"agrees, but the file says the seed is wrong", "stale"}};
+    for (size_t r = 1; r < t->rows; r++) {
+        char *v = t->cell[r][t->cols - 1];
+        const char *body = (*v == '+' || *v == '~' || *v == '!') ? v + 1 : v;
+        for (size_t k = 0; k < sizeof SHORT / sizeof SHORT[0]; k++)
+            if (!strcmp(body, SHORT[k].from)) {
+                char mark = *v;
+                snprintf(v, TABLE_CELL, "%c%s", mark, SHORT[k].to);
+                break;
+            }
+    }
+    snprintf(t->cell[0][t->cols - 1], TABLE_CELL, "%s", "");
+    if (table_width(t) > w)                 /* the verdict says whether calc and seed agree */
+        table_drop_column(t, "seed");
+    int over = table_width(t) - w;
+    if (over <= 0)
+        return;
+    size_t label_w = 0;
+    for (size_t r = 0; r < t->rows; r++)
+        label_w = strlen(t->cell[r][0]) > label_w ? strlen(t->cell[r][0]) : label_w;
+    size_t keep = label_w > (size_t)over + 4 ? label_w - (size_t)over : 4;
+    for (size_t r = 0; r < t->rows; r++)
+        if (strlen(t->cell[r][0]) > keep)
+            snprintf(t->cell[r][0] + keep - 1, TABLE_CELL - keep + 1, "%s", ".");
+}
+
 static void draw(void *st, Rect r, int scroll)
 {
     Scen *s = st;
@@ -174,6 +207,8 @@ static void draw(void *st, Rect r, int scroll)
     figures_table(s, &ft);
     if (table_width(&ft) > r.w)             /* narrow: the format is in the label anyway */
         table_drop_column(&ft, "format");
+    if (table_width(&ft) > r.w)             /* still narrow: short verdicts, clipped labels */
+        narrow(&ft, r.w);
     Rect fr = {y, r.x, r.y + r.h - y, r.w};
     if (fr.h <= 1)
         return;

@@ -27,6 +27,7 @@
 
 #include "../kv_cuda.h"
 
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -613,6 +614,229 @@ __global__ void merge_kernel(const float *part_o, const float *part_m, const flo
     }
 }
 
+
+// ---------------------------------------------------------------------------
+// The tensor-core kernel (BF16 caches, D <= 128, up to 8 query heads per KV
+// head): q.k and p.v as mma.sync m16n8k16 with BF16 operands and FP32
+// accumulators. The GQA group's query heads are the 16 rows of A (rows past
+// G are zero), 16 tokens a tile; K and V tiles are staged in shared memory
+// by cp.async, two stages deep per warp, rows padded by 16 bytes so that
+// neither the B-fragment loads nor ldmatrix.trans conflict on banks. The
+// probabilities leave the q.k accumulators in exactly the A layout p.v
+// needs (FlashAttention 2's register reuse), rounded to BF16.
+
+#define MMA_TILE 16
+#define MMA_PAD 8                           // bf16 elements of padding per row
+
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
+{
+    __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *(uint32_t *)&v;
+}
+
+__device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], const void *smem)
+{
+    unsigned addr = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+// 16 bytes from global to shared, or zeros when `bytes` is 0 (rows past the end).
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int bytes)
+{
+    unsigned addr = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(gmem), "r"(bytes));
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+// Stages one tile (16 tokens from t0, those >= end as zeros) of K and V.
+template <int D>
+__device__ __forceinline__ void stage_tile(const RowParams &p, size_t row0, int t0, int end,
+                                           __nv_bfloat16 *ks, __nv_bfloat16 *vs, int lane)
+{
+    constexpr int CHUNKS = D / 8;           // 16-byte pieces per row
+    for (int i = lane; i < MMA_TILE * CHUNKS; i += 32) {
+        int r = i / CHUNKS, c = i % CHUNKS, t = t0 + r;
+        int bytes = t < end ? 16 : 0;
+        size_t src = ((row0 + (t < end ? t : t0)) * D + c * 8) * 2;
+        cp_async16(ks + r * (D + MMA_PAD) + c * 8, p.k + src, bytes);
+        cp_async16(vs + r * (D + MMA_PAD) + c * 8, p.v + src, bytes);
+    }
+}
+
+template <int D, int G>
+__global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
+{
+    extern __shared__ __align__(16) unsigned char smem_raw[];
+    const int split = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int g = lane >> 2, tig = lane & 3;            // fragment row and column pair
+    const int start = split * p.chunk, end = min(p.len, start + p.chunk);
+    constexpr int ROW = D + MMA_PAD, TILE_ELEMS = MMA_TILE * ROW;
+    __nv_bfloat16 *wbuf = (__nv_bfloat16 *)smem_raw + warp * 4 * TILE_ELEMS;  // K0 V0 K1 V1
+
+    // q as A fragments, scaled by 1/sqrt(D): rows g < G, zero elsewhere
+    uint32_t qa[D / 16][2];
+    const float scale = rsqrtf((float)D);
+    const float *qg = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D;
+#pragma unroll
+    for (int ks = 0; ks < D / 16; ks++) {
+        int k0 = ks * 16 + tig * 2;
+        qa[ks][0] = g < G ? pack_bf16(qg[k0] * scale, qg[k0 + 1] * scale) : 0;
+        qa[ks][1] = g < G ? pack_bf16(qg[k0 + 8] * scale, qg[k0 + 9] * scale) : 0;
+    }
+    float o[D / 8][4];
+#pragma unroll
+    for (int j = 0; j < D / 8; j++)
+        o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
+    float m = -INFINITY, l = 0;
+
+    const size_t row0 = ((size_t)b * p.Hkv + h) * p.cap;
+    const int stride = WARPS * MMA_TILE;
+    int t0 = start + warp * MMA_TILE, stage = 0;
+    if (t0 < end)
+        stage_tile<D>(p, row0, t0, end, wbuf, wbuf + TILE_ELEMS, lane);
+    cp_async_commit();
+    for (; t0 < end; t0 += stride, stage ^= 1) {
+        __nv_bfloat16 *ks = wbuf + stage * 2 * TILE_ELEMS, *vs = ks + TILE_ELEMS;
+        if (t0 + stride < end) {            // the next tile goes in while this one is used
+            __nv_bfloat16 *nk = wbuf + (stage ^ 1) * 2 * TILE_ELEMS;
+            stage_tile<D>(p, row0, t0 + stride, end, nk, nk + TILE_ELEMS, lane);
+        }
+        cp_async_commit();
+        cp_async_wait<1>();
+        __syncwarp();
+        // s = q.k for tokens t0 .. t0 + 15: two n-tiles of 8 tokens
+        float sc[2][4];
+#pragma unroll
+        for (int n = 0; n < 2; n++) {
+            sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0;
+            const __nv_bfloat16 *kr = ks + (n * 8 + g) * ROW + tig * 2;
+#pragma unroll
+            for (int kk = 0; kk < D / 16; kk++) {
+                uint32_t a[4] = {qa[kk][0], 0, qa[kk][1], 0};
+                mma_16816(sc[n], a, *(const uint32_t *)(kr + kk * 16), *(const uint32_t *)(kr + kk * 16 + 8));
+            }
+        }
+        // online softmax of row g over the tile (its four lanes hold four tokens each)
+        float s4[4];
+#pragma unroll
+        for (int n = 0; n < 2; n++)
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                int t = t0 + n * 8 + tig * 2 + i;
+                s4[n * 2 + i] = t < end ? sc[n][i] : -INFINITY;
+            }
+        float mx = fmaxf(fmaxf(s4[0], s4[1]), fmaxf(s4[2], s4[3]));
+        mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
+        mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
+        float mn = fmaxf(m, mx), alpha = __expf(m - mn), pr[4], sum = 0;
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            sum += (pr[i] = __expf(s4[i] - mn));
+        sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
+        sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
+        l = l * alpha + sum;
+        m = mn;
+        uint32_t pa[4] = {pack_bf16(pr[0], pr[1]), 0, pack_bf16(pr[2], pr[3]), 0};
+        // o = o * alpha + p.v, V's B fragments by ldmatrix.trans, two n-tiles at a time
+#pragma unroll
+        for (int j = 0; j < D / 8; j += 2) {
+            uint32_t bv[4];
+            const int mat = lane >> 3, r = lane & 7;
+            ldmatrix_x4_trans(bv, vs + ((mat & 1) * 8 + r) * ROW + j * 8 + (mat >> 1) * 8);
+#pragma unroll
+            for (int jj = 0; jj < 2; jj++) {
+                o[j + jj][0] *= alpha;
+                o[j + jj][1] *= alpha;
+                mma_16816(o[j + jj], pa, bv[jj * 2], bv[jj * 2 + 1]);
+            }
+        }
+        __syncwarp();
+    }
+    cp_async_wait<0>();
+    __syncthreads();
+    // the warps' states, through the (now free) tile buffers
+    float (*sm_m)[G] = (float (*)[G])smem_raw;
+    float (*sm_l)[G] = (float (*)[G])(smem_raw + WARPS * G * sizeof(float));
+    float (*sm_o)[G][256] = (float (*)[G][256])(smem_raw + 2 * WARPS * G * sizeof(float));
+    if (g < G) {
+        if (tig == 0)
+            sm_m[warp][g] = m, sm_l[warp][g] = l;
+#pragma unroll
+        for (int j = 0; j < D / 8; j++) {
+            sm_o[warp][g][j * 8 + tig * 2] = o[j][0];
+            sm_o[warp][g][j * 8 + tig * 2 + 1] = o[j][1];
+        }
+    }
+    __syncthreads();
+    write_split<G>(sm_m, sm_l, sm_o, D, p.Hq, b, h, split, p.splits, p.part_o, p.part_m, p.part_l);
+}
+
+static size_t mma_smem(int D, int G)
+{
+    size_t tiles = (size_t)WARPS * 4 * MMA_TILE * (D + MMA_PAD) * 2;
+    size_t merge = (size_t)2 * WARPS * G * sizeof(float) + (size_t)WARPS * G * 256 * sizeof(float);
+    return tiles > merge ? tiles : merge;
+}
+
+template <int D, int G>
+static void launch_mma(const RowParams &p, dim3 grid, cudaStream_t st)
+{
+    static bool raised;
+    size_t bytes = mma_smem(D, G);
+    if (!raised) {
+        cudaFuncSetAttribute(mma_kernel<D, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+        raised = true;
+    }
+    mma_kernel<D, G><<<grid, THREADS, bytes, st>>>(p);
+}
+
+// Whether the tensor-core kernel takes this cache; KVLAB_CUDA_PATH=fp32
+// forces the FP32 kernel (to compare the two).
+static bool use_mma(const KvShape &s)
+{
+    static int forced = -1;
+    if (forced < 0) {
+        const char *e = getenv("KVLAB_CUDA_PATH");
+        forced = e && !strcmp(e, "fp32") ? 0 : 1;
+    }
+    int G = s.q_heads / s.kv_heads;
+    return forced && s.format == KV_BF16 && (s.head_dim == 64 || s.head_dim == 128) && G <= 8;
+}
+
+static void launch_mma_g(const RowParams &p, dim3 grid, int D, int G, cudaStream_t st)
+{
+    if (D == 64) {
+        switch (G) {
+        case 1: launch_mma<64, 1>(p, grid, st); break;
+        case 2: launch_mma<64, 2>(p, grid, st); break;
+        case 4: launch_mma<64, 4>(p, grid, st); break;
+        default: launch_mma<64, 8>(p, grid, st); break;
+        }
+    } else {
+        switch (G) {
+        case 1: launch_mma<128, 1>(p, grid, st); break;
+        case 2: launch_mma<128, 2>(p, grid, st); break;
+        case 4: launch_mma<128, 4>(p, grid, st); break;
+        default: launch_mma<128, 8>(p, grid, st); break;
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Launching
 
@@ -662,7 +886,9 @@ static void launch(GpuCache *c, cudaStream_t st)
                        (const float *)c->arr[8], (const float *)c->arr[9], c->q, c->part_o,
                        c->part_m, c->part_l, (int)s.kv_heads, (int)s.q_heads, (int)s.head_dim,
                        (int)s.capacity, (int)c->len, c->chunk, c->splits, (int)s.head_scales};
-        switch (s.format) {
+        if (use_mma(s)) {
+            launch_mma_g(p, grid, (int)s.head_dim, G, st);
+        } else switch (s.format) {
         case KV_BF16: launch_rows_g<KV_BF16>(p, grid, G, st); break;
         case KV_FP8: launch_rows_g<KV_FP8>(p, grid, G, st); break;
         case KV_INT8: launch_rows_g<KV_INT8>(p, grid, G, st); break;

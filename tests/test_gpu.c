@@ -15,8 +15,8 @@
 /* GPU against the CPU reference: both FP32 with the same inputs; the GPU
  * sums in another order and uses fast exponentials (__expf, 2 ulp). */
 #define GPU_VS_CPU_TOL 1e-4
-/* The tensor-core kernel (BF16 caches, D <= 128) rounds the query and the
- * probabilities to BF16 operands (8 bits of mantissa): a few 1e-3. */
+/* The tensor-core kernels (every format but int4, D <= 128) round the query
+ * and the probabilities to BF16 operands (8 bits of mantissa): a few 1e-3. */
 #define GPU_MMA_VS_CPU_TOL 5e-3
 
 static const KvCudaApi *gpu(void)
@@ -77,7 +77,7 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
         ck_assert_msg(api->upload(&c, &g, err, sizeof err) == 0, "%s", err);
         ck_assert_msg(api->decode(g, q, dev, err, sizeof err) == 0, "%s", err);
         double e = rel_l2(dev, cpu, nq);
-        bool mma = f == KV_BF16 && D <= 128 && !(path && !strcmp(path, "fp32"));
+        bool mma = f != KV_INT4 && D <= 128 && !(path && !strcmp(path, "fp32"));
         ck_assert_msg(e < (mma ? GPU_MMA_VS_CPU_TOL : GPU_VS_CPU_TOL),
                       "%s B=%u H=%u G=%u D=%u T=%u: GPU vs CPU %g", kv_format_id(f), B, H, G, D, T, e);
         api->release(g);
@@ -92,13 +92,12 @@ START_TEST(gpu_matches_cpu)
 }
 END_TEST
 
-/* The FP32 kernel for BF16, which the tensor-core kernel replaces where it
- * can: still correct (KVLAB_CUDA_PATH=fp32 selects it). */
+/* The FP32 kernels, which the tensor-core ones replace where they can:
+ * still correct (KVLAB_CUDA_PATH=fp32 selects them). */
 START_TEST(gpu_fp32_path)
 {
-    static const KvFormat BF16[] = {KV_BF16};
     setenv("KVLAB_CUDA_PATH", "fp32", 1);
-    gpu_vs_cpu(BF16, 1, 8, 0xF32);
+    gpu_vs_cpu(NULL, 0, 18, 0xF32);
 }
 END_TEST
 

@@ -634,12 +634,53 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)
     return *(uint32_t *)&v;
 }
 
+__device__ __forceinline__ uint32_t pack_f16(float lo, float hi)
+{
+    __half2 v = __floats2half2_rn(lo, hi);
+    return *(uint32_t *)&v;
+}
+
+// FP8 and INT8 codes are exact in FP16, which converts from them in a few
+// integer operations and keeps 10 bits of the query and probabilities; the
+// others use BF16 for its range (E2M1 times an E8M0 scale can be 2^-130).
+template <int FMT>
+struct Op {
+    static constexpr bool F16 = FMT == KV_FP8 || FMT == KV_INT8;
+};
+
+template <bool F16>
+__device__ __forceinline__ uint32_t pack_op(float lo, float hi)
+{
+    return F16 ? pack_f16(lo, hi) : pack_bf16(lo, hi);
+}
+
+template <bool F16>
 __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1)
 {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    if (F16)
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    else
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                     "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two E4M3 codes (bits 0-7, 8-15 of w) as two FP16 of a 256th of their value.
+__device__ __forceinline__ uint32_t e4m3x2_f16(uint32_t w)
+{
+    return ((w & 0x80u) << 8) | ((w & 0x7Fu) << 7) | ((w & 0x8000u) << 16) | ((w & 0x7F00u) << 15);
+}
+
+// Two INT8 codes (bytes 0 and 1 of w) as FP16: 1024 + 128 + x, less 1152.
+__device__ __forceinline__ uint32_t int8x2_f16(uint32_t w)
+{
+    uint32_t h = __byte_perm(w ^ 0x80808080u, 0x64u, 0x4140);
+    __half2 v = __hsub2(*(__half2 *)&h, __floats2half2_rn(1152.0f, 1152.0f));
+    return *(uint32_t *)&v;
 }
 
 __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], const void *smem)
@@ -677,7 +718,79 @@ __device__ __forceinline__ void stage_tile(const RowParams &p, size_t row0, int 
     }
 }
 
-template <int D, int G>
+// The quantized formats go through registers instead: 16 bytes of codes a
+// chunk, loaded one tile ahead (so the loads are in flight while the tile
+// before is computed), then converted to BF16 and stored in the same tile
+// layout. What is stored is exact in BF16: FP8 and INT8 codes as they are,
+// E2M1 times its block scale (2 + 4 significant bits); the per-tensor
+// scales are applied to q and to the output, INT8's per-token scales to the
+// scores and the probabilities.
+template <int FMT, int D>
+struct Raw {
+    static constexpr int ELEMS = (FMT == KV_NVFP4 || FMT == KV_MXFP4) ? 32 : 16;
+    static constexpr int CHUNKS = D / ELEMS;                 // per row
+    static constexpr int PER_LANE = 2 * MMA_TILE * CHUNKS / 32;
+    uint4 w[PER_LANE];
+    float sc[PER_LANE][2];                                   // E2M1 block scales
+};
+
+template <int FMT, int D>
+__device__ __forceinline__ void load_raw(const RowParams &p, size_t row0, int t0, int end, int lane,
+                                         Raw<FMT, D> &raw)
+{
+    using R = Raw<FMT, D>;
+#pragma unroll
+    for (int k = 0; k < R::PER_LANE; k++) {
+        const int i = lane + 32 * k, which = i / (MMA_TILE * R::CHUNKS), j = i % (MMA_TILE * R::CHUNKS);
+        const int r = j / R::CHUNKS, c = j % R::CHUNKS, t = t0 + r, d0 = c * R::ELEMS;
+        raw.w[k] = make_uint4(0, 0, 0, 0);
+        raw.sc[k][0] = raw.sc[k][1] = 0;
+        if (t >= end)
+            continue;
+        const size_t vi = row0 + t;
+        const bool fp4 = FMT == KV_NVFP4 || FMT == KV_MXFP4;
+        raw.w[k] = __ldg((const uint4 *)((which ? p.v : p.k) + (fp4 ? (vi * D + d0) / 2 : vi * D + d0)));
+        if (FMT == KV_NVFP4) {
+            const uint8_t *blk = (which ? p.v_block : p.k_block) + vi * (D / 16) + d0 / 16;
+            raw.sc[k][0] = e4m3_f(__ldg(blk));
+            raw.sc[k][1] = e4m3_f(__ldg(blk + 1));
+        } else if (FMT == KV_MXFP4) {
+            raw.sc[k][0] = raw.sc[k][1] = e8m0_f(__ldg((which ? p.v_block : p.k_block) + vi * (D / 32) + d0 / 32));
+        }
+    }
+}
+
+template <int FMT, int D>
+__device__ __forceinline__ void store_converted(const Raw<FMT, D> &raw, __nv_bfloat16 *ks,
+                                                __nv_bfloat16 *vs, int lane)
+{
+    using R = Raw<FMT, D>;
+#pragma unroll
+    for (int k = 0; k < R::PER_LANE; k++) {
+        const int i = lane + 32 * k, which = i / (MMA_TILE * R::CHUNKS), j = i % (MMA_TILE * R::CHUNKS);
+        const int r = j / R::CHUNKS, c = j % R::CHUNKS;
+        __nv_bfloat16 *dst = (which ? vs : ks) + r * (D + MMA_PAD) + c * R::ELEMS;
+        const uint32_t w[4] = {raw.w[k].x, raw.w[k].y, raw.w[k].z, raw.w[k].w};
+        uint32_t out[R::ELEMS / 2];
+#pragma unroll
+        for (int e = 0; e < R::ELEMS; e += 2) {
+            if (FMT == KV_FP8) {
+                out[e / 2] = e4m3x2_f16(w[e / 4] >> (8 * (e % 4)));
+            } else if (FMT == KV_INT8) {
+                out[e / 2] = int8x2_f16(w[e / 4] >> (8 * (e % 4)));
+            } else {
+                float x0 = e2m1_f((w[e / 8] >> (4 * (e % 8))) & 0xFu) * raw.sc[k][e / 16];
+                float x1 = e2m1_f((w[e / 8] >> (4 * (e % 8 + 1))) & 0xFu) * raw.sc[k][e / 16];
+                out[e / 2] = pack_bf16(x0, x1);
+            }
+        }
+#pragma unroll
+        for (int e = 0; e < R::ELEMS / 8; e++)
+            *(uint4 *)(dst + e * 8) = make_uint4(out[e * 4], out[e * 4 + 1], out[e * 4 + 2], out[e * 4 + 3]);
+    }
+}
+
+template <int FMT, int D, int G>
 __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -688,15 +801,23 @@ __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
     constexpr int ROW = D + MMA_PAD, TILE_ELEMS = MMA_TILE * ROW;
     __nv_bfloat16 *wbuf = (__nv_bfloat16 *)smem_raw + warp * 4 * TILE_ELEMS;  // K0 V0 K1 V1
 
-    // q as A fragments, scaled by 1/sqrt(D): rows g < G, zero elsewhere
+    // q as A fragments, scaled by 1/sqrt(D) (and K's tensor scale): rows
+    // g < G, zero elsewhere
     uint32_t qa[D / 16][2];
+    const int ts = FMT == KV_FP8 && p.head_scales ? h : 0;     // NVFP4 has one per tensor
+    constexpr bool F16 = Op<FMT>::F16;
+    // FP8 tiles hold a 256th of each code's value: the 256 joins the scales
+    const float code_scale = FMT == KV_FP8 ? 256.0f : 1.0f;
+    const float k_tensor = (FMT == KV_FP8 || FMT == KV_NVFP4) ? __ldg(p.k_tensor + ts) : 1.0f;
+    const float v_tensor = ((FMT == KV_FP8 || FMT == KV_NVFP4) ? __ldg(p.v_tensor + ts) : 1.0f) * code_scale;
     const float scale = rsqrtf((float)D);
+    const float score_scale = k_tensor * code_scale;     // applied to q.k after the MMA
     const float *qg = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D;
 #pragma unroll
     for (int ks = 0; ks < D / 16; ks++) {
         int k0 = ks * 16 + tig * 2;
-        qa[ks][0] = g < G ? pack_bf16(qg[k0] * scale, qg[k0 + 1] * scale) : 0;
-        qa[ks][1] = g < G ? pack_bf16(qg[k0 + 8] * scale, qg[k0 + 9] * scale) : 0;
+        qa[ks][0] = g < G ? pack_op<F16>(qg[k0] * scale, qg[k0 + 1] * scale) : 0;
+        qa[ks][1] = g < G ? pack_op<F16>(qg[k0 + 8] * scale, qg[k0 + 9] * scale) : 0;
     }
     float o[D / 8][4];
 #pragma unroll
@@ -707,17 +828,25 @@ __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
     const size_t row0 = ((size_t)b * p.Hkv + h) * p.cap;
     const int stride = WARPS * MMA_TILE;
     int t0 = start + warp * MMA_TILE, stage = 0;
-    if (t0 < end)
+    Raw<FMT == KV_BF16 ? KV_FP8 : FMT, D> raw;
+    if (FMT == KV_BF16 && t0 < end)
         stage_tile<D>(p, row0, t0, end, wbuf, wbuf + TILE_ELEMS, lane);
+    if (FMT != KV_BF16)
+        load_raw<FMT == KV_BF16 ? KV_FP8 : FMT, D>(p, row0, t0, end, lane, raw);
     cp_async_commit();
     for (; t0 < end; t0 += stride, stage ^= 1) {
         __nv_bfloat16 *ks = wbuf + stage * 2 * TILE_ELEMS, *vs = ks + TILE_ELEMS;
-        if (t0 + stride < end) {            // the next tile goes in while this one is used
-            __nv_bfloat16 *nk = wbuf + (stage ^ 1) * 2 * TILE_ELEMS;
-            stage_tile<D>(p, row0, t0 + stride, end, nk, nk + TILE_ELEMS, lane);
+        if (FMT == KV_BF16) {
+            if (t0 + stride < end) {        // the next tile goes in while this one is used
+                __nv_bfloat16 *nk = wbuf + (stage ^ 1) * 2 * TILE_ELEMS;
+                stage_tile<D>(p, row0, t0 + stride, end, nk, nk + TILE_ELEMS, lane);
+            }
+            cp_async_commit();
+            cp_async_wait<1>();
+        } else {                            /* this tile from registers; the next one's loads go out */
+            store_converted<FMT == KV_BF16 ? KV_FP8 : FMT, D>(raw, ks, vs, lane);
+            load_raw<FMT == KV_BF16 ? KV_FP8 : FMT, D>(p, row0, t0 + stride, end, lane, raw);
         }
-        cp_async_commit();
-        cp_async_wait<1>();
         __syncwarp();
         // s = q.k for tokens t0 .. t0 + 15: two n-tiles of 8 tokens
         float sc[2][4];
@@ -728,17 +857,23 @@ __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++) {
                 uint32_t a[4] = {qa[kk][0], 0, qa[kk][1], 0};
-                mma_16816(sc[n], a, *(const uint32_t *)(kr + kk * 16), *(const uint32_t *)(kr + kk * 16 + 8));
+                mma_16816<F16>(sc[n], a, *(const uint32_t *)(kr + kk * 16), *(const uint32_t *)(kr + kk * 16 + 8));
             }
         }
         // online softmax of row g over the tile (its four lanes hold four tokens each)
-        float s4[4];
+        float s4[4], vsc[4];
 #pragma unroll
         for (int n = 0; n < 2; n++)
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 int t = t0 + n * 8 + tig * 2 + i;
-                s4[n * 2 + i] = t < end ? sc[n][i] : -INFINITY;
+                float kscale = score_scale;
+                vsc[n * 2 + i] = 1;
+                if (FMT == KV_INT8 && t < end) {        // per-token scales
+                    kscale *= h2f(__ldg(p.k_scale + row0 + t));
+                    vsc[n * 2 + i] = h2f(__ldg(p.v_scale + row0 + t));
+                }
+                s4[n * 2 + i] = t < end ? sc[n][i] * kscale : -INFINITY;
             }
         float mx = fmaxf(fmaxf(s4[0], s4[1]), fmaxf(s4[2], s4[3]));
         mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
@@ -751,7 +886,8 @@ __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
         sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
         l = l * alpha + sum;
         m = mn;
-        uint32_t pa[4] = {pack_bf16(pr[0], pr[1]), 0, pack_bf16(pr[2], pr[3]), 0};
+        uint32_t pa[4] = {pack_op<F16>(pr[0] * vsc[0], pr[1] * vsc[1]), 0,
+                          pack_op<F16>(pr[2] * vsc[2], pr[3] * vsc[3]), 0};
         // o = o * alpha + p.v, V's B fragments by ldmatrix.trans, two n-tiles at a time
 #pragma unroll
         for (int j = 0; j < D / 8; j += 2) {
@@ -762,7 +898,7 @@ __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
             for (int jj = 0; jj < 2; jj++) {
                 o[j + jj][0] *= alpha;
                 o[j + jj][1] *= alpha;
-                mma_16816(o[j + jj], pa, bv[jj * 2], bv[jj * 2 + 1]);
+                mma_16816<F16>(o[j + jj], pa, bv[jj * 2], bv[jj * 2 + 1]);
             }
         }
         __syncwarp();
@@ -778,8 +914,8 @@ __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
             sm_m[warp][g] = m, sm_l[warp][g] = l;
 #pragma unroll
         for (int j = 0; j < D / 8; j++) {
-            sm_o[warp][g][j * 8 + tig * 2] = o[j][0];
-            sm_o[warp][g][j * 8 + tig * 2 + 1] = o[j][1];
+            sm_o[warp][g][j * 8 + tig * 2] = o[j][0] * v_tensor;
+            sm_o[warp][g][j * 8 + tig * 2 + 1] = o[j][1] * v_tensor;
         }
     }
     __syncthreads();
@@ -793,16 +929,16 @@ static size_t mma_smem(int D, int G)
     return tiles > merge ? tiles : merge;
 }
 
-template <int D, int G>
+template <int FMT, int D, int G>
 static void launch_mma(const RowParams &p, dim3 grid, cudaStream_t st)
 {
     static bool raised;
     size_t bytes = mma_smem(D, G);
     if (!raised) {
-        cudaFuncSetAttribute(mma_kernel<D, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+        cudaFuncSetAttribute(mma_kernel<FMT, D, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
         raised = true;
     }
-    mma_kernel<D, G><<<grid, THREADS, bytes, st>>>(p);
+    mma_kernel<FMT, D, G><<<grid, THREADS, bytes, st>>>(p);
 }
 
 // Whether the tensor-core kernel takes this cache; KVLAB_CUDA_PATH=fp32
@@ -815,24 +951,25 @@ static bool use_mma(const KvShape &s)
         forced = e && !strcmp(e, "fp32") ? 0 : 1;
     }
     int G = s.q_heads / s.kv_heads;
-    return forced && s.format == KV_BF16 && (s.head_dim == 64 || s.head_dim == 128) && G <= 8;
+    return forced && s.format != KV_INT4 && (s.head_dim == 64 || s.head_dim == 128) && G <= 8;
 }
 
+template <int FMT>
 static void launch_mma_g(const RowParams &p, dim3 grid, int D, int G, cudaStream_t st)
 {
     if (D == 64) {
         switch (G) {
-        case 1: launch_mma<64, 1>(p, grid, st); break;
-        case 2: launch_mma<64, 2>(p, grid, st); break;
-        case 4: launch_mma<64, 4>(p, grid, st); break;
-        default: launch_mma<64, 8>(p, grid, st); break;
+        case 1: launch_mma<FMT, 64, 1>(p, grid, st); break;
+        case 2: launch_mma<FMT, 64, 2>(p, grid, st); break;
+        case 4: launch_mma<FMT, 64, 4>(p, grid, st); break;
+        default: launch_mma<FMT, 64, 8>(p, grid, st); break;
         }
     } else {
         switch (G) {
-        case 1: launch_mma<128, 1>(p, grid, st); break;
-        case 2: launch_mma<128, 2>(p, grid, st); break;
-        case 4: launch_mma<128, 4>(p, grid, st); break;
-        default: launch_mma<128, 8>(p, grid, st); break;
+        case 1: launch_mma<FMT, 128, 1>(p, grid, st); break;
+        case 2: launch_mma<FMT, 128, 2>(p, grid, st); break;
+        case 4: launch_mma<FMT, 128, 4>(p, grid, st); break;
+        default: launch_mma<FMT, 128, 8>(p, grid, st); break;
         }
     }
 }
@@ -887,7 +1024,13 @@ static void launch(GpuCache *c, cudaStream_t st)
                        c->part_m, c->part_l, (int)s.kv_heads, (int)s.q_heads, (int)s.head_dim,
                        (int)s.capacity, (int)c->len, c->chunk, c->splits, (int)s.head_scales};
         if (use_mma(s)) {
-            launch_mma_g(p, grid, (int)s.head_dim, G, st);
+            switch (s.format) {
+            case KV_BF16: launch_mma_g<KV_BF16>(p, grid, (int)s.head_dim, G, st); break;
+            case KV_FP8: launch_mma_g<KV_FP8>(p, grid, (int)s.head_dim, G, st); break;
+            case KV_INT8: launch_mma_g<KV_INT8>(p, grid, (int)s.head_dim, G, st); break;
+            case KV_NVFP4: launch_mma_g<KV_NVFP4>(p, grid, (int)s.head_dim, G, st); break;
+            default: launch_mma_g<KV_MXFP4>(p, grid, (int)s.head_dim, G, st); break;
+            }
         } else switch (s.format) {
         case KV_BF16: launch_rows_g<KV_BF16>(p, grid, G, st); break;
         case KV_FP8: launch_rows_g<KV_FP8>(p, grid, G, st); break;

@@ -260,8 +260,13 @@ int cmd_bench(int argc, char **argv)
                 for (size_t i = 0; i < nb; i++) {
                     double sl = bench_slope(rows, n, fmts[f], (uint32_t)batches[i], g.set[O_ITL]);
                     double base = bench_slope(rows, n, KV_BF16, (uint32_t)batches[i], g.set[O_ITL]);
-                    printf("  %-9s batch %-4llu %.3e  %.3f\n", kv_format_id(fmts[f]),
-                           (unsigned long long)batches[i], sl, sl / base);
+                    printf("  %-9s batch %-4llu ", kv_format_id(fmts[f]), (unsigned long long)batches[i]);
+                    if (isnan(sl))
+                        printf("needs two or more contexts\n");
+                    else if (isnan(base))
+                        printf("%.3e  (no BF16 slope to compare with)\n", sl);
+                    else
+                        printf("%.3e  %.3f\n", sl, sl / base);
                 }
         }
     }

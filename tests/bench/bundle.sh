@@ -11,7 +11,7 @@ rm -rf "$out" && mkdir -p "$out"
 cp kvlab libkvlab_cuda.so build/tests/run_tests "$out"/
 cp -R scenarios "$out"/
 for lib in libcjson.so.1 libsubunit.so.0; do
-    path=$(ldconfig -p | awk -v l="$lib" '$1 == l { print $NF; exit }')
+    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !found { print $NF; found = 1 }')
     [ -n "$path" ] && cp -L "$path" "$out"/
 done
 [ -f "$peer" ] && cp "$peer" "$out"/

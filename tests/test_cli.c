@@ -407,12 +407,54 @@ START_TEST(roundtrip_command)
 }
 END_TEST
 
+/* kvlab bench on the CPU reference: one row per (format, batch, context),
+ * KV bytes from calc, a BF16 slope ratio of exactly 1, a slope that needs
+ * two contexts, and usage errors that name the option. */
+START_TEST(bench_command)
+{
+    RunResult r = RUN("bench", "--backend", "cpu", "--kv-heads", "2", "--q-heads", "4", "--head-dim", "64",
+                      "--layers", "2", "--batch", "1,2", "--contexts", "256,512", "--format", "bf16",
+                      "--format", "int8", "--iters", "1", "--json");
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    cJSON *j = json_of(&r);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "backend")->valuestring, "cpu");
+    const cJSON *row;
+    int n = 0;
+    cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "rows")) {
+        const char *f = cJSON_GetObjectItem(row, "format")->valuestring;
+        double B = num(row, "batch"), T = num(row, "context");
+        /* BF16: 2 bytes for each of K and V, per KV head, dim, token, sequence */
+        if (!strcmp(f, "bf16"))
+            ck_assert_double_eq(num(row, "kv_bytes"), 2 * 2 * 2 * 64 * T * B);
+        ck_assert(num(row, "attention_ms") > 0);
+        n++;
+    }
+    ck_assert_int_eq(n, 2 * 2 * 2);
+    cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "fits"))
+        if (!strcmp(cJSON_GetObjectItem(row, "format")->valuestring, "bf16"))
+            ck_assert_double_eq(num(row, "ratio_to_bf16"), 1);
+    cJSON_Delete(j);
+    run_free(&r);
+
+    r = RUN("bench", "--backend", "cpu", "--kv-heads", "2", "--q-heads", "4", "--head-dim", "64",
+            "--layers", "2", "--batch", "1", "--contexts", "256", "--format", "int8", "--iters", "1");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.out, "needs two or more contexts") && !strstr(r.out, "nan"), "%s", r.out);
+    run_free(&r);
+
+    usage_error(RUN("bench", "--backend", "tpu"), "backend", "tpu");
+    usage_error(RUN("bench", "--format", "fp7"), "fp7", NULL);
+    usage_error(RUN("bench", "--contexts", "1k,x"), "--contexts", NULL);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
     TCase *t = tcase_create("kvlab");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, calc_default);
+    tcase_add_test(t, bench_command);
     tcase_add_test(t, calc_json_fields);
     tcase_add_test(t, calc_typed_shapes_random);
     tcase_add_test(t, calc_gpu_budget);

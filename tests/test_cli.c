@@ -445,6 +445,9 @@ START_TEST(bench_command)
     usage_error(RUN("bench", "--backend", "tpu"), "backend", "tpu");
     usage_error(RUN("bench", "--format", "fp7"), "fp7", NULL);
     usage_error(RUN("bench", "--contexts", "1k,x"), "--contexts", NULL);
+    usage_error(RUN("bench", "--fp8-path", "C"), "--fp8-path", "'C'");
+    usage_error(RUN("bench", "--promote", "2"), "--promote", "path A");
+    usage_error(RUN("bench", "--fp8-path", "A", "--promote", "0"), "--promote", "1 to 64");
 }
 END_TEST
 

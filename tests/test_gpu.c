@@ -6,6 +6,7 @@
 
 #include "kv_cuda.h"
 #include "kv_attn.h"
+#include "minifloat.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +19,22 @@
 /* The tensor-core kernels (every format but int4, D <= 128) round the query
  * and the probabilities to BF16 operands (8 bits of mantissa): a few 1e-3. */
 #define GPU_MMA_VS_CPU_TOL 5e-3
+
+/* FP8 path A rounds the query to E4M3, a scale per head mapping its
+ * largest |q| / sqrt(D) to 448, as the kernel does (saturating, to
+ * nearest); the CPU reference then runs on that query. */
+static void round_q_e4m3(float *q, size_t heads, uint32_t D)
+{
+    const float scale = 1.0f / sqrtf((float)D);
+    for (size_t h = 0; h < heads; h++) {
+        float *x = q + h * D, amax = 0;
+        for (uint32_t d = 0; d < D; d++)
+            amax = fmaxf(amax, fabsf(x[d] * scale));
+        const float qs = amax > 0 ? 448.0f / amax : 1.0f;
+        for (uint32_t d = 0; d < D; d++)
+            x[d] = minifloat_round(&MF_E4M3, x[d] * (scale * qs), true) / qs / scale;
+    }
+}
 
 static const KvCudaApi *gpu(void)
 {
@@ -71,7 +88,12 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
         for (size_t i = 0; i < nq; i++)
             q[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 2;
         ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
-        ck_assert_int_eq(kv_decode_cpu(&c, q, cpu, 0, NULL), 0);
+        bool fp8a = path && !strcmp(path, "fp8a") && f == KV_FP8 && D <= 128;
+        float *qref = malloc(nq * 4);
+        memcpy(qref, q, nq * 4);
+        if (fp8a)
+            round_q_e4m3(qref, (size_t)B * s.q_heads, D);
+        ck_assert_int_eq(kv_decode_cpu(&c, qref, cpu, 0, NULL), 0);
         GpuCache *g;
         char err[512];
         ck_assert_msg(api->upload(&c, &g, err, sizeof err) == 0, "%s", err);
@@ -81,7 +103,7 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
         ck_assert_msg(e < (mma ? GPU_MMA_VS_CPU_TOL : GPU_VS_CPU_TOL),
                       "%s B=%u H=%u G=%u D=%u T=%u: GPU vs CPU %g", kv_format_id(f), B, H, G, D, T, e);
         api->release(g);
-        free(k), free(v), free(q), free(cpu), free(dev);
+        free(k), free(v), free(q), free(qref), free(cpu), free(dev);
         kv_cache_done(&c);
     }
 }
@@ -98,6 +120,20 @@ START_TEST(gpu_fp32_path)
 {
     setenv("KVLAB_CUDA_PATH", "fp32", 1);
     gpu_vs_cpu(NULL, 0, 18, 0xF32);
+}
+END_TEST
+
+/* FP8 path A (E4M3 operands for q.k): the CPU reference on the same
+ * E4M3-rounded query, within the tensor-core tolerance, with the MMA sums
+ * promoted to FP32 once per score and after every block of 32 channels. */
+START_TEST(gpu_fp8_path_a)
+{
+    static const KvFormat FP8[] = {KV_FP8};
+    setenv("KVLAB_CUDA_PATH", "fp8a", 1);
+    gpu_vs_cpu(FP8, 1, 10, 0xF8A);
+    setenv("KVLAB_CUDA_FP8_PROMOTE", "1", 1);
+    gpu_vs_cpu(FP8, 1, 10, 0xF8A1);
+    unsetenv("KVLAB_CUDA_FP8_PROMOTE");
 }
 END_TEST
 
@@ -123,6 +159,7 @@ Suite *suite_gpu(void)
     tcase_set_timeout(t, 300);
     tcase_add_test(t, gpu_matches_cpu);
     tcase_add_test(t, gpu_fp32_path);
+    tcase_add_test(t, gpu_fp8_path_a);
     tcase_add_test(t, gpu_out_of_memory);
     suite_add_tcase(s, t);
     return s;

@@ -27,7 +27,7 @@
 
 enum {
     O_BACKEND, O_MODEL, O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM, O_BATCH, O_CONTEXTS,
-    O_FORMAT, O_RESIDUAL, O_ITERS, O_ITL, O_JSON, O_CSV, O_HELP, O_COUNT
+    O_FORMAT, O_RESIDUAL, O_FP8_PATH, O_PROMOTE, O_ITERS, O_ITL, O_JSON, O_CSV, O_HELP, O_COUNT
 };
 
 static const OptSpec OPTS[O_COUNT] = {
@@ -41,6 +41,8 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_CONTEXTS] = {"contexts", "LIST", "tokens (default 1k,4k,16k,32k,64k,128k; CPU 1k,4k)"},
     [O_FORMAT] = {"format", "F", "bf16, fp8_e4m3, int8, int4, nvfp4, mxfp4; repeatable (default all)"},
     [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): recent tokens kept in BF16 (default 128)"},
+    [O_FP8_PATH] = {"fp8-path", "P", "CUDA, fp8_e4m3: B (default), codes to FP16 tensor-core operands; A, E4M3 operands for q.k (sm_89+)"},
+    [O_PROMOTE] = {"promote", "N", "FP8 path A: add the MMA sums into FP32 every N blocks of 32 channels (default: once per score)"},
     [O_ITERS] = {"iters", "N", "timed runs per point (default 50 on a GPU, 3 on the CPU)"},
     [O_ITL] = {"itl", NULL, "add the model's weight stream (measured) to each step: step_ms"},
     [O_JSON] = {"json", NULL, "print one JSON object"},
@@ -75,8 +77,42 @@ static int parse_u64_list(const char *opt, const char *s, uint64_t *out, size_t 
     return *n ? 0 : error_set(e, "--%s: expected a comma-separated list", opt);
 }
 
+/* FP8 path A and its promotion interval reach the CUDA plugin through its
+ * environment (KVLAB_CUDA_PATH, KVLAB_CUDA_FP8_PROMOTE), read at launch. */
+static int fp8_options(const Given *g, Error *e)
+{
+    if (g->set[O_FP8_PATH]) {
+        const char *v = g->val[O_FP8_PATH];
+        if (strcmp(v, "A") && strcmp(v, "a") && strcmp(v, "B") && strcmp(v, "b"))
+            return error_set(e, "--fp8-path: expected A or B, not '%s'", v);
+        if (*v == 'A' || *v == 'a')
+            setenv("KVLAB_CUDA_PATH", "fp8a", 1);
+        else if (getenv("KVLAB_CUDA_PATH") && !strcmp(getenv("KVLAB_CUDA_PATH"), "fp8a"))
+            unsetenv("KVLAB_CUDA_PATH");
+    }
+    if (g->set[O_PROMOTE]) {
+        uint64_t n;
+        if (units_parse_count(g->val[O_PROMOTE], 1, 64, &n, e))
+            return error_prefix(e, "--promote");
+        if (!g->set[O_FP8_PATH] || (*g->val[O_FP8_PATH] != 'A' && *g->val[O_FP8_PATH] != 'a'))
+            return error_set(e, "--promote applies to --fp8-path A");
+        char buf[24];
+        snprintf(buf, sizeof buf, "%llu", (unsigned long long)n);
+        setenv("KVLAB_CUDA_FP8_PROMOTE", buf, 1);
+    }
+    return 0;
+}
+
+static const char *fp8_path_name(void)
+{
+    const char *p = getenv("KVLAB_CUDA_PATH");
+    return p && !strcmp(p, "fp8a") ? "A" : "B";
+}
+
 static int setup(const Given *g, Bench *b, Error *e)
 {
+    if (fp8_options(g, e))
+        return -1;
     if (bench_open(&b->s, g->set[O_BACKEND] ? g->val[O_BACKEND] : "auto", e))
         return error_prefix(e, "--backend");
     bool typed = g->set[O_KV_HEADS] || g->set[O_HEAD_DIM] || g->set[O_Q_HEADS] || g->set[O_LAYERS];
@@ -132,6 +168,12 @@ static void print_json(const BenchSetup *b, const Row *rows, size_t n, const KvF
     }
     if (itl)
         cJSON_AddNumberToObject(root, "weights_ms", b->weights_ms);
+    if (b->cuda) {
+        cJSON_AddStringToObject(root, "fp8_path", fp8_path_name());
+        const char *pr = getenv("KVLAB_CUDA_FP8_PROMOTE");
+        if (!strcmp(fp8_path_name(), "A"))
+            cJSON_AddNumberToObject(root, "fp8_promote", pr ? atof(pr) : 0);
+    }
     cJSON *shape = cJSON_AddObjectToObject(root, "shape");
     cJSON_AddNumberToObject(shape, "q_heads", (double)b->shape.q_heads);
     cJSON_AddNumberToObject(shape, "kv_heads", (double)b->shape.kv_heads);
@@ -178,7 +220,8 @@ int cmd_bench(int argc, char **argv)
         return cli_fail("bench", EXIT_USAGE, &e);
     if (g.set[O_HELP]) {
         opt_usage(stdout, "usage: kvlab bench [--backend auto|cuda|cpu] [--model NAME] "
-                          "[--batch LIST] [--contexts LIST] [--format F]... [--itl] [--json|--csv]\n\n"
+                          "[--batch LIST] [--contexts LIST] [--format F]... [--fp8-path A|B [--promote N]]\n"
+                          "       [--itl] [--json|--csv]\n\n"
                           "Times one decode step of one attention layer over a quantized KV cache.",
                   OPTS, O_COUNT);
         return EXIT_OK;
@@ -226,10 +269,11 @@ int cmd_bench(int argc, char **argv)
         print_json(bs, rows, n, fmts, nf, batches, nb, g.set[O_ITL]);
     } else {
         if (!g.set[O_CSV])
-            printf("%s, %s; one attention layer: %llu query heads, %llu KV heads, head dim %llu\n\n",
+            printf("%s, %s; one attention layer: %llu query heads, %llu KV heads, head dim %llu%s\n\n",
                    bs->cuda ? "CUDA" : "CPU reference", bs->cuda ? bs->info.name : bs->why_cpu,
                    (unsigned long long)bs->shape.q_heads, (unsigned long long)bs->shape.kv_heads,
-                   (unsigned long long)bs->shape.head_dim);
+                   (unsigned long long)bs->shape.head_dim,
+                   bs->cuda && !strcmp(fp8_path_name(), "A") ? "; FP8 path A" : "");
         printf(g.set[O_CSV] ? "format,batch,context,attention_ms,kv_bytes,GBps%s%s\n"
                             : "%-9s %5s %8s %12s %14s %8s%s%s\n",
                g.set[O_CSV] ? (bs->cuda ? ",copy_fraction" : "") : "format",

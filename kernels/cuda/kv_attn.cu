@@ -28,6 +28,7 @@
 #include "../kv_cuda.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp8.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -232,6 +233,7 @@ struct RowParams {
     const float *q;
     float *part_o, *part_m, *part_l;
     int Hkv, Hq, D, cap, len, chunk, splits, head_scales;
+    int promote;                    // FP8 path A: k-blocks of 32 per promotion (0: once, at the end)
 };
 
 // Lane's E elements of token row vi (elements d0 .. d0 + E - 1), of K
@@ -669,6 +671,28 @@ __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint3
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// FP8 path A: m16n8k32 with E4M3 operands and FP32 accumulators (sm_89 and
+// later; the host never launches it on older GPUs).
+__device__ __forceinline__ void mma_e4m3(float c[4], uint32_t a0, uint32_t a2, uint32_t b0, uint32_t b1)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
+                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+#else
+    __trap();
+#endif
+}
+
+// Four floats as four E4M3 codes (bytes 0-3), rounded to nearest, saturating.
+__device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d)
+{
+    uint32_t lo = __nv_cvt_float2_to_fp8x2(make_float2(a, b), __NV_SATFINITE, __NV_E4M3);
+    uint32_t hi = __nv_cvt_float2_to_fp8x2(make_float2(c, d), __NV_SATFINITE, __NV_E4M3);
+    return lo | hi << 16;
+}
+
 // Two E4M3 codes (bits 0-7, 8-15 of w) as two FP16 of a 256th of their value.
 __device__ __forceinline__ uint32_t e4m3x2_f16(uint32_t w)
 {
@@ -734,15 +758,24 @@ struct Raw {
     float sc[PER_LANE][2];                                   // E2M1 block scales
 };
 
-template <int FMT, int D>
+//
+// FP8 path A loads K differently: lane (g, tig) takes token g of each 8-token
+// half of the tile and the quarter of its channels from tig * D / 4, which
+// are then its B fragments as they are (the query is packed in the same
+// channel order, so the dot products are unchanged).
+template <int FMT, int D, bool FA = false>
 __device__ __forceinline__ void load_raw(const RowParams &p, size_t row0, int t0, int end, int lane,
                                          Raw<FMT, D> &raw)
 {
     using R = Raw<FMT, D>;
+    constexpr int QUARTER = R::CHUNKS / 4;                   // chunks a lane takes of a K row (path A)
 #pragma unroll
     for (int k = 0; k < R::PER_LANE; k++) {
         const int i = lane + 32 * k, which = i / (MMA_TILE * R::CHUNKS), j = i % (MMA_TILE * R::CHUNKS);
-        const int r = j / R::CHUNKS, c = j % R::CHUNKS, t = t0 + r, d0 = c * R::ELEMS;
+        const bool fa = FA && !which;
+        const int r = fa ? (k / QUARTER) * 8 + (lane >> 2) : j / R::CHUNKS;
+        const int c = fa ? (lane & 3) * QUARTER + k % QUARTER : j % R::CHUNKS;
+        const int t = t0 + r, d0 = c * R::ELEMS;
         raw.w[k] = make_uint4(0, 0, 0, 0);
         raw.sc[k][0] = raw.sc[k][1] = 0;
         if (t >= end)
@@ -760,13 +793,13 @@ __device__ __forceinline__ void load_raw(const RowParams &p, size_t row0, int t0
     }
 }
 
-template <int FMT, int D>
+template <int FMT, int D, bool FA = false>
 __device__ __forceinline__ void store_converted(const Raw<FMT, D> &raw, __nv_bfloat16 *ks,
                                                 __nv_bfloat16 *vs, int lane)
 {
     using R = Raw<FMT, D>;
 #pragma unroll
-    for (int k = 0; k < R::PER_LANE; k++) {
+    for (int k = FA ? R::PER_LANE / 2 : 0; k < R::PER_LANE; k++) {   // path A: V only
         const int i = lane + 32 * k, which = i / (MMA_TILE * R::CHUNKS), j = i % (MMA_TILE * R::CHUNKS);
         const int r = j / R::CHUNKS, c = j % R::CHUNKS;
         __nv_bfloat16 *dst = (which ? vs : ks) + r * (D + MMA_PAD) + c * R::ELEMS;
@@ -790,7 +823,7 @@ __device__ __forceinline__ void store_converted(const Raw<FMT, D> &raw, __nv_bfl
     }
 }
 
-template <int FMT, int D, int G>
+template <int FMT, int D, int G, bool FA = false>
 __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -811,14 +844,37 @@ __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
     const float k_tensor = (FMT == KV_FP8 || FMT == KV_NVFP4) ? __ldg(p.k_tensor + ts) : 1.0f;
     const float v_tensor = ((FMT == KV_FP8 || FMT == KV_NVFP4) ? __ldg(p.v_tensor + ts) : 1.0f) * code_scale;
     const float scale = rsqrtf((float)D);
-    const float score_scale = k_tensor * code_scale;     // applied to q.k after the MMA
+    float score_scale = k_tensor * code_scale;           // applied to q.k after the MMA
     const float *qg = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D;
+    // path A: q in E4M3 with a scale per head that maps its largest |q| to
+    // 448, as A fragments (a0, a2) in the channel order of load_raw
+    uint32_t q8[D / 32][2];
+    if (FA) {
+        const float *qq = qg + tig * (D / 4);
+        float amax = 0;
 #pragma unroll
-    for (int ks = 0; ks < D / 16; ks++) {
-        int k0 = ks * 16 + tig * 2;
-        qa[ks][0] = g < G ? pack_op<F16>(qg[k0] * scale, qg[k0 + 1] * scale) : 0;
-        qa[ks][1] = g < G ? pack_op<F16>(qg[k0 + 8] * scale, qg[k0 + 9] * scale) : 0;
+        for (int d = 0; d < D / 4; d++)
+            amax = fmaxf(amax, fabsf(qq[d] * scale));
+        amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
+        amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
+        const float qs = amax > 0 ? 448.0f / amax : 1.0f, f = scale * qs;
+        score_scale = k_tensor / qs;
+#pragma unroll
+        for (int ks = 0; ks < D / 32; ks++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const float *x = qq + ks * 8 + half * 4;
+                q8[ks][half] = g < G ? e4m3x4(x[0] * f, x[1] * f, x[2] * f, x[3] * f) : 0;
+            }
+    } else {
+#pragma unroll
+        for (int ks = 0; ks < D / 16; ks++) {
+            int k0 = ks * 16 + tig * 2;
+            qa[ks][0] = g < G ? pack_op<F16>(qg[k0] * scale, qg[k0 + 1] * scale) : 0;
+            qa[ks][1] = g < G ? pack_op<F16>(qg[k0 + 8] * scale, qg[k0 + 9] * scale) : 0;
+        }
     }
+    const int every = p.promote > 0 ? p.promote : D / 32;
     float o[D / 8][4];
 #pragma unroll
     for (int j = 0; j < D / 8; j++)
@@ -832,7 +888,9 @@ __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
     if (FMT == KV_BF16 && t0 < end)
         stage_tile<D>(p, row0, t0, end, wbuf, wbuf + TILE_ELEMS, lane);
     if (FMT != KV_BF16)
-        load_raw<FMT == KV_BF16 ? KV_FP8 : FMT, D>(p, row0, t0, end, lane, raw);
+        load_raw<FMT == KV_BF16 ? KV_FP8 : FMT, D, FA>(p, row0, t0, end, lane, raw);
+    constexpr int KW = FA ? D / 16 : 1;                 // path A: a lane's K words of each half tile
+    uint32_t kw[2][KW];
     cp_async_commit();
     for (; t0 < end; t0 += stride, stage ^= 1) {
         __nv_bfloat16 *ks = wbuf + stage * 2 * TILE_ELEMS, *vs = ks + TILE_ELEMS;
@@ -844,8 +902,16 @@ __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
             cp_async_commit();
             cp_async_wait<1>();
         } else {                            /* this tile from registers; the next one's loads go out */
-            store_converted<FMT == KV_BF16 ? KV_FP8 : FMT, D>(raw, ks, vs, lane);
-            load_raw<FMT == KV_BF16 ? KV_FP8 : FMT, D>(p, row0, t0 + stride, end, lane, raw);
+            store_converted<FMT == KV_BF16 ? KV_FP8 : FMT, D, FA>(raw, ks, vs, lane);
+            if (FA)
+#pragma unroll
+                for (int n = 0; n < 2; n++)
+#pragma unroll
+                    for (int w = 0; w < KW; w++) {
+                        const uint4 &u = raw.w[n * (KW / 4) + w / 4];
+                        kw[n][w] = w % 4 == 0 ? u.x : w % 4 == 1 ? u.y : w % 4 == 2 ? u.z : u.w;
+                    }
+            load_raw<FMT == KV_BF16 ? KV_FP8 : FMT, D, FA>(p, row0, t0 + stride, end, lane, raw);
         }
         __syncwarp();
         // s = q.k for tokens t0 .. t0 + 15: two n-tiles of 8 tokens
@@ -853,6 +919,18 @@ __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
 #pragma unroll
         for (int n = 0; n < 2; n++) {
             sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0;
+            if (FA) {       // E4M3 MMAs, their FP32 sums added to sc every `every` blocks
+                float part[4] = {0, 0, 0, 0};
+#pragma unroll
+                for (int kb = 0; kb < D / 32; kb++) {
+                    mma_e4m3(part, q8[kb][0], q8[kb][1], kw[n][kb * 2], kw[n][kb * 2 + 1]);
+                    if ((kb + 1) % every == 0 || kb == D / 32 - 1)
+#pragma unroll
+                        for (int i = 0; i < 4; i++)
+                            sc[n][i] += part[i], part[i] = 0;
+                }
+                continue;
+            }
             const __nv_bfloat16 *kr = ks + (n * 8 + g) * ROW + tig * 2;
 #pragma unroll
             for (int kk = 0; kk < D / 16; kk++) {
@@ -929,47 +1007,77 @@ static size_t mma_smem(int D, int G)
     return tiles > merge ? tiles : merge;
 }
 
-template <int FMT, int D, int G>
+template <int FMT, int D, int G, bool FA>
 static void launch_mma(const RowParams &p, dim3 grid, cudaStream_t st)
 {
     static bool raised;
     size_t bytes = mma_smem(D, G);
     if (!raised) {
-        cudaFuncSetAttribute(mma_kernel<FMT, D, G>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+        cudaFuncSetAttribute(mma_kernel<FMT, D, G, FA>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
         raised = true;
     }
-    mma_kernel<FMT, D, G><<<grid, THREADS, bytes, st>>>(p);
+    mma_kernel<FMT, D, G, FA><<<grid, THREADS, bytes, st>>>(p);
 }
 
-// Whether the tensor-core kernel takes this cache; KVLAB_CUDA_PATH=fp32
-// forces the FP32 kernel (to compare the two).
+// KVLAB_CUDA_PATH picks among the kernels, read at every launch: unset, the
+// tensor-core kernels with FP16/BF16 operands where the shape allows (FP8
+// path B); "fp32", the FP32 kernels (to compare); "fp8a", FP8 path A
+// (E4M3 operands for q.k) on GPUs that have it, with
+// KVLAB_CUDA_FP8_PROMOTE=N adding the MMA sums into FP32 every N blocks of
+// 32 channels (default: once per score).
+static bool path_is(const char *name)
+{
+    const char *e = getenv("KVLAB_CUDA_PATH");
+    return e && !strcmp(e, name);
+}
+
 static bool use_mma(const KvShape &s)
 {
-    static int forced = -1;
-    if (forced < 0) {
-        const char *e = getenv("KVLAB_CUDA_PATH");
-        forced = e && !strcmp(e, "fp32") ? 0 : 1;
-    }
     int G = s.q_heads / s.kv_heads;
-    return forced && s.format != KV_INT4 && (s.head_dim == 64 || s.head_dim == 128) && G <= 8;
+    return !path_is("fp32") && s.format != KV_INT4 && (s.head_dim == 64 || s.head_dim == 128) && G <= 8;
 }
 
-template <int FMT>
+static int compute_capability(void)
+{
+    static int cc;
+    if (!cc) {
+        int dev = 0, major = 0, minor = 0;
+        cudaGetDevice(&dev);
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+        cc = major * 10 + minor;
+    }
+    return cc;
+}
+
+static bool fp8_path_a(const KvShape &s)
+{
+    return s.format == KV_FP8 && path_is("fp8a") && compute_capability() >= 89;
+}
+
+static int fp8_promote(void)
+{
+    const char *e = getenv("KVLAB_CUDA_FP8_PROMOTE");
+    int n = e ? atoi(e) : 0;
+    return n > 0 ? n : 0;
+}
+
+template <int FMT, bool FA = false>
 static void launch_mma_g(const RowParams &p, dim3 grid, int D, int G, cudaStream_t st)
 {
     if (D == 64) {
         switch (G) {
-        case 1: launch_mma<FMT, 64, 1>(p, grid, st); break;
-        case 2: launch_mma<FMT, 64, 2>(p, grid, st); break;
-        case 4: launch_mma<FMT, 64, 4>(p, grid, st); break;
-        default: launch_mma<FMT, 64, 8>(p, grid, st); break;
+        case 1: launch_mma<FMT, 64, 1, FA>(p, grid, st); break;
+        case 2: launch_mma<FMT, 64, 2, FA>(p, grid, st); break;
+        case 4: launch_mma<FMT, 64, 4, FA>(p, grid, st); break;
+        default: launch_mma<FMT, 64, 8, FA>(p, grid, st); break;
         }
     } else {
         switch (G) {
-        case 1: launch_mma<FMT, 128, 1>(p, grid, st); break;
-        case 2: launch_mma<FMT, 128, 2>(p, grid, st); break;
-        case 4: launch_mma<FMT, 128, 4>(p, grid, st); break;
-        default: launch_mma<FMT, 128, 8>(p, grid, st); break;
+        case 1: launch_mma<FMT, 128, 1, FA>(p, grid, st); break;
+        case 2: launch_mma<FMT, 128, 2, FA>(p, grid, st); break;
+        case 4: launch_mma<FMT, 128, 4, FA>(p, grid, st); break;
+        default: launch_mma<FMT, 128, 8, FA>(p, grid, st); break;
         }
     }
 }
@@ -1022,11 +1130,17 @@ static void launch(GpuCache *c, cudaStream_t st)
                        (const uint8_t *)c->arr[6], (const uint8_t *)c->arr[7],
                        (const float *)c->arr[8], (const float *)c->arr[9], c->q, c->part_o,
                        c->part_m, c->part_l, (int)s.kv_heads, (int)s.q_heads, (int)s.head_dim,
-                       (int)s.capacity, (int)c->len, c->chunk, c->splits, (int)s.head_scales};
+                       (int)s.capacity, (int)c->len, c->chunk, c->splits, (int)s.head_scales,
+                       fp8_promote()};
         if (use_mma(s)) {
             switch (s.format) {
             case KV_BF16: launch_mma_g<KV_BF16>(p, grid, (int)s.head_dim, G, st); break;
-            case KV_FP8: launch_mma_g<KV_FP8>(p, grid, (int)s.head_dim, G, st); break;
+            case KV_FP8:
+                if (fp8_path_a(s))
+                    launch_mma_g<KV_FP8, true>(p, grid, (int)s.head_dim, G, st);
+                else
+                    launch_mma_g<KV_FP8>(p, grid, (int)s.head_dim, G, st);
+                break;
             case KV_INT8: launch_mma_g<KV_INT8>(p, grid, (int)s.head_dim, G, st); break;
             case KV_NVFP4: launch_mma_g<KV_NVFP4>(p, grid, (int)s.head_dim, G, st); break;
             default: launch_mma_g<KV_MXFP4>(p, grid, (int)s.head_dim, G, st); break;

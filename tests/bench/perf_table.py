@@ -43,3 +43,24 @@ print("| format | ITL slope, ms per context token (32 layers + weights, B=1) | r
 print("|---|---|---|")
 for f in itl["fits"]:
     print("| %s | %.3e | %.2f |" % (f["format"], f["slope_ms_per_token"], f["ratio_to_bf16"]))
+
+# FP8 path B against path A (and A with a promotion after every block), one
+# kvlab bench --format bf16 --format fp8 --json per path in fp8_paths/
+import os
+fp = d + "/fp8_paths"
+if os.path.isdir(fp):
+    runs = [("B", "path_b.json"), ("A", "path_a.json"), ("A, promote 1", "path_a_promote1.json")]
+    data = [(name, {(r["format"], r["batch"], r["context"]): r for r in json.load(open(fp + "/" + f))["rows"]})
+            for name, f in runs]
+    print()
+    print("FP8 path B against path A (results/fp8_paths/, a second run):")
+    print()
+    print("| B | S | " + " | ".join("fp8 %s ms (x BF16)" % n for n, _ in data) + " |")
+    print("|---|---|" + "---|" * len(data))
+    for (f, B, S) in sorted(data[0][1]):
+        if f != "fp8_e4m3":
+            continue
+        cells = ["%.4f (%.2f)" % (rr[(f, B, S)]["attention_ms"],
+                                  rr[(f, B, S)]["attention_ms"] / rr[("bf16", B, S)]["attention_ms"])
+                 for _, rr in data]
+        print("| %d | %dk | %s |" % (B, S // 1024, " | ".join(cells)))

@@ -22,8 +22,12 @@
 //   the same 16 bytes per channel (a broadcast) and the query from shared
 //   memory. Values are per token: each lane owns D / 32 dimensions.
 //
-// Path B throughout: codes are dequantized into FP32 registers and the
-// arithmetic is FP32.
+//   tensor-core kernel (every format but int4, D 64 or 128, G <= 8): q.k
+//   and p.v as mma.sync on 16-token tiles, described where it begins below;
+//   it takes those shapes, the two kernels above the rest.
+//
+// FP8 path B (the default) converts codes to FP16 MMA operands; path A
+// (KVLAB_CUDA_PATH=fp8a) feeds E4M3 keys to an E4M3 MMA as they are.
 
 #include "../kv_cuda.h"
 
@@ -642,12 +646,13 @@ __device__ __forceinline__ uint32_t pack_f16(float lo, float hi)
     return *(uint32_t *)&v;
 }
 
-// FP8 and INT8 codes are exact in FP16, which converts from them in a few
-// integer operations and keeps 10 bits of the query and probabilities; the
-// others use BF16 for its range (E2M1 times an E8M0 scale can be 2^-130).
+// FP8 and INT8 codes, and E2M1 times an E4M3 block scale (2^-10 to 2688,
+// six significant bits at most), are exact in FP16, which keeps 10 bits of
+// the query and probabilities; MXFP4 uses BF16 for its range (E2M1 times an
+// E8M0 scale can be 2^-128 or 2^128).
 template <int FMT>
 struct Op {
-    static constexpr bool F16 = FMT == KV_FP8 || FMT == KV_INT8;
+    static constexpr bool F16 = FMT == KV_FP8 || FMT == KV_INT8 || FMT == KV_NVFP4;
 };
 
 template <bool F16>
@@ -699,6 +704,31 @@ __device__ __forceinline__ uint32_t e4m3x2_f16(uint32_t w)
     return ((w & 0x80u) << 8) | ((w & 0x7Fu) << 7) | ((w & 0x8000u) << 16) | ((w & 0x7F00u) << 15);
 }
 
+// Eight E2M1 codes (the nibbles of w, low first) as four pairs of their
+// exact values, FP16 (F16) or BF16. Each magnitude's bytes come from a table
+// of eight by one byte permute for four codes; the sign bits are moved to
+// bit 7 of those bytes.
+template <bool F16>
+__device__ __forceinline__ void e2m1x8(uint32_t w, uint32_t out[4])
+{
+    const uint32_t mag = w & 0x77777777u;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        const uint32_t sel = mag >> (16 * h), d = __byte_perm(w, 0, h ? 0x3322 : 0x1100);
+        const uint32_t sign = ((d << 4) & 0x00800080u) | (d & 0x80008000u);
+        if (F16) {                          // 0, 0.5, 1, 1.5 | 2, 3, 4, 6: high bytes, low bytes 0
+            const uint32_t hi = __byte_perm(0x3E3C3800u, 0x46444240u, sel) | sign;
+            out[2 * h] = __byte_perm(hi, 0, 0x1404);
+            out[2 * h + 1] = __byte_perm(hi, 0, 0x3424);
+        } else {
+            const uint32_t hi = __byte_perm(0x3F3F3F00u, 0x40404040u, sel) | sign;
+            const uint32_t lo = __byte_perm(0xC0800000u, 0xC0804000u, sel);
+            out[2 * h] = __byte_perm(lo, hi, 0x5140);
+            out[2 * h + 1] = __byte_perm(lo, hi, 0x7362);
+        }
+    }
+}
+
 // Two INT8 codes (bytes 0 and 1 of w) as FP16: 1024 + 128 + x, less 1152.
 __device__ __forceinline__ uint32_t int8x2_f16(uint32_t w)
 {
@@ -744,11 +774,11 @@ __device__ __forceinline__ void stage_tile(const RowParams &p, size_t row0, int 
 
 // The quantized formats go through registers instead: 16 bytes of codes a
 // chunk, loaded one tile ahead (so the loads are in flight while the tile
-// before is computed), then converted to BF16 and stored in the same tile
-// layout. What is stored is exact in BF16: FP8 and INT8 codes as they are,
-// E2M1 times its block scale (2 + 4 significant bits); the per-tensor
-// scales are applied to q and to the output, INT8's per-token scales to the
-// scores and the probabilities.
+// before is computed), then converted to the MMA's operand type (Op) and
+// stored in the same tile layout. What is stored is exact: FP8 codes (a
+// 256th of them), INT8 codes, E2M1 times its block scale; the per-tensor
+// scales are applied to the scores and to the output, INT8's per-token
+// scales to the scores and the probabilities.
 template <int FMT, int D>
 struct Raw {
     static constexpr int ELEMS = (FMT == KV_NVFP4 || FMT == KV_MXFP4) ? 32 : 16;
@@ -805,16 +835,38 @@ __device__ __forceinline__ void store_converted(const Raw<FMT, D> &raw, __nv_bfl
         __nv_bfloat16 *dst = (which ? vs : ks) + r * (D + MMA_PAD) + c * R::ELEMS;
         const uint32_t w[4] = {raw.w[k].x, raw.w[k].y, raw.w[k].z, raw.w[k].w};
         uint32_t out[R::ELEMS / 2];
+        if (FMT == KV_FP8 || FMT == KV_INT8) {
 #pragma unroll
-        for (int e = 0; e < R::ELEMS; e += 2) {
-            if (FMT == KV_FP8) {
-                out[e / 2] = e4m3x2_f16(w[e / 4] >> (8 * (e % 4)));
-            } else if (FMT == KV_INT8) {
-                out[e / 2] = int8x2_f16(w[e / 4] >> (8 * (e % 4)));
-            } else {
-                float x0 = e2m1_f((w[e / 8] >> (4 * (e % 8))) & 0xFu) * raw.sc[k][e / 16];
-                float x1 = e2m1_f((w[e / 8] >> (4 * (e % 8 + 1))) & 0xFu) * raw.sc[k][e / 16];
-                out[e / 2] = pack_bf16(x0, x1);
+            for (int e = 0; e < R::ELEMS; e += 2)
+                out[e / 2] = FMT == KV_FP8 ? e4m3x2_f16(w[e / 4] >> (8 * (e % 4)))
+                                           : int8x2_f16(w[e / 4] >> (8 * (e % 4)));
+        } else {                            // E2M1 pairs times their block scale, one packed multiply
+            constexpr bool F16 = Op<FMT>::F16;
+#pragma unroll
+            for (int b = 0; b < 2; b++) {
+                uint32_t s2;
+                if (F16) {
+                    __half2 h = __float2half2_rn(raw.sc[k][b]);
+                    s2 = *(uint32_t *)&h;
+                } else {
+                    __nv_bfloat162 h = __float2bfloat162_rn(raw.sc[k][b]);
+                    s2 = *(uint32_t *)&h;
+                }
+#pragma unroll
+                for (int i = 0; i < 2; i++) {
+                    uint32_t x[4];
+                    e2m1x8<F16>(w[b * 2 + i], x);
+#pragma unroll
+                    for (int j = 0; j < 4; j++) {
+                        if (F16) {
+                            __half2 y = __hmul2(*(__half2 *)&x[j], *(__half2 *)&s2);
+                            out[b * 8 + i * 4 + j] = *(uint32_t *)&y;
+                        } else {
+                            __nv_bfloat162 y = __hmul2(*(__nv_bfloat162 *)&x[j], *(__nv_bfloat162 *)&s2);
+                            out[b * 8 + i * 4 + j] = *(uint32_t *)&y;
+                        }
+                    }
+                }
             }
         }
 #pragma unroll

@@ -81,9 +81,14 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
         size_t n = (size_t)B * H * T * D, nq = (size_t)B * s.q_heads * D;
         float *k = malloc(n * 4), *v = malloc(n * 4), *q = malloc(nq * 4);
         float *cpu = malloc(nq * 4), *dev = malloc(nq * 4);
+        /* every third cache: rows of magnitudes from 1 down to 2^-12, so
+         * that block scales of one tensor span subnormals and normals */
+        const bool spread = it % 3 == 2;
         for (size_t i = 0; i < n; i++) {
-            k[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 4;
-            v[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 4;
+            int row_exp = (int)((uint32_t)(i / D) * 0x9E3779B1u >> 16) % 13;
+            float m = spread ? ldexpf(1.0f, -row_exp) : 1.0f;
+            k[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 4 * m;
+            v[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 4 * m;
         }
         for (size_t i = 0; i < nq; i++)
             q[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 2;

@@ -646,8 +646,9 @@ __device__ __forceinline__ uint32_t pack_f16(float lo, float hi)
     return *(uint32_t *)&v;
 }
 
-// FP8 and INT8 codes, and E2M1 times an E4M3 block scale (2^-10 to 2688,
-// six significant bits at most), are exact in FP16, which keeps 10 bits of
+// FP8 and INT8 codes, and E2M1 times an E4M3 block scale over 256 (2^-18 to
+// 10.5, six significant bits at most, so exact even where FP16 is
+// subnormal), are exact in FP16, which keeps 10 bits of
 // the query and probabilities; MXFP4 uses BF16 for its range (E2M1 times an
 // E8M0 scale can be 2^-128 or 2^128).
 template <int FMT>
@@ -776,7 +777,8 @@ __device__ __forceinline__ void stage_tile(const RowParams &p, size_t row0, int 
 // chunk, loaded one tile ahead (so the loads are in flight while the tile
 // before is computed), then converted to the MMA's operand type (Op) and
 // stored in the same tile layout. What is stored is exact: FP8 codes (a
-// 256th of them), INT8 codes, E2M1 times its block scale; the per-tensor
+// 256th of them), INT8 codes, E2M1 times its block scale (NVFP4: a 256th
+// of that); the per-tensor
 // scales are applied to the scores and to the output, INT8's per-token
 // scales to the scores and the probabilities.
 template <int FMT, int D>
@@ -785,7 +787,7 @@ struct Raw {
     static constexpr int CHUNKS = D / ELEMS;                 // per row
     static constexpr int PER_LANE = 2 * MMA_TILE * CHUNKS / 32;
     uint4 w[PER_LANE];
-    float sc[PER_LANE][2];                                   // E2M1 block scales
+    uint32_t sc[PER_LANE];      // E2M1 block scales: NVFP4 two FP16 (a 256th), MXFP4 one FP32
 };
 
 //
@@ -807,7 +809,7 @@ __device__ __forceinline__ void load_raw(const RowParams &p, size_t row0, int t0
         const int c = fa ? (lane & 3) * QUARTER + k % QUARTER : j % R::CHUNKS;
         const int t = t0 + r, d0 = c * R::ELEMS;
         raw.w[k] = make_uint4(0, 0, 0, 0);
-        raw.sc[k][0] = raw.sc[k][1] = 0;
+        raw.sc[k] = 0;
         if (t >= end)
             continue;
         const size_t vi = row0 + t;
@@ -815,10 +817,9 @@ __device__ __forceinline__ void load_raw(const RowParams &p, size_t row0, int t0
         raw.w[k] = __ldg((const uint4 *)((which ? p.v : p.k) + (fp4 ? (vi * D + d0) / 2 : vi * D + d0)));
         if (FMT == KV_NVFP4) {
             const uint8_t *blk = (which ? p.v_block : p.k_block) + vi * (D / 16) + d0 / 16;
-            raw.sc[k][0] = e4m3_f(__ldg(blk));
-            raw.sc[k][1] = e4m3_f(__ldg(blk + 1));
+            raw.sc[k] = e4m3x2_f16(__ldg((const uint16_t *)blk));      // both blocks, aligned
         } else if (FMT == KV_MXFP4) {
-            raw.sc[k][0] = raw.sc[k][1] = e8m0_f(__ldg((which ? p.v_block : p.k_block) + vi * (D / 32) + d0 / 32));
+            raw.sc[k] = __float_as_uint(e8m0_f(__ldg((which ? p.v_block : p.k_block) + vi * (D / 32) + d0 / 32)));
         }
     }
 }
@@ -846,10 +847,9 @@ __device__ __forceinline__ void store_converted(const Raw<FMT, D> &raw, __nv_bfl
             for (int b = 0; b < 2; b++) {
                 uint32_t s2;
                 if (F16) {
-                    __half2 h = __float2half2_rn(raw.sc[k][b]);
-                    s2 = *(uint32_t *)&h;
+                    s2 = __byte_perm(raw.sc[k], 0, b ? 0x3232 : 0x1010);
                 } else {
-                    __nv_bfloat162 h = __float2bfloat162_rn(raw.sc[k][b]);
+                    __nv_bfloat162 h = __float2bfloat162_rn(__uint_as_float(raw.sc[k]));
                     s2 = *(uint32_t *)&h;
                 }
 #pragma unroll
@@ -891,8 +891,8 @@ __global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
     uint32_t qa[D / 16][2];
     const int ts = FMT == KV_FP8 && p.head_scales ? h : 0;     // NVFP4 has one per tensor
     constexpr bool F16 = Op<FMT>::F16;
-    // FP8 tiles hold a 256th of each code's value: the 256 joins the scales
-    const float code_scale = FMT == KV_FP8 ? 256.0f : 1.0f;
+    // FP8 and NVFP4 tiles hold a 256th of each value: the 256 joins the scales
+    const float code_scale = FMT == KV_FP8 || FMT == KV_NVFP4 ? 256.0f : 1.0f;
     const float k_tensor = (FMT == KV_FP8 || FMT == KV_NVFP4) ? __ldg(p.k_tensor + ts) : 1.0f;
     const float v_tensor = ((FMT == KV_FP8 || FMT == KV_NVFP4) ? __ldg(p.v_tensor + ts) : 1.0f) * code_scale;
     const float scale = rsqrtf((float)D);

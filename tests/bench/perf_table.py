@@ -44,16 +44,16 @@ print("|---|---|---|")
 for f in itl["fits"]:
     print("| %s | %.3e | %.2f |" % (f["format"], f["slope_ms_per_token"], f["ratio_to_bf16"]))
 
-# FP8 path B against path A (and A with a promotion after every block), one
-# kvlab bench --format bf16 --format fp8 --json per path in fp8_paths/
+# FP8 path B (bench.json) against path A (and A with a promotion after every
+# block): kvlab bench --format bf16 --format fp8 --fp8-path A --json in fp8_paths/
 import os
 fp = d + "/fp8_paths"
 if os.path.isdir(fp):
-    runs = [("B", "path_b.json"), ("A", "path_a.json"), ("A, promote 1", "path_a_promote1.json")]
-    data = [(name, {(r["format"], r["batch"], r["context"]): r for r in json.load(open(fp + "/" + f))["rows"]})
-            for name, f in runs]
+    runs = [("A", "path_a.json"), ("A, promote 1", "path_a_promote1.json")]
+    data = [("B", rows)] + [(name, {(r["format"], r["batch"], r["context"]): r
+                                    for r in json.load(open(fp + "/" + f))["rows"]}) for name, f in runs]
     print()
-    print("FP8 path B against path A (results/fp8_paths/, a second run):")
+    print("FP8 path B (bench.json) against path A (fp8_paths/), each with the BF16 rows of its own command:")
     print()
     print("| B | S | " + " | ".join("fp8 %s ms (x BF16)" % n for n, _ in data) + " |")
     print("|---|---|" + "---|" * len(data))

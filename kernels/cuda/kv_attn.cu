@@ -108,12 +108,24 @@ static int sm_count(void)
     return n;
 }
 
-// Enough blocks to fill the chip about four times over, slices of at least
-// 256 tokens (KIVI: whole groups of 32, plus one slice for the residual).
+static bool use_mma(const KvShape &s);
+static const void *mma_kernel_for(const KvShape &s);
+static int mma_prepare(const void *fn, size_t smem);
+static size_t mma_smem(int D, int G);
+
+// As many blocks as the SMs hold at once, so that the step is one wave
+// with no tail (the tensor-core kernels: their occupancy, asked of the
+// runtime; the others: four per SM), slices of at least 256 tokens (KIVI:
+// whole groups of 32, plus one slice for the residual).
 static void plan_splits(GpuCache *c)
 {
-    long pairs = (long)c->s.batch * c->s.kv_heads;
-    long want = (4L * sm_count() + pairs - 1) / pairs;
+    long pairs = (long)c->s.batch * c->s.kv_heads, per_sm = 4;
+    if (use_mma(c->s)) {
+        int r = mma_prepare(mma_kernel_for(c->s), mma_smem((int)c->s.head_dim, (int)(c->s.q_heads / c->s.kv_heads)));
+        if (r > 0)
+            per_sm = r;
+    }
+    long want = std::max(1L, per_sm * sm_count() / pairs);
     long tokens = c->s.format == KV_INT4 ? c->quantized : c->len;
     long max_splits = std::max(1L, (tokens + 255) / 256);
     long splits = std::max(1L, std::min(want, max_splits));
@@ -1059,17 +1071,6 @@ static size_t mma_smem(int D, int G)
     return tiles > merge ? tiles : merge;
 }
 
-template <int FMT, int D, int G, bool FA>
-static void launch_mma(const RowParams &p, dim3 grid, cudaStream_t st)
-{
-    static bool raised;
-    size_t bytes = mma_smem(D, G);
-    if (!raised) {
-        cudaFuncSetAttribute(mma_kernel<FMT, D, G, FA>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-        raised = true;
-    }
-    mma_kernel<FMT, D, G, FA><<<grid, THREADS, bytes, st>>>(p);
-}
 
 // KVLAB_CUDA_PATH picks among the kernels, read at every launch: unset, the
 // tensor-core kernels with FP16/BF16 operands where the shape allows (FP8
@@ -1114,24 +1115,45 @@ static int fp8_promote(void)
     return n > 0 ? n : 0;
 }
 
+// The tensor-core kernel instance for a head dimension and group size.
 template <int FMT, bool FA = false>
-static void launch_mma_g(const RowParams &p, dim3 grid, int D, int G, cudaStream_t st)
+static const void *mma_fn(int D, int G)
 {
-    if (D == 64) {
-        switch (G) {
-        case 1: launch_mma<FMT, 64, 1, FA>(p, grid, st); break;
-        case 2: launch_mma<FMT, 64, 2, FA>(p, grid, st); break;
-        case 4: launch_mma<FMT, 64, 4, FA>(p, grid, st); break;
-        default: launch_mma<FMT, 64, 8, FA>(p, grid, st); break;
-        }
-    } else {
-        switch (G) {
-        case 1: launch_mma<FMT, 128, 1, FA>(p, grid, st); break;
-        case 2: launch_mma<FMT, 128, 2, FA>(p, grid, st); break;
-        case 4: launch_mma<FMT, 128, 4, FA>(p, grid, st); break;
-        default: launch_mma<FMT, 128, 8, FA>(p, grid, st); break;
-        }
+    if (D == 64)
+        return G == 1 ? (const void *)mma_kernel<FMT, 64, 1, FA> : G == 2 ? (const void *)mma_kernel<FMT, 64, 2, FA>
+             : G == 4 ? (const void *)mma_kernel<FMT, 64, 4, FA> : (const void *)mma_kernel<FMT, 64, 8, FA>;
+    return G == 1 ? (const void *)mma_kernel<FMT, 128, 1, FA> : G == 2 ? (const void *)mma_kernel<FMT, 128, 2, FA>
+         : G == 4 ? (const void *)mma_kernel<FMT, 128, 4, FA> : (const void *)mma_kernel<FMT, 128, 8, FA>;
+}
+
+// The one launch() runs for this cache (use_mma(s) holds).
+static const void *mma_kernel_for(const KvShape &s)
+{
+    const int D = (int)s.head_dim, G = (int)(s.q_heads / s.kv_heads);
+    switch (s.format) {
+    case KV_BF16: return mma_fn<KV_BF16>(D, G);
+    case KV_FP8: return fp8_path_a(s) ? mma_fn<KV_FP8, true>(D, G) : mma_fn<KV_FP8>(D, G);
+    case KV_INT8: return mma_fn<KV_INT8>(D, G);
+    case KV_NVFP4: return mma_fn<KV_NVFP4>(D, G);
+    default: return mma_fn<KV_MXFP4>(D, G);
     }
+}
+
+// Raises a kernel's dynamic shared memory limit (once) and says how many of
+// its blocks one SM holds.
+static int mma_prepare(const void *fn, size_t smem)
+{
+    static const void *seen[64];
+    static int resident[64], n;
+    for (int i = 0; i < n; i++)
+        if (seen[i] == fn)
+            return resident[i];
+    int r = 0;
+    cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r, fn, THREADS, smem);
+    if (n < 64)
+        seen[n] = fn, resident[n++] = r;
+    return r;
 }
 
 // ---------------------------------------------------------------------------
@@ -1185,18 +1207,11 @@ static void launch(GpuCache *c, cudaStream_t st)
                        (int)s.capacity, (int)c->len, c->chunk, c->splits, (int)s.head_scales,
                        fp8_promote()};
         if (use_mma(s)) {
-            switch (s.format) {
-            case KV_BF16: launch_mma_g<KV_BF16>(p, grid, (int)s.head_dim, G, st); break;
-            case KV_FP8:
-                if (fp8_path_a(s))
-                    launch_mma_g<KV_FP8, true>(p, grid, (int)s.head_dim, G, st);
-                else
-                    launch_mma_g<KV_FP8>(p, grid, (int)s.head_dim, G, st);
-                break;
-            case KV_INT8: launch_mma_g<KV_INT8>(p, grid, (int)s.head_dim, G, st); break;
-            case KV_NVFP4: launch_mma_g<KV_NVFP4>(p, grid, (int)s.head_dim, G, st); break;
-            default: launch_mma_g<KV_MXFP4>(p, grid, (int)s.head_dim, G, st); break;
-            }
+            const void *fn = mma_kernel_for(s);
+            const size_t smem = mma_smem((int)s.head_dim, G);
+            mma_prepare(fn, smem);
+            void *args[] = {&p};
+            cudaLaunchKernel(fn, grid, dim3(THREADS), args, smem, st);
         } else switch (s.format) {
         case KV_BF16: launch_rows_g<KV_BF16>(p, grid, G, st); break;
         case KV_FP8: launch_rows_g<KV_FP8>(p, grid, G, st); break;

@@ -41,7 +41,10 @@ static int tmux(char *out, size_t n, const char *fmt, ...)
 /* Starts kvlab in a w x h window; `env` is prepended to the command. */
 static void start(int w, int h, const char *env)
 {
-    snprintf(sock, sizeof sock, "kvlab-test-%d-%ld", getpid(), (long)time(NULL));
+    /* a new server each time: a name used again could reach one that
+     * kill-server has not finished taking down */
+    static unsigned starts;
+    snprintf(sock, sizeof sock, "kvlab-test-%d-%ld-%u", getpid(), (long)time(NULL), starts++);
     char dir[1024];
     ck_assert(getcwd(dir, sizeof dir) != NULL);
     tmux(NULL, 0, "new-session -d -x %d -y %d -s lab \"cd '%s' && env TERM=xterm-256color "

@@ -343,8 +343,11 @@ END_TEST
 /* The generator: a seed means the same cache; outlier channels stand out by
  * about their scale; the sink is the most-attended token; and on such a
  * cache per-token 4-bit keys lose several times more than per-channel keys.
- * Margins (K error 3x, score error 2x, softmax TV 1.5x) sit well below the
- * smallest ratios seen over 150 seeds (3.98x, 2.91x, 2.16x). */
+ * Margins on a random seed (K error 3x, score error 1.5x) sit below the
+ * smallest ratios seen over 5,000 seeds (3.92x, 2.24x). The softmax of the
+ * one query follows the score errors only on average (its TV ratio ranged
+ * from 0.93x up over those seeds), so it is checked on the default seed,
+ * where it is 4.17x, with a margin of 3x. */
 START_TEST(generator_and_collapse)
 {
     KvGenParams p;
@@ -380,8 +383,18 @@ START_TEST(generator_and_collapse)
     ck_assert_int_eq(experiment_run(&x, k, v, q, T, D, &chan, NULL), 0);
     ck_assert_msg(tok.err.rel_fro_k > 3 * chan.err.rel_fro_k, "token %g channel %g",
                   tok.err.rel_fro_k, chan.err.rel_fro_k);
-    ck_assert(tok.err.max_score_error > 2 * chan.err.max_score_error);
-    ck_assert(tok.err.softmax_tv > 1.5 * chan.err.softmax_tv);
+    ck_assert(tok.err.max_score_error > 1.5 * chan.err.max_score_error);
+    experiment_result_free(&tok);
+    experiment_result_free(&chan);
+
+    kvgen_defaults(&p);
+    ck_assert_int_eq(kvgen(&p, k, v, q, NULL), 0);
+    x.key.gran.kind = GRAN_TOKEN;
+    ck_assert_int_eq(experiment_run(&x, k, v, q, T, D, &tok, NULL), 0);
+    x.key.gran.kind = GRAN_CHANNEL;
+    ck_assert_int_eq(experiment_run(&x, k, v, q, T, D, &chan, NULL), 0);
+    ck_assert_msg(tok.err.softmax_tv > 3 * chan.err.softmax_tv, "softmax TV: token %g channel %g",
+                  tok.err.softmax_tv, chan.err.softmax_tv);
     experiment_result_free(&tok);
     experiment_result_free(&chan);
     free(k), free(v), free(q), free(k2), free(v2), free(q2);

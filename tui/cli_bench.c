@@ -115,6 +115,10 @@ static int setup(const Given *g, Bench *b, Error *e)
         return -1;
     if (bench_open(&b->s, g->set[O_BACKEND] ? g->val[O_BACKEND] : "auto", e))
         return error_prefix(e, "--backend");
+    const GpuInfo *gi = &b->s.info;
+    if (b->s.cuda && !strcmp(fp8_path_name(), "A") && gi->cc_major * 10 + gi->cc_minor < 89)
+        return error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
+                            "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
     bool typed = g->set[O_KV_HEADS] || g->set[O_HEAD_DIM] || g->set[O_Q_HEADS] || g->set[O_LAYERS];
     if (typed && g->set[O_MODEL])
         return error_set(e, "give --model or a shape, not both");

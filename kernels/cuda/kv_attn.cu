@@ -888,7 +888,7 @@ __device__ __forceinline__ void store_converted(const Raw<FMT, D> &raw, __nv_bfl
 }
 
 template <int FMT, int D, int G, bool FA = false>
-__global__ void __launch_bounds__(THREADS) mma_kernel(RowParams p)
+__global__ void __launch_bounds__(THREADS, 3) mma_kernel(RowParams p)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int split = blockIdx.x, h = blockIdx.y, b = blockIdx.z;

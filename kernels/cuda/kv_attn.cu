@@ -113,19 +113,20 @@ static const void *mma_kernel_for(const KvShape &s);
 static int mma_prepare(const void *fn, size_t smem);
 static size_t mma_smem(int D, int G);
 
-// As many blocks as the SMs hold at once, so that the step is one wave
-// with no tail (the tensor-core kernels: their occupancy, asked of the
-// runtime; the others: four per SM), slices of at least 256 tokens (KIVI:
-// whole groups of 32, plus one slice for the residual).
+// The tensor-core kernels: as many blocks as the SMs hold at once (their
+// occupancy, asked of the runtime), so that the step is one wave with no
+// tail. The others: at least four blocks per SM (the KIVI kernel keeps few
+// loads in flight and measured slower with fewer). Slices of at least 256
+// tokens (KIVI: whole groups of 32, plus one slice for the residual).
 static void plan_splits(GpuCache *c)
 {
-    long pairs = (long)c->s.batch * c->s.kv_heads, per_sm = 4;
+    long pairs = (long)c->s.batch * c->s.kv_heads;
+    long want = (4L * sm_count() + pairs - 1) / pairs;
     if (use_mma(c->s)) {
         int r = mma_prepare(mma_kernel_for(c->s), mma_smem((int)c->s.head_dim, (int)(c->s.q_heads / c->s.kv_heads)));
         if (r > 0)
-            per_sm = r;
+            want = std::max(1L, r * sm_count() / pairs);
     }
-    long want = std::max(1L, per_sm * sm_count() / pairs);
     long tokens = c->s.format == KV_INT4 ? c->quantized : c->len;
     long max_splits = std::max(1L, (tokens + 255) / 256);
     long splits = std::max(1L, std::min(want, max_splits));
@@ -887,8 +888,11 @@ __device__ __forceinline__ void store_converted(const Raw<FMT, D> &raw, __nv_bfl
     }
 }
 
+// INT8 is held to the registers of three blocks per SM (it would take 184 a
+// thread, and two blocks); the others fit three as they are, and binding
+// them too measured slower for MXFP4.
 template <int FMT, int D, int G, bool FA = false>
-__global__ void __launch_bounds__(THREADS, 3) mma_kernel(RowParams p)
+__global__ void __launch_bounds__(THREADS, FMT == KV_INT8 ? 3 : 0) mma_kernel(RowParams p)
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int split = blockIdx.x, h = blockIdx.y, b = blockIdx.z;

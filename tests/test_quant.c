@@ -340,6 +340,19 @@ START_TEST(rope_relative)
 }
 END_TEST
 
+/* 4-bit keys per token and per channel, values exact, on one cache. */
+static void token_and_channel(const float *k, const float *v, const float *q, size_t T, size_t D,
+                              ExperimentResult *tok, ExperimentResult *chan)
+{
+    Experiment x;
+    experiment_init(&x);
+    x.values_exact = true;
+    x.key.gran.kind = GRAN_TOKEN;
+    ck_assert_int_eq(experiment_run(&x, k, v, q, T, D, tok, NULL), 0);
+    x.key.gran.kind = GRAN_CHANNEL;
+    ck_assert_int_eq(experiment_run(&x, k, v, q, T, D, chan, NULL), 0);
+}
+
 /* The generator: a seed means the same cache; outlier channels stand out by
  * about their scale; the sink is the most-attended token; and on such a
  * cache per-token 4-bit keys lose several times more than per-channel keys.
@@ -373,14 +386,8 @@ START_TEST(generator_and_collapse)
     other /= (double)((T - 1) * (D - 2));
     ck_assert_msg(out_mag / other > 15, "outlier ratio %g", out_mag / other);
 
-    Experiment x;
-    experiment_init(&x);
-    x.values_exact = true;
     ExperimentResult tok, chan;
-    x.key.gran.kind = GRAN_TOKEN;
-    ck_assert_int_eq(experiment_run(&x, k, v, q, T, D, &tok, NULL), 0);
-    x.key.gran.kind = GRAN_CHANNEL;
-    ck_assert_int_eq(experiment_run(&x, k, v, q, T, D, &chan, NULL), 0);
+    token_and_channel(k, v, q, T, D, &tok, &chan);
     ck_assert_msg(tok.err.rel_fro_k > 3 * chan.err.rel_fro_k, "token %g channel %g",
                   tok.err.rel_fro_k, chan.err.rel_fro_k);
     ck_assert(tok.err.max_score_error > 1.5 * chan.err.max_score_error);
@@ -389,10 +396,7 @@ START_TEST(generator_and_collapse)
 
     kvgen_defaults(&p);
     ck_assert_int_eq(kvgen(&p, k, v, q, NULL), 0);
-    x.key.gran.kind = GRAN_TOKEN;
-    ck_assert_int_eq(experiment_run(&x, k, v, q, T, D, &tok, NULL), 0);
-    x.key.gran.kind = GRAN_CHANNEL;
-    ck_assert_int_eq(experiment_run(&x, k, v, q, T, D, &chan, NULL), 0);
+    token_and_channel(k, v, q, T, D, &tok, &chan);
     ck_assert_msg(tok.err.softmax_tv > 3 * chan.err.softmax_tv, "softmax TV: token %g channel %g",
                   tok.err.softmax_tv, chan.err.softmax_tv);
     experiment_result_free(&tok);

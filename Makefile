@@ -44,8 +44,11 @@ TEST_BIN  := $(BUILD)/tests/run_tests
 
 # The CUDA plugin, built when nvcc is found (kvlab runs without it).
 NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-CUDA_ARCH := -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_89,code=sm_89 \
-             -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_90,code=compute_90
+# Machine code for sm_80, sm_89 and sm_90a, and the sm_89 PTX (which has the
+# E4M3 MMA of FP8 path A) for newer GPUs to compile at load; nvcc builds
+# the three at once (--threads 0: one per core).
+CUDA_ARCH := -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_89,code=[sm_89,compute_89] \
+             -gencode=arch=compute_90a,code=sm_90a --threads 0
 PLUGIN    := $(if $(NVCC),libkvlab_cuda.so)
 PLUGIN_C  := kernels/kv_cache.c calc/minifloat.c calc/error.c
 PLUGIN_O  := $(PLUGIN_C:%.c=$(BUILD)/pic/%.o)

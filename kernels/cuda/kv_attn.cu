@@ -635,14 +635,15 @@ __global__ void merge_kernel(const float *part_o, const float *part_m, const flo
 
 
 // ---------------------------------------------------------------------------
-// The tensor-core kernel (BF16 caches, D <= 128, up to 8 query heads per KV
-// head): q.k and p.v as mma.sync m16n8k16 with BF16 operands and FP32
-// accumulators. The GQA group's query heads are the 16 rows of A (rows past
-// G are zero), 16 tokens a tile; K and V tiles are staged in shared memory
-// by cp.async, two stages deep per warp, rows padded by 16 bytes so that
+// The tensor-core kernel (every format but int4, D 64 or 128, up to 8 query
+// heads per KV head): q.k and p.v as mma.sync m16n8k16 with FP16 or BF16
+// operands (Op) and FP32 accumulators. The GQA group's query heads are the
+// 16 rows of A (rows past G are zero), 16 tokens a tile; K and V tiles sit
+// in shared memory, two stages deep per warp (BF16 by cp.async, the other
+// formats converted from registers), rows padded by 16 bytes so that
 // neither the B-fragment loads nor ldmatrix.trans conflict on banks. The
 // probabilities leave the q.k accumulators in exactly the A layout p.v
-// needs (FlashAttention 2's register reuse), rounded to BF16.
+// needs (FlashAttention 2's register reuse).
 
 #define MMA_TILE 16
 #define MMA_PAD 8                           // bf16 elements of padding per row
@@ -952,11 +953,12 @@ __global__ void __launch_bounds__(THREADS, FMT == KV_INT8 ? 3 : 0) mma_kernel(Ro
     const size_t row0 = ((size_t)b * p.Hkv + h) * p.cap;
     const int stride = WARPS * MMA_TILE;
     int t0 = start + warp * MMA_TILE, stage = 0;
-    Raw<FMT == KV_BF16 ? KV_FP8 : FMT, D> raw;
+    constexpr int QF = FMT == KV_BF16 ? KV_FP8 : FMT;     // the register path's format (not taken by BF16)
+    Raw<QF, D> raw;
     if (FMT == KV_BF16 && t0 < end)
         stage_tile<D>(p, row0, t0, end, wbuf, wbuf + TILE_ELEMS, lane);
     if (FMT != KV_BF16)
-        load_raw<FMT == KV_BF16 ? KV_FP8 : FMT, D, FA>(p, row0, t0, end, lane, raw);
+        load_raw<QF, D, FA>(p, row0, t0, end, lane, raw);
     constexpr int KW = FA ? D / 16 : 1;                 // path A: a lane's K words of each half tile
     uint32_t kw[2][KW];
     cp_async_commit();
@@ -970,7 +972,7 @@ __global__ void __launch_bounds__(THREADS, FMT == KV_INT8 ? 3 : 0) mma_kernel(Ro
             cp_async_commit();
             cp_async_wait<1>();
         } else {                            /* this tile from registers; the next one's loads go out */
-            store_converted<FMT == KV_BF16 ? KV_FP8 : FMT, D, FA>(raw, ks, vs, lane);
+            store_converted<QF, D, FA>(raw, ks, vs, lane);
             if (FA)
 #pragma unroll
                 for (int n = 0; n < 2; n++)
@@ -979,7 +981,7 @@ __global__ void __launch_bounds__(THREADS, FMT == KV_INT8 ? 3 : 0) mma_kernel(Ro
                         const uint4 &u = raw.w[n * (KW / 4) + w / 4];
                         kw[n][w] = w % 4 == 0 ? u.x : w % 4 == 1 ? u.y : w % 4 == 2 ? u.z : u.w;
                     }
-            load_raw<FMT == KV_BF16 ? KV_FP8 : FMT, D, FA>(p, row0, t0 + stride, end, lane, raw);
+            load_raw<QF, D, FA>(p, row0, t0 + stride, end, lane, raw);
         }
         __syncwarp();
         // s = q.k for tokens t0 .. t0 + 15: two n-tiles of 8 tokens

@@ -366,10 +366,18 @@ START_TEST(gpu_lab_screen)
     ck_assert(wait_for("Press r"));
     keys("Down Down 2 k Enter r");          // longest context 2k keeps the CPU sweep short
     ck_assert(wait_for("CPU reference"));
-    for (int i = 0; i < 6 && !wait_for("sweep done"); i++) {
-    }
+    bool done = false;
+    for (int i = 0; i < 6 && !done; i++)    // the sweep may take longer than one wait
+        done = wait_for("sweep done");
+    ck_assert(done);
     ck_assert(wait_for("published (H100, FA3)"));
     ck_assert(wait_for("4.37e-05"));
+    /* a batch typed after the sweep does not blank its slopes */
+    keys("Up 3 Enter");
+    ck_assert(wait_for("Batch                         3"));
+    static char buf[65536];
+    screen(buf, sizeof buf, false);
+    ck_assert_msg(!strstr(buf, "nan") && strstr(buf, "ms/tok"), "the slopes went blank after a batch change");
     keys("q");
     ck_assert(wait_for("EXIT:0"));
     stop();

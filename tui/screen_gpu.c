@@ -41,6 +41,8 @@ typedef struct {
     double xs[POINTS_MAX], ys[KV_FORMATS][POINTS_MAX];
     size_t n_ctx;
     bool complete;                          // a whole sweep is in rows
+    double slope[KV_FORMATS];               // of the sweep, ms per context token
+    uint64_t layers;                        // of the model swept
 } GpuLab;
 
 static void *create(Error *e)
@@ -99,8 +101,7 @@ static int recompute(void *st, Error *e)
 static void series(GpuLab *s, Series *out, char names[][48])
 {
     for (int f = 0; f < KV_FORMATS; f++) {
-        double sl = bench_slope(s->rows, s->n, (KvFormat)f, (uint32_t)s->batch, false);
-        snprintf(names[f], 48, "%s %.2e ms/tok", kv_format_id((KvFormat)f), sl);
+        snprintf(names[f], 48, "%s %.2e ms/tok", kv_format_id((KvFormat)f), s->slope[f]);
         out[f] = (Series){names[f], s->xs, s->ys[f], s->n_ctx};
     }
 }
@@ -141,10 +142,11 @@ static void draw(void *st, Rect r, int scroll)
     size_t nb = 0;
     for (size_t i = 0; i < s->n; i++)
         if (s->rows[i].context == (uint64_t)s->xs[s->n_ctx - 1]) {
-            snprintf(text[nb], 48, "%.0f GB/s%s", s->rows[i].gbps, "");
             if (s->b.cuda)
                 snprintf(text[nb], 48, "%.0f GB/s, %.0f%% of copy", s->rows[i].gbps,
                          100 * s->rows[i].gbps / s->b.copy_gbps);
+            else
+                snprintf(text[nb], 48, "%.0f GB/s", s->rows[i].gbps);
             items[nb] = (BarItem){kv_format_id(s->rows[i].format), s->rows[i].gbps, text[nb]};
             nb++;
         }
@@ -160,13 +162,13 @@ static void draw(void *st, Rect r, int scroll)
     table_cell(&t, "x layers");
     table_cell(&t, "vs BF16");
     table_cell(&t, "published (H100, FA3)");
-    double base = bench_slope(s->rows, s->n, KV_BF16, (uint32_t)s->batch, false);
+    const double base = s->slope[KV_BF16];
     for (int f = 0; f < KV_FORMATS; f++) {
-        double sl = bench_slope(s->rows, s->n, (KvFormat)f, (uint32_t)s->batch, false);
+        const double sl = s->slope[f];
         table_row(&t);
         table_cell(&t, "%s", kv_format_id((KvFormat)f));
         table_cell(&t, "%.3e", sl);
-        table_cell(&t, "%.3e", sl * (double)s->b.shape.layers);
+        table_cell(&t, "%.3e", sl * (double)s->layers);
         table_cell(&t, "%.2f", sl / base);
         const char *pub = "-";
         char pb[64];
@@ -219,6 +221,10 @@ static int sweep(GpuLab *s, Lab *lab)
             s->ys[f][k] = row->ms;
             s->n++;
         }
+    /* the slopes of this sweep, kept: the fields may change before the next */
+    for (int f = 0; f < KV_FORMATS; f++)
+        s->slope[f] = bench_slope(s->rows, s->n, (KvFormat)f, (uint32_t)s->batch, false);
+    s->layers = s->b.shape.layers;
     s->complete = true;
     snprintf(s->status, sizeof s->status, "%zu points, batch %llu, median of %d runs each; r runs "
                                           "again, e exports", s->n, (unsigned long long)s->batch, s->b.iters);

@@ -149,7 +149,7 @@ START_TEST(nearest_random)
         int ncodes = 1 << (1 + f->exp_bits + f->man_bits);
         for (int i = 0; i < 20000; i++) {
             float x = ldexpf((float)(rng_next(&r) >> 40) / (float)(1 << 24) + 0.5f,
-                             (int)rng_range(&r, 0, 40) - 20 - (k == 1 ? 0 : 0));
+                             (int)rng_range(&r, 0, 40) - 20);
             if (rng_next(&r) & 1)
                 x = -x;
             if (fabsf(x) > f->max)

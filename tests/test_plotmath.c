@@ -8,7 +8,7 @@
 #include <string.h>
 
 /* Ticks are evenly spaced by 1, 2 or 5 x 10^k, lie within [lo, hi], and
- * there are at least two and at most max of them; random ranges. */
+ * there are between one and max of them; random ranges. */
 START_TEST(ticks_nice)
 {
     Rng r = {test_seed() ^ 0x71C};

@@ -159,3 +159,7 @@ int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e)
             v[(p->sinks + rows[i]) * D + c] *= p->value_outlier_scale;
     return 0;
 }
+
+const float KV_WORKED_K[16] = {0.4f, -0.2f, 9.0f, 0.1f, -0.3f, 0.5f, 11.0f, -0.4f,
+                               0.2f, -0.6f, 10.0f, 0.3f, 0.5f, 0.1f, 12.0f, -0.2f};
+const float KV_WORKED_Q[4] = {1.0f, 1.0f, 0.1f, 1.0f};

@@ -56,4 +56,9 @@ int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e);
 /* The channels chosen as outliers (at most `max`), for display. */
 size_t kvgen_outlier_channels(const KvGenParams *p, size_t *out, size_t max);
 
+/* Seed 001's worked example: 4 tokens x 4 channels of keys (channel index
+ * 2 is the outlier) and its query. */
+extern const float KV_WORKED_K[16];
+extern const float KV_WORKED_Q[4];
+
 #endif

@@ -23,10 +23,6 @@ static float *fill_random(Rng *r, size_t n, float spread)
     return x;
 }
 
-static const float WORKED_K[16] = {0.4f, -0.2f, 9.0f, 0.1f, -0.3f, 0.5f, 11.0f, -0.4f,
-                                   0.2f, -0.6f, 10.0f, 0.3f, 0.5f, 0.1f, 12.0f, -0.2f};
-static const float WORKED_Q[4] = {1.0f, 1.0f, 0.1f, 1.0f};
-
 /* Seed 001's worked example: 2-bit int-min per token gives scores
  * [0.3, -0.1, -0.8, 0.6], largest error 1.7, K error 8.6%; per channel
  * [1.23, 0.90, 0.93, 1.67], 0.067 and 0.6%. */
@@ -45,7 +41,7 @@ START_TEST(worked_example)
         x.values_exact = true;
         ExperimentResult r;
         Error e;
-        ck_assert_int_eq(experiment_run(&x, WORKED_K, WORKED_K, WORKED_Q, 4, 4, &r, &e), 0);
+        ck_assert_int_eq(experiment_run(&x, KV_WORKED_K, KV_WORKED_K, KV_WORKED_Q, 4, 4, &r, &e), 0);
         for (int t = 0; t < 4; t++)
             ck_assert_msg(fabs(r.scores[t] - T[i].s[t]) < 1e-4, "score %d: %g", t, r.scores[t]);
         ck_assert_double_eq_tol(r.scores_ref[2], 0.9, F32_TOL);

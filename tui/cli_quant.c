@@ -93,14 +93,11 @@ static int input_alloc(Input *in, size_t tokens, size_t d, Error *e)
 /* Seed 001: channel 3 (index 2 here) is the outlier; q = [1, 1, 0.1, 1]. */
 static int preset_worked(Input *in, Error *e)
 {
-    static const float K[16] = {0.4f, -0.2f, 9.0f, 0.1f, -0.3f, 0.5f, 11.0f, -0.4f,
-                                0.2f, -0.6f, 10.0f, 0.3f, 0.5f, 0.1f, 12.0f, -0.2f};
-    static const float Qv[4] = {1.0f, 1.0f, 0.1f, 1.0f};
     if (input_alloc(in, 4, 4, e))
         return -1;
-    memcpy(in->k, K, sizeof K);
-    memcpy(in->v, K, sizeof K);
-    memcpy(in->q, Qv, sizeof Qv);
+    memcpy(in->k, KV_WORKED_K, sizeof KV_WORKED_K);
+    memcpy(in->v, KV_WORKED_K, sizeof KV_WORKED_K);
+    memcpy(in->q, KV_WORKED_Q, sizeof KV_WORKED_Q);
     in->has_query = true;
     snprintf(in->what, sizeof in->what,
              "seed 001's worked example: 4 tokens x 4 channels, channel 2 the outlier, "

@@ -83,13 +83,10 @@ static size_t fields(void *st, Field *f)
 static int load_keys(Quant *s, uint64_t seed, Error *e)
 {
     if (s->source == 1) {
-        static const float K[16] = {0.4f, -0.2f, 9.0f, 0.1f, -0.3f, 0.5f, 11.0f, -0.4f,
-                                    0.2f, -0.6f, 10.0f, 0.3f, 0.5f, 0.1f, 12.0f, -0.2f};
-        static const float Qv[4] = {1.0f, 1.0f, 0.1f, 1.0f};
         s->T = s->D = 4;
-        memcpy(s->k, K, sizeof K);
-        memcpy(s->v, K, sizeof K);
-        memcpy(s->q, Qv, sizeof Qv);
+        memcpy(s->k, KV_WORKED_K, sizeof KV_WORKED_K);
+        memcpy(s->v, KV_WORKED_K, sizeof KV_WORKED_K);
+        memcpy(s->q, KV_WORKED_Q, sizeof KV_WORKED_Q);
         return 0;
     }
     KvGenParams p;

@@ -197,12 +197,17 @@ void table_cell(Table *t, const char *fmt, ...)
     va_end(ap);
 }
 
-static size_t utf8_width(const char *s)
+size_t text_columns(const char *s)
 {
     size_t w = 0;
     for (; *s; s++)
         w += ((unsigned char)*s & 0xC0) != 0x80;
     return w;
+}
+
+size_t cell_columns(const char *s)
+{
+    return text_columns(s) - (*s == '!' || *s == '~' || *s == '+');
 }
 
 /* A column of numbers reads best right-aligned, a column of words left. */
@@ -226,7 +231,7 @@ void table_print(const Table *t, FILE *out)
         right[c] = c > 0 && numeric_column(t, c);
     for (size_t r = 0; r < t->rows; r++)
         for (size_t c = 0; c < t->cols; c++) {
-            size_t w = utf8_width(t->cell[r][c]);
+            size_t w = text_columns(t->cell[r][c]);
             if (w > width[c])
                 width[c] = w;
         }
@@ -234,7 +239,7 @@ void table_print(const Table *t, FILE *out)
         char line[TABLE_COLS * (TABLE_CELL + 2) * 2];
         size_t len = 0;
         for (size_t c = 0; c < t->cols; c++) {
-            size_t pad = width[c] - utf8_width(t->cell[r][c]);
+            size_t pad = width[c] - text_columns(t->cell[r][c]);
             const char *sep = c ? "  " : "";
             if (right[c])
                 len += (size_t)snprintf(line + len, sizeof line - len, "%s%*s%s", sep, (int)pad, "",
@@ -265,8 +270,8 @@ int table_width(const Table *t)
     for (size_t c = 0; c < t->cols; c++) {
         size_t w = 0;
         for (size_t r = 0; r < t->rows; r++)
-            if (utf8_width(t->cell[r][c]) > w)
-                w = utf8_width(t->cell[r][c]);
+            if (cell_columns(t->cell[r][c]) > w)
+                w = cell_columns(t->cell[r][c]);
         total += (int)w + (c ? 2 : 0);
     }
     return total;

@@ -95,7 +95,14 @@ void table_cell(Table *t, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Numeric columns right-aligned, words left-aligned, a rule under row 0. */
 void table_print(const Table *t, FILE *out);
 void table_csv(const Table *t, FILE *out);
-/* Columns a table needs when printed (two spaces between columns). */
+/* Terminal columns of a UTF-8 string (every glyph kvlab uses is one
+ * column wide). */
+size_t text_columns(const char *s);
+/* Columns of a lab table cell: a leading colour marker ('!', '~', '+',
+ * widget.h) is not shown. */
+size_t cell_columns(const char *s);
+
+/* Columns a table needs in the lab: cell_columns, two spaces between. */
 int table_width(const Table *t);
 /* Removes the column whose header is `name`; false if there is none. */
 bool table_drop_column(Table *t, const char *name);

@@ -13,13 +13,10 @@
  * Text
  */
 
-/* Columns taken by a UTF-8 string (all our glyphs are one column wide). */
+/* Columns taken by a UTF-8 string, as an int for screen arithmetic. */
 static int text_width(const char *s)
 {
-    int w = 0;
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
+    return (int)text_columns(s);
 }
 
 /* Bytes of s that fit in w columns. */
@@ -119,7 +116,7 @@ void draw_table(Rect r, const Table *t, int hi)
         right[c] = c > 0;
         for (size_t row = 0; row < t->rows; row++) {
             const char *s = t->cell[row][c];
-            int w = text_width(s) - (*s == '!' || *s == '~' || *s == '+');
+            int w = (int)cell_columns(s);
             if (w > width[c])
                 width[c] = w;
             if (row > 0 && !numeric(s))

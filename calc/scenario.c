@@ -579,3 +579,12 @@ const char *figure_verdict_name(FigureVerdict v)
     };
     return NAMES[v];
 }
+
+const char *figure_verdict_id(FigureVerdict v)
+{
+    static const char *const IDS[] = {
+        [FIGURE_AGREES] = "agrees",      [FIGURE_SEED_WRONG] = "seed_wrong", [FIGURE_UNEXPLAINED] = "unexplained",
+        [FIGURE_STALE] = "stale",        [FIGURE_NO_SEED] = "no_seed",
+    };
+    return IDS[v];
+}

@@ -97,5 +97,8 @@ typedef struct {
 int figure_workload(const Scenario *sc, const Figure *f, Workload *w, Error *e);
 int figure_eval(const Scenario *sc, const Figure *f, FigureResult *r, Error *e);
 const char *figure_verdict_name(FigureVerdict v);
+/* The verdict as an identifier for JSON and CSV ("agrees", "seed_wrong",
+ * "unexplained", "stale", "no_seed"). */
+const char *figure_verdict_id(FigureVerdict v);
 
 #endif

@@ -117,8 +117,7 @@ static cJSON *figures_json(const Scenario *sc, const FigureResult *res)
         cJSON_AddStringToObject(o, "calc", res[i].text);
         if (f->seed[0])
             cJSON_AddStringToObject(o, "seed", f->seed);
-        static const char *const V[] = {"agrees", "seed_wrong", "unexplained", "stale", "no_seed"};
-        cJSON_AddStringToObject(o, "verdict", V[res[i].verdict]);
+        cJSON_AddStringToObject(o, "verdict", figure_verdict_id(res[i].verdict));
         if (f->seed_error[0])
             cJSON_AddStringToObject(o, "seed_error", f->seed_error);
         cJSON_AddItemToArray(arr, o);

@@ -245,7 +245,6 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
     Scen *s = st;
     (void)e;
     fprintf(csv, "figure,format,metric,calc,seed,verdict\n");
-    static const char *const V[] = {"agrees", "seed_wrong", "unexplained", "stale", "no_seed"};
     for (size_t i = 0; i < s->sc.n_figures; i++) {
         const Figure *f = &s->sc.figures[i];
         fputc('"', csv);
@@ -255,7 +254,7 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
             fputc(*p, csv);
         }
         fprintf(csv, "\",%s,%s,\"%s\",\"%s\",%s\n", f->format->id, metric_id(f->metric),
-                s->fig_ok[i] ? s->fig[i].text : "", f->seed, s->fig_ok[i] ? V[s->fig[i].verdict] : "");
+                s->fig_ok[i] ? s->fig[i].text : "", f->seed, s->fig_ok[i] ? figure_verdict_id(s->fig[i].verdict) : "");
     }
     BarItem items[16];
     char text[16][48];

@@ -46,7 +46,6 @@ typedef enum {
     GLYPH_SHADE_8 = GLYPH_SHADE_0 + 8,
     GLYPH_POINT_1,      // plot markers, one per series
     GLYPH_POINT_9 = GLYPH_POINT_1 + 8,
-    GLYPH_ARROW, GLYPH_ELLIPSIS,
     GLYPH_COUNT
 } Glyph;
 

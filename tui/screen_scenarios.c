@@ -254,7 +254,8 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
             fputc(*p, csv);
         }
         fprintf(csv, "\",%s,%s,\"%s\",\"%s\",%s\n", f->format->id, metric_id(f->metric),
-                s->fig_ok[i] ? s->fig[i].text : "", f->seed, s->fig_ok[i] ? figure_verdict_id(s->fig[i].verdict) : "");
+                s->fig_ok[i] ? s->fig[i].text : "", f->seed,
+                s->fig_ok[i] ? figure_verdict_id(s->fig[i].verdict) : "");
     }
     BarItem items[16];
     char text[16][48];

@@ -9,7 +9,8 @@ static const char *const PALETTE[] = {"#4aa3df", "#f0a030", "#6cc070", "#e05050"
                                       "#909090", "#30b0a0", "#d0c040", "#8090e0"};
 #define N_PALETTE (sizeof PALETTE / sizeof PALETTE[0])
 
-void svg_escaped(FILE *f, const char *s)
+/* Text with &, < and > escaped. */
+static void svg_escaped(FILE *f, const char *s)
 {
     for (; *s; s++) {
         if (*s == '&')

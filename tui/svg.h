@@ -13,7 +13,5 @@ void svg_plot(FILE *f, const char *title, const Series *s, size_t n, bool log2x,
 void svg_bars(FILE *f, const char *title, const BarItem *items, size_t n);
 void svg_heatmap(FILE *f, const char *title, const float *m, size_t rows, size_t cols, double lo,
                  double hi);
-/* Text with &, < and > escaped. */
-void svg_escaped(FILE *f, const char *s);
 
 #endif

@@ -104,7 +104,7 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
         ck_assert_msg(api->upload(&c, &g, err, sizeof err) == 0, "%s", err);
         ck_assert_msg(api->decode(g, q, dev, err, sizeof err) == 0, "%s", err);
         double e = rel_l2(dev, cpu, nq);
-        bool mma = f != KV_INT4 && D <= 128 && !(path && !strcmp(path, "fp32"));
+        bool mma = D <= 128 && !(path && !strcmp(path, "fp32"));
         ck_assert_msg(e < (mma ? GPU_MMA_VS_CPU_TOL : GPU_VS_CPU_TOL),
                       "%s B=%u H=%u G=%u D=%u T=%u: GPU vs CPU %g", kv_format_id(f), B, H, G, D, T, e);
         api->release(g);
@@ -116,6 +116,16 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
 START_TEST(gpu_matches_cpu)
 {
     gpu_vs_cpu(NULL, 0, 36, 0x6B0);
+}
+END_TEST
+
+/* KIVI's two parts, quantized groups on the tensor cores and the BF16
+ * residual window as the last split, over contexts from under one group
+ * (no quantized part) to thousands of tokens. */
+START_TEST(gpu_int4_kivi)
+{
+    static const KvFormat INT4[] = {KV_INT4};
+    gpu_vs_cpu(INT4, 1, 16, 0x1A4);
 }
 END_TEST
 
@@ -163,6 +173,7 @@ Suite *suite_gpu(void)
     TCase *t = tcase_create("cuda");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, gpu_matches_cpu);
+    tcase_add_test(t, gpu_int4_kivi);
     tcase_add_test(t, gpu_fp32_path);
     tcase_add_test(t, gpu_fp8_path_a);
     tcase_add_test(t, gpu_out_of_memory);

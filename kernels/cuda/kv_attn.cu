@@ -58,6 +58,9 @@
 #ifndef KV_U_DIV
 #define KV_U_DIV 1
 #endif
+#ifndef KV_BF16_STAGES
+#define KV_BF16_STAGES 3                    // BF16 tiles staged a warp (one in use, the rest in flight)
+#endif
 #define WARPS KV_WARPS
 #define THREADS (WARPS * 32)
 #if KV_MIN_BLOCKS
@@ -916,13 +919,18 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
     const int g = lane >> 2, tig = lane & 3;            // fragment row and column pair
     const int start = split * p.chunk, end = min(p.len, start + p.chunk);
     constexpr int ROW = D + MMA_PAD, TILE_ELEMS = MMA_TILE * ROW;
-    __nv_bfloat16 *wbuf = (__nv_bfloat16 *)smem_raw + warp * 4 * TILE_ELEMS;  // K0 V0 K1 V1
+    constexpr int S = KV_BF16_STAGES;
+    __nv_bfloat16 *wbuf = (__nv_bfloat16 *)smem_raw + warp * S * 2 * TILE_ELEMS;  // K0 V0 K1 V1 ...
     const size_t row0 = ((size_t)b * p.Hkv + h) * p.cap;
     const int stride = WARPS * MMA_TILE;
-    int t0 = start + warp * MMA_TILE, stage = 0;
-    if (t0 < end)
-        stage_tile<D>(p, row0, t0, end, wbuf, wbuf + TILE_ELEMS, lane);
-    cp_async_commit();
+    int t0 = start + warp * MMA_TILE;
+#pragma unroll
+    for (int s = 0; s < S - 1; s++) {
+        __nv_bfloat16 *nk = wbuf + s * 2 * TILE_ELEMS;
+        if (t0 + s * stride < end)
+            stage_tile<D>(p, row0, t0 + s * stride, end, nk, nk + TILE_ELEMS, lane);
+        cp_async_commit();
+    }
 
     // q as A fragments, scaled by 1/sqrt(D): rows g < G, zero elsewhere
     const float scale = rsqrtf((float)D);
@@ -940,14 +948,14 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
         o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
     float m = -INFINITY, l = 0;
 
-    for (; t0 < end; t0 += stride, stage ^= 1) {
-        __nv_bfloat16 *ks = wbuf + stage * 2 * TILE_ELEMS, *vs = ks + TILE_ELEMS;
-        if (t0 + stride < end) {            // the next tile goes in while this one is used
-            __nv_bfloat16 *nk = wbuf + (stage ^ 1) * 2 * TILE_ELEMS;
-            stage_tile<D>(p, row0, t0 + stride, end, nk, nk + TILE_ELEMS, lane);
+    for (int it = 0; t0 < end; t0 += stride, it++) {
+        __nv_bfloat16 *ks = wbuf + it % S * 2 * TILE_ELEMS, *vs = ks + TILE_ELEMS;
+        if (t0 + (S - 1) * stride < end) {  // a later tile goes in while this one is used
+            __nv_bfloat16 *nk = wbuf + (it + S - 1) % S * 2 * TILE_ELEMS;
+            stage_tile<D>(p, row0, t0 + (S - 1) * stride, end, nk, nk + TILE_ELEMS, lane);
         }
         cp_async_commit();
-        cp_async_wait<1>();
+        cp_async_wait<S - 1>();
         __syncwarp();
         // s = q.k for tokens t0 .. t0 + 15: two n-tiles of 8 tokens
         float sc[2][4];
@@ -1505,7 +1513,7 @@ static size_t mma_smem(int fmt, int D, int G)
 {
     const bool fp4 = fmt == KV_NVFP4 || fmt == KV_MXFP4;
     const size_t codes = (size_t)2 * MMA_TILE * (fp4 ? D / 2 : D);
-    const size_t tiles = fmt == KV_BF16 ? (size_t)WARPS * 4 * MMA_TILE * (D + MMA_PAD) * 2
+    const size_t tiles = fmt == KV_BF16 ? (size_t)WARPS * KV_BF16_STAGES * 2 * MMA_TILE * (D + MMA_PAD) * 2
                        : fmt == KV_INT4 ? (size_t)WARPS * (D == 64 ? Kivi<64>::STAGES * Kivi<64>::STAGE
                                                                    : Kivi<128>::STAGES * Kivi<128>::STAGE)
                                         : (size_t)WARPS * code_stages((int)codes) * code_stage_bytes(fmt, D);

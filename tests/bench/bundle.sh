@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # bundle.sh - gathers kvlab, its CUDA plugin, the test runner, the shared
 # libraries a bare GPU machine may lack, the scenarios and the torch peer
-# into one folder (default .gpu/), for running where the project cannot be
-# built. Run there with: export LD_LIBRARY_PATH=$PWD/.gpu
+# into one folder (default .gpu/), with perf_run.sh, for running where the
+# project cannot be built. Run there with: export LD_LIBRARY_PATH=$PWD/.gpu
 set -euo pipefail
 out=${1:-.gpu}
 peer=${2:-../shared/bench/torch_peer.py}
 make -s kvlab libkvlab_cuda.so build/tests/run_tests
 rm -rf "$out" && mkdir -p "$out"
-cp kvlab libkvlab_cuda.so build/tests/run_tests "$out"/
+cp kvlab libkvlab_cuda.so build/tests/run_tests tests/bench/perf_run.sh "$out"/
 cp -R scenarios "$out"/
 for lib in libcjson.so.1 libsubunit.so.0; do
     path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !found { print $NF; found = 1 }')

@@ -3,8 +3,9 @@
  * For each format, batch and context: a cache of random but valid codes
  * (filled on the device), one decode step of one attention layer timed
  * with CUDA events (median after a warm-up, rotating over enough copies of
- * the cache that the L2 cannot hold them), the bytes the step must read
- * (calc/footprint.h) and the bandwidth that makes, against the
+ * the cache that the L2 cannot hold them; the GPU's time from the first
+ * kernel's start to the last's end, not the host's launches), the bytes
+ * the step must read (calc/footprint.h) and the bandwidth that makes, against the
  * device-to-device copy measured in the same run. Without a GPU the CPU
  * reference is timed instead, and says so. Per format and batch, the ITL
  * slope (ms per context token, least squares) and its ratio to BF16. */

@@ -10,6 +10,13 @@
 // every query head of its GQA group from that single read, keeping an
 // online softmax; a second kernel merges the slices by log-sum-exp.
 //
+//   tensor-core kernels (D 64 or 128, G <= 8): q.k and p.v as mma.sync,
+//   described where they begin below: the BF16 kernel, the code kernel
+//   (fp8, int8, nvfp4, mxfp4: codes staged in shared memory and converted
+//   on their way into the MMA fragments) and the KIVI code kernel (int4).
+//   They take those shapes; the two FP32 kernels below take the rest, and
+//   every shape with KVLAB_CUDA_PATH=fp32.
+//
 //   rows kernel (bf16, fp8, int8, nvfp4, mxfp4): a token's row is split
 //   into 16-byte (or 8-byte) chunks, one per lane; L = D / E lanes share a
 //   token, so a warp works on 32 / L tokens at once; the dot product is a
@@ -21,10 +28,6 @@
 //   tokens, so a warp takes one group, one lane per token; every lane reads
 //   the same 16 bytes per channel (a broadcast) and the query from shared
 //   memory. Values are per token: each lane owns D / 32 dimensions.
-//
-//   tensor-core kernel (every format but int4, D 64 or 128, G <= 8): q.k
-//   and p.v as mma.sync on 16-token tiles, described where it begins below;
-//   it takes those shapes, the two kernels above the rest.
 //
 // FP8 path B (the default) converts codes to FP16 MMA operands; path A
 // (KVLAB_CUDA_PATH=fp8a) feeds E4M3 keys to an E4M3 MMA as they are.
@@ -46,9 +49,10 @@
 #include <algorithm>
 #include <vector>
 
-// Tuning knobs, measured in kernels/PERF.md: warps per block, the least
-// blocks per multiprocessor the register budget must allow (0: no bound),
-// and a divisor of the tokens kept in flight per lane.
+// Tuning knobs, set with -D: warps per block; for the rows kernel, the
+// least blocks per multiprocessor its register budget must allow (0: no
+// bound) and a divisor of the tokens kept in flight per lane; the BF16
+// kernel's staged tiles (two, three and four measured in kernels/PERF.md).
 #ifndef KV_WARPS
 #define KV_WARPS 4
 #endif
@@ -118,9 +122,10 @@ static size_t mma_smem(int fmt, int D, int G);
 
 // The tensor-core kernels: as many blocks as the SMs hold at once (their
 // occupancy, asked of the runtime), so that the step is one wave with no
-// tail. The others: at least four blocks per SM (the KIVI kernel keeps few
-// loads in flight and measured slower with fewer). Slices of at least 256
-// tokens (KIVI: whole groups of 32, plus one slice for the residual).
+// tail. The FP32 kernels: at least four blocks per SM (the FP32 KIVI
+// kernel keeps few loads in flight and measured slower with fewer). Slices
+// of at least 256 tokens (KIVI: whole groups of 32, plus one slice for the
+// residual window).
 static void plan_splits(GpuCache *c)
 {
     long pairs = (long)c->s.batch * c->s.kv_heads;

@@ -858,6 +858,28 @@ __device__ __forceinline__ void stage_tile(const RowParams &p, size_t row0, int 
     }
 }
 
+// q / sqrt(D) as the two A-fragment words of each k16 step, from the lane's
+// four consecutive channels x[4 kk] .. x[4 kk + 3] of each step: pairs (0, 2)
+// and (1, 3) (SPREAD, the code kernel's order) or (0, 1) and (2, 3) (KIVI's).
+// Rows past the group (`row`) are zero.
+template <int D, bool F16, bool SPREAD>
+__device__ __forceinline__ void pack_q(const float *x, float scale, bool row, uint32_t (*qa)[2])
+{
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++, x += 4) {
+        qa[kk][0] = row ? pack_op<F16>(x[0] * scale, x[SPREAD ? 2 : 1] * scale) : 0;
+        qa[kk][1] = row ? pack_op<F16>(x[SPREAD ? 1 : 2] * scale, x[3] * scale) : 0;
+    }
+}
+
+template <int N>
+__device__ __forceinline__ void zero_acc(float (*o)[4])
+{
+#pragma unroll
+    for (int j = 0; j < N; j++)
+        o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
+}
+
 // A warp's softmax state after its last tile goes to shared memory (the
 // tile buffers, free by then), where write_split merges the warps. Lane
 // (g, tig) holds output channels col(j, 2 tig) and col(j, 2 tig + 1) of
@@ -948,9 +970,7 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
         qa[ks][1] = g < G ? pack_bf16(qg[k0 + 8] * scale, qg[k0 + 9] * scale) : 0;
     }
     float o[D / 8][4];
-#pragma unroll
-    for (int j = 0; j < D / 8; j++)
-        o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
+    zero_acc<D / 8>(o);
     float m = -INFINITY, l = 0;
 
     for (int it = 0; t0 < end; t0 += stride, it++) {
@@ -1223,18 +1243,11 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
                 qa[kb][half] = g < G ? e4m3x4(x[0] * f, x[1] * f, x[2] * f, x[3] * f) : 0;
             }
     } else {
-#pragma unroll
-        for (int kk = 0; kk < D / 16; kk++) {
-            const float *x = qq + 4 * kk;
-            qa[kk][0] = g < G ? pack_op<F16>(x[0] * scale, x[2] * scale) : 0;
-            qa[kk][1] = g < G ? pack_op<F16>(x[1] * scale, x[3] * scale) : 0;
-        }
+        pack_q<D, F16, true>(qq, scale, g < G, qa);
     }
     const int every = p.promote > 0 ? p.promote : D / 32;
     float o[D / 8][4];
-#pragma unroll
-    for (int j = 0; j < D / 8; j++)
-        o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
+    zero_acc<D / 8>(o);
     float m = -INFINITY, l = 0;
 
     for (int it = 0; t0 < end; t0 += stride, it++) {
@@ -1417,17 +1430,10 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
     const float scale = rsqrtf((float)D);
     const float *qq = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D + tig * (D / 4);
     uint32_t qh[D / 16][2];                 // q / sqrt(D) in the channel order of the key reads
-#pragma unroll
-    for (int kk = 0; kk < D / 16; kk++) {
-        const float *x = qq + 4 * kk;
-        qh[kk][0] = g < G ? pack_f16(x[0] * scale, x[1] * scale) : 0;
-        qh[kk][1] = g < G ? pack_f16(x[2] * scale, x[3] * scale) : 0;
-    }
+    pack_q<D, true, false>(qq, scale, g < G, qh);
     const uint32_t minus16 = pack_f16(-16.0f, -16.0f);
     float o[D / 8][4];
-#pragma unroll
-    for (int j = 0; j < D / 8; j++)
-        o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
+    zero_acc<D / 8>(o);
     float m = -INFINITY, l = 0;
 
     for (int it = 0; t0 < end; t0 += stride, it++) {

@@ -131,7 +131,8 @@ static void plan_splits(GpuCache *c)
     long pairs = (long)c->s.batch * c->s.kv_heads;
     long want = (4L * sm_count() + pairs - 1) / pairs;
     if (use_mma(c->s)) {
-        int r = mma_prepare(mma_kernel_for(c->s), mma_smem(c->s.format, (int)c->s.head_dim, (int)(c->s.q_heads / c->s.kv_heads)));
+        const int G = (int)(c->s.q_heads / c->s.kv_heads);
+        int r = mma_prepare(mma_kernel_for(c->s), mma_smem(c->s.format, (int)c->s.head_dim, G));
         if (r > 0)
             want = std::max(1L, r * sm_count() / pairs);
     }
@@ -1056,7 +1057,8 @@ __host__ __device__ constexpr int code_stages(int stage_bytes)
 
 __host__ __device__ constexpr int code_stage_bytes(int fmt, int D)
 {
-    return 2 * MMA_TILE * (fmt == KV_NVFP4 || fmt == KV_MXFP4 ? D / 2 : D) + (fmt == KV_INT8 ? CODE_SCALES : 0);
+    return 2 * MMA_TILE * (fmt == KV_NVFP4 || fmt == KV_MXFP4 ? D / 2 : D) +
+           (fmt == KV_INT8 ? CODE_SCALES : 0);
 }
 
 template <int FMT, int D>
@@ -1111,10 +1113,12 @@ __device__ __forceinline__ void stage_codes(const RowParams &p, size_t row0, int
     }
     if (FMT == KV_INT8 && lane < 18) {      // nine words of scales each, zero from `end`
         const int which = lane / 9;
-        const size_t first = (row0 + t0) * 2, last = (row0 + end) * 2, at = (first & ~(size_t)3) + 4 * (lane % 9);
+        const size_t first = (row0 + t0) * 2, last = (row0 + end) * 2,
+                     at = (first & ~(size_t)3) + 4 * (lane % 9);
         const int bytes = at >= last ? 0 : last - at < 4 ? (int)(last - at) : 4;
         cp_async4(buf + 2 * C::TILE + which * (CODE_SCALES / 2) + 4 * (lane % 9),
-                  (const uint8_t *)(which ? p.v_scale : p.k_scale) + (bytes ? at : first & ~(size_t)3), bytes);
+                  (const uint8_t *)(which ? p.v_scale : p.k_scale) + (bytes ? at : first & ~(size_t)3),
+                  bytes);
     }
 }
 
@@ -1139,7 +1143,8 @@ __device__ __forceinline__ void load_scales(const RowParams &p, size_t row0, int
 #pragma unroll
             for (int k = 0; k < KBL; k++)
                 if (t < end)
-                    s.k[n] |= (uint32_t)__ldg(p.k_block + (row0 + t) * NB + tig * (D / 4) / C::BS + k) << (8 * k);
+                    s.k[n] |= (uint32_t)__ldg(p.k_block + (row0 + t) * NB + tig * (D / 4) / C::BS + k)
+                              << (8 * k);
         }
 #pragma unroll
         for (int i = 0; i < 4; i++) {
@@ -1253,7 +1258,8 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
     for (int it = 0; t0 < end; t0 += stride, it++) {
         const int ahead = t0 + (C::STAGES - 1) * stride;
         if (ahead < end)                    // into the stage the last tile used
-            stage_codes<FMT, D>(p, row0, ahead, end, wbuf + (it + C::STAGES - 1) % C::STAGES * C::STAGE, lane);
+            stage_codes<FMT, D>(p, row0, ahead, end, wbuf + (it + C::STAGES - 1) % C::STAGES * C::STAGE,
+                                lane);
         cp_async_commit();
         TileScales next;
         load_scales<FMT, D>(p, row0, t0 + stride, end, g, tig, next);
@@ -1282,8 +1288,9 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 #pragma unroll
             for (int w = 0; w < KW; w++) {
                 uint32_t s2 = 0, pr[NP];
-                if (C::FP4)
-                    s2 = block_scale2<FMT>((cur.k[n] >> (8 * ((tig * (D / 4) % C::BS + w * 8) / C::BS))) & 0xFFu);
+                if (C::FP4)                 // the block of channels tig * D/4 + 8 w
+                    s2 = block_scale2<FMT>((cur.k[n] >> (8 * ((tig * (D / 4) % C::BS + w * 8) / C::BS)))
+                                           & 0xFFu);
                 to_pairs<FMT>(kw[w], s2, pr);
 #pragma unroll
                 for (int hf = 0; hf < NP / 2; hf++) {
@@ -1328,7 +1335,8 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 #pragma unroll
             for (int k = 0; k < NP; k++) {
                 const int j = w * C::EPW + (k / 2) * 4 + k % 2;   // channels j and j + 2
-                mma_16816<F16>(o[j], pa, __byte_perm(x[0][k], x[2][k], 0x5410), __byte_perm(x[1][k], x[3][k], 0x5410));
+                mma_16816<F16>(o[j], pa, __byte_perm(x[0][k], x[2][k], 0x5410),
+                               __byte_perm(x[1][k], x[3][k], 0x5410));
                 mma_16816<F16>(o[j + 2], pa, __byte_perm(x[0][k], x[2][k], 0x7632),
                                __byte_perm(x[1][k], x[3][k], 0x7632));
             }
@@ -1349,12 +1357,12 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 //  - q.k: x = zero + scale q per channel, so q.x = q.zero - 16 (q * scale).1
 //    + (q * scale).(16 + q): one MMA a k16 step gives both group terms
 //    (rows g: q against the minima, rows g + 8: q * scale against -16),
-//    the rest is an MMA with q * scale as A. Lane (g, tig) takes the D/4 channels from
-//    tig * D/4 (four consecutive ones a k16 step, b0 = (c0, c1), b1 =
-//    (c2, c3)) of tokens 4 g + n for n-tile n: one 16-bit load of a
-//    channel row holds all four. Key rows are placed in shared memory with
-//    the lane's quarter in the low bits (kivi_row) so the four quarters
-//    sit in different banks.
+//    the rest is an MMA with q * scale as A. Lane (g, tig) takes the D/4
+//    channels from tig * D/4 (four consecutive ones a k16 step, b0 =
+//    (c0, c1), b1 = (c2, c3)) of tokens 4 g + n for n-tile n: one 16-bit
+//    load of a channel row holds all four. Key row c is kept in shared
+//    memory at c XOR its quarter (kivi_row), so that the four lanes that
+//    read one step from the four quarters hit different banks.
 //  - scores: column 2 tig + i of n-tile n is token 8 tig + 4 i + n.
 //  - p.v, two k16 steps: step s takes value rows r = 8 tig + 2 s + {0, 1,
 //    4, 5}, b0 = rows (r0, r2) and b1 = (r1, r3), as the code kernel;
@@ -1394,7 +1402,8 @@ __device__ __forceinline__ void stage_group(const RowParams &p, size_t bh, int t
     uint8_t *v = buf + K::KC + 2 * K::KS;
 #pragma unroll
     for (int i = lane; i < 32 * K::CH; i += 32)
-        cp_async16(v + chunk_at<K::CH>(i / K::CH, i % K::CH) * 16, p.v + (vrow + i / K::CH) * K::VROW + i % K::CH * 16, 16);
+        cp_async16(v + chunk_at<K::CH>(i / K::CH, i % K::CH) * 16,
+                   p.v + (vrow + i / K::CH) * K::VROW + i % K::CH * 16, 16);
     copy_chunks(v + K::VC, p.v_scale + vrow * (D / 32), K::VS / 16, lane);
     copy_chunks(v + K::VC + K::VS, p.v_zero + vrow * (D / 32), K::VS / 16, lane);
 }
@@ -1457,7 +1466,8 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
             qa[kk][0] = mul2<true>(qh[kk][0], su.x);
             qa[kk][1] = mul2<true>(qh[kk][1], su.y);
             const uint32_t a[4] = {qh[kk][0], qa[kk][0], qh[kk][1], qa[kk][1]};
-            mma_16816<true>(gt, a, g == 0 ? zu.x : g == 1 ? minus16 : 0, g == 0 ? zu.y : g == 1 ? minus16 : 0);
+            mma_16816<true>(gt, a, g == 0 ? zu.x : g == 1 ? minus16 : 0,
+                            g == 0 ? zu.y : g == 1 ? minus16 : 0);
         }
         const float bias = __shfl_sync(0xFFFFFFFFu, gt[0] + gt[3], lane & ~3);
         float sc[4][4];
@@ -1511,8 +1521,10 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
                         x[i] = h2_bits(__hfma2(*(const __half2 *)&y, s2[i], z2[i]));
                     }
                     const int j = w * 8 + k;        // channels j and j + 4
-                    mma_16816<true>(o[j], pa, __byte_perm(x[0], x[2], 0x5410), __byte_perm(x[1], x[3], 0x5410));
-                    mma_16816<true>(o[j + 4], pa, __byte_perm(x[0], x[2], 0x7632), __byte_perm(x[1], x[3], 0x7632));
+                    mma_16816<true>(o[j], pa, __byte_perm(x[0], x[2], 0x5410),
+                                    __byte_perm(x[1], x[3], 0x5410));
+                    mma_16816<true>(o[j + 4], pa, __byte_perm(x[0], x[2], 0x7632),
+                                    __byte_perm(x[1], x[3], 0x7632));
                 }
         }
         __syncwarp();
@@ -1683,7 +1695,8 @@ static void launch(GpuCache *c, cudaStream_t st)
         p.k = (const uint8_t *)c->arr[10], p.v = (const uint8_t *)c->arr[11];
         p.cap = (int)(s.residual + KV_KIVI_GROUP), p.len = p.chunk = (int)(c->len - c->quantized);
         p.split0 = c->splits - 1;
-        launch_mma(p, dim3(1, s.kv_heads, s.batch), mma_kernel_for(r), mma_smem(KV_BF16, (int)s.head_dim, G), st);
+        launch_mma(p, dim3(1, s.kv_heads, s.batch), mma_kernel_for(r), mma_smem(KV_BF16, (int)s.head_dim, G),
+                   st);
     } else if (s.format == KV_INT4) {
         KiviParams p = {(const uint8_t *)c->arr[0], (const uint8_t *)c->arr[1],
                         (const uint16_t *)c->arr[2], (const uint16_t *)c->arr[4],

@@ -881,6 +881,20 @@ __device__ __forceinline__ void zero_acc(float (*o)[4])
         o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
 }
 
+// o *= alpha for the rows a lane holds. SKIP: not when no row of the warp
+// has a new maximum (alpha is then exactly 1), as is usual after the first
+// tiles; that vote pays for the kernels bound by their arithmetic (E2M1)
+// and measured slower for those bound by memory.
+template <int N, bool SKIP>
+__device__ __forceinline__ void rescale_acc(float (*o)[4], float alpha)
+{
+    if (SKIP && !__any_sync(0xFFFFFFFFu, alpha != 1.0f))
+        return;
+#pragma unroll
+    for (int j = 0; j < N; j++)
+        o[j][0] *= alpha, o[j][1] *= alpha;
+}
+
 // A warp's softmax state after its last tile goes to shared memory (the
 // tile buffers, free by then), where write_split merges the warps. Lane
 // (g, tig) holds output channels col(j, 2 tig) and col(j, 2 tig + 1) of
@@ -1267,6 +1281,15 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         __syncwarp();
         const uint8_t *kt = wbuf + it % C::STAGES * C::STAGE, *vt = kt + C::TILE;
 
+        // NVFP4's E4M3 block scales as FP16 (a 256th), four at a time: keys
+        // kbs[n][b] (block b of row n in the low half), values vbs (the
+        // lane's tokens 0 and 2, 1 and 3)
+        uint32_t kbs[2][2], vbs[2];
+        if (FMT == KV_NVFP4) {
+            e4m3x4_f16(cur.k[0], kbs[0]);
+            e4m3x4_f16(cur.k[1], kbs[1]);
+            e4m3x4_f16(cur.v[0], vbs);
+        }
         // s = q.k: n-tile n, column 2 tig + i is token 4 tig + 2 i + n
         float sc[2][4];
 #pragma unroll
@@ -1288,7 +1311,9 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 #pragma unroll
             for (int w = 0; w < KW; w++) {
                 uint32_t s2 = 0, pr[NP];
-                if (C::FP4)                 // the block of channels tig * D/4 + 8 w
+                if (FMT == KV_NVFP4)        // the block of channels tig * D/4 + 8 w: w / 2
+                    s2 = __byte_perm(kbs[n][w * 8 / C::BS], 0, 0x1010);
+                else if (C::FP4)
                     s2 = block_scale2<FMT>((cur.k[n] >> (8 * ((tig * (D / 4) % C::BS + w * 8) / C::BS)))
                                            & 0xFFu);
                 to_pairs<FMT>(kw[w], s2, pr);
@@ -1318,9 +1343,7 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         const float alpha = softmax_step(s4, m, l);
         const uint32_t pa[4] = {pack_op<F16>(s4[0] * vsc[0], s4[2] * vsc[2]), 0,
                                 pack_op<F16>(s4[1] * vsc[1], s4[3] * vsc[3]), 0};
-#pragma unroll
-        for (int j = 0; j < D / 8; j++)
-            o[j][0] *= alpha, o[j][1] *= alpha;
+        rescale_acc<D / 8, C::FP4>(o, alpha);
         // o += p.v: the lane's four value rows, converted, then paired across tokens
         uint32_t vw[4][VW];
 #pragma unroll
@@ -1331,7 +1354,11 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
             uint32_t x[4][NP];
 #pragma unroll
             for (int i = 0; i < 4; i++)
-                to_pairs<FMT>(vw[i][w], C::FP4 ? block_scale2<FMT>((cur.v[0] >> (8 * i)) & 0xFFu) : 0, x[i]);
+                to_pairs<FMT>(vw[i][w],
+                              FMT == KV_NVFP4 ? __byte_perm(vbs[i & 1], 0, i >> 1 ? 0x3232 : 0x1010)
+                              : C::FP4        ? block_scale2<FMT>((cur.v[0] >> (8 * i)) & 0xFFu)
+                                              : 0,
+                              x[i]);
 #pragma unroll
             for (int k = 0; k < NP; k++) {
                 const int j = w * C::EPW + (k / 2) * 4 + k % 2;   // channels j and j + 2
@@ -1493,9 +1520,7 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
             for (int i = 0; i < 2; i++)
                 s8[2 * n + i] = sc[n][i] + bias;
         const float alpha = softmax_step<8>(s8, m, l);
-#pragma unroll
-        for (int j = 0; j < D / 8; j++)
-            o[j][0] *= alpha, o[j][1] *= alpha;
+        rescale_acc<D / 8, false>(o, alpha);
 #pragma unroll
         for (int st = 0; st < 2; st++) {
             const uint32_t pa[4] = {pack_f16(s8[4 * st], s8[4 * st + 1]), 0,

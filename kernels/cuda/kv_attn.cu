@@ -62,11 +62,15 @@
 #ifndef KV_U_DIV
 #define KV_U_DIV 1
 #endif
+#ifndef KV_WARP_TILES
+#define KV_WARP_TILES 64                    // tiles a warp should see before a third block an SM pays
+#endif
 #ifndef KV_BF16_STAGES
 #define KV_BF16_STAGES 3                    // BF16 tiles staged a warp (one in use, the rest in flight)
 #endif
 #define WARPS KV_WARPS
 #define THREADS (WARPS * 32)
+#define MMA_TILE 16                         // tokens a warp's tile (the tensor-core kernels but KIVI's)
 #if KV_MIN_BLOCKS
 #define ROWS_BOUNDS __launch_bounds__(THREADS, KV_MIN_BLOCKS)
 #else
@@ -122,21 +126,26 @@ static size_t mma_smem(int fmt, int D, int G);
 
 // The tensor-core kernels: as many blocks as the SMs hold at once (their
 // occupancy, asked of the runtime), so that the step is one wave with no
-// tail. The FP32 kernels: at least four blocks per SM (the FP32 KIVI
-// kernel keeps few loads in flight and measured slower with fewer). Slices
-// of at least 256 tokens (KIVI: whole groups of 32, plus one slice for the
-// residual window).
+// tail; but no more than two an SM where each warp would see fewer than
+// KV_WARP_TILES tiles of 16 tokens (batch 1, short contexts at batch 16):
+// there fewer, longer blocks pay their start and end less often
+// (kernels/PERF.md, results/experiments/blocks_per_sm/). The FP32
+// kernels: at least four blocks per SM (the FP32 KIVI kernel keeps few
+// loads in flight and measured slower with fewer). Slices of at least 256
+// tokens (KIVI: whole groups of 32, plus one slice for the residual window).
 static void plan_splits(GpuCache *c)
 {
     long pairs = (long)c->s.batch * c->s.kv_heads;
     long want = (4L * sm_count() + pairs - 1) / pairs;
+    long tokens = c->s.format == KV_INT4 ? c->quantized : c->len;
     if (use_mma(c->s)) {
         const int G = (int)(c->s.q_heads / c->s.kv_heads);
-        int r = mma_prepare(mma_kernel_for(c->s), mma_smem(c->s.format, (int)c->s.head_dim, G));
+        long r = mma_prepare(mma_kernel_for(c->s), mma_smem(c->s.format, (int)c->s.head_dim, G));
+        if (r > 2 && tokens * pairs / (r * sm_count() * WARPS * MMA_TILE) < KV_WARP_TILES)
+            r = 2;
         if (r > 0)
             want = std::max(1L, r * sm_count() / pairs);
     }
-    long tokens = c->s.format == KV_INT4 ? c->quantized : c->len;
     long max_splits = std::max(1L, (tokens + 255) / 256);
     long splits = std::max(1L, std::min(want, max_splits));
     long chunk = (tokens + splits - 1) / splits;
@@ -700,7 +709,6 @@ __global__ void merge_kernel(const float *part_o, const float *part_m, const flo
 // fragments (the code kernel). The probabilities leave the q.k accumulators
 // in exactly the A layout p.v needs (FlashAttention 2's register reuse).
 
-#define MMA_TILE 16
 #define MMA_PAD 8                           // bf16 elements of padding per row
 
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi)

@@ -1177,17 +1177,12 @@ __device__ __forceinline__ void load_scales(const RowParams &p, size_t row0, int
     }
 }
 
-// A block-scale byte as a pair of the operand type: NVFP4's E4M3 as FP16
-// (a 256th), MXFP4's E8M0 as BF16.
-template <int FMT>
-__device__ __forceinline__ uint32_t block_scale2(uint32_t code)
+// An MXFP4 block-scale byte (E8M0) as a BF16 pair: the exponent as it is,
+// code 0 (2^-127) a BF16 subnormal. NVFP4's E4M3 scales go through
+// e4m3x4_f16, four at a time.
+__device__ __forceinline__ uint32_t e8m0x2_bf16(uint32_t code)
 {
-    uint32_t h[2];
-    if (FMT == KV_NVFP4)
-        e4m3x4_f16(code, h);
-    else
-        h[0] = code ? code << 7 : 0x40u;
-    return (h[0] & 0xFFFFu) * 0x10001u;
+    return (code ? code << 7 : 0x40u) * 0x10001u;
 }
 
 template <bool F16>
@@ -1321,9 +1316,8 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
                 uint32_t s2 = 0, pr[NP];
                 if (FMT == KV_NVFP4)        // the block of channels tig * D/4 + 8 w: w / 2
                     s2 = __byte_perm(kbs[n][w * 8 / C::BS], 0, 0x1010);
-                else if (C::FP4)
-                    s2 = block_scale2<FMT>((cur.k[n] >> (8 * ((tig * (D / 4) % C::BS + w * 8) / C::BS)))
-                                           & 0xFFu);
+                else if (FMT == KV_MXFP4)
+                    s2 = e8m0x2_bf16((cur.k[n] >> (8 * ((tig * (D / 4) % C::BS + w * 8) / C::BS))) & 0xFFu);
                 to_pairs<FMT>(kw[w], s2, pr);
 #pragma unroll
                 for (int hf = 0; hf < NP / 2; hf++) {
@@ -1364,8 +1358,8 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
             for (int i = 0; i < 4; i++)
                 to_pairs<FMT>(vw[i][w],
                               FMT == KV_NVFP4 ? __byte_perm(vbs[i & 1], 0, i >> 1 ? 0x3232 : 0x1010)
-                              : C::FP4        ? block_scale2<FMT>((cur.v[0] >> (8 * i)) & 0xFFu)
-                                              : 0,
+                              : FMT == KV_MXFP4 ? e8m0x2_bf16((cur.v[0] >> (8 * i)) & 0xFFu)
+                                                : 0,
                               x[i]);
 #pragma unroll
             for (int k = 0; k < NP; k++) {

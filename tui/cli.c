@@ -87,6 +87,20 @@ void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n)
     }
 }
 
+int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g)
+{
+    Args a = {argc, argv, 0, c->name};
+    Error e;
+    if (opt_gather(&a, c->opts, c->n_opts, c->repeat_opt, c->max_words, g, &e))
+        return cli_fail(c->name, EXIT_USAGE, &e);
+    if (!g->set[c->help_opt])
+        return CLI_GO_ON;
+    opt_usage(stdout, c->usage, c->opts, c->n_opts);
+    if (c->more_help)
+        c->more_help(stdout);
+    return EXIT_OK;
+}
+
 bool cli_parse_float(const char *s, float *out)
 {
     char buf[256];
@@ -176,6 +190,18 @@ void table_init(Table *t, size_t cols)
     t->cols = cols < TABLE_COLS ? cols : TABLE_COLS;
     t->rows = 0;
     t->col = 0;
+}
+
+void table_header(Table *t, const char *name, ...)
+{
+    table_init(t, TABLE_COLS);
+    table_row(t);
+    va_list ap;
+    va_start(ap, name);
+    for (; name; name = va_arg(ap, const char *))
+        table_cell(t, "%s", name);
+    va_end(ap);
+    t->cols = t->col;
 }
 
 void table_row(Table *t)

@@ -61,6 +61,26 @@ typedef struct {
 int opt_gather(Args *a, const OptSpec *specs, size_t n, int repeat_opt, int max_words, Given *g,
                Error *e);
 
+/* A subcommand's command line: its name, its help and its options; one
+ * filled-in table per cli_*.c. */
+typedef struct {
+    const char *name;           // "calc", for messages
+    const char *usage;          // the synopsis and what the command does, for --help
+    const OptSpec *opts;
+    size_t n_opts;
+    int help_opt;               // index of --help in opts
+    int repeat_opt;             // index of the repeatable option, or -1
+    int max_words;              // words that are not options, at most
+    void (*more_help)(FILE *out);   // printed after the options by --help; may be NULL
+} CmdSpec;
+
+enum { CLI_GO_ON = -1 };
+
+/* What every subcommand does first: gathers its options into g and answers
+ * --help. Returns CLI_GO_ON, or the exit code to return at once: EXIT_USAGE
+ * after printing the error, EXIT_OK after printing the help. */
+int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g);
+
 /* A float in decimal or C hex-float notation, "nan" or "inf", read in the
  * C locale whatever the user's; the whole text (bar surrounding blanks)
  * must be the number. */
@@ -89,6 +109,9 @@ typedef struct {
 } Table;
 
 void table_init(Table *t, size_t cols);
+/* table_init with a header row: the column names, then NULL; as many
+ * columns as names. */
+void table_header(Table *t, const char *name, ...) __attribute__((sentinel));
 /* Starts a row; then table_cell per column. */
 void table_row(Table *t);
 void table_cell(Table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -51,6 +51,19 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_HELP] = {"help", NULL, "show this help"},
 };
 
+static const CmdSpec CMD = {
+    .name = "bench",
+    .usage = "usage: kvlab bench [--backend auto|cuda|cpu] [--model NAME] [--batch LIST] "
+             "[--contexts LIST] [--format F]... [--fp8-path A|B [--promote N]]\n"
+             "       [--itl] [--json|--csv]\n\n"
+             "Times one decode step of one attention layer over a quantized KV cache.",
+    .opts = OPTS,
+    .n_opts = O_COUNT,
+    .help_opt = O_HELP,
+    .repeat_opt = O_FORMAT,
+    .max_words = 0,
+};
+
 #define MAX_POINTS 16
 
 typedef BenchRow Row;
@@ -216,34 +229,30 @@ static void print_json(const BenchSetup *b, const Row *rows, size_t n, const KvF
 
 int cmd_bench(int argc, char **argv)
 {
-    Args a = {argc, argv, 0, "bench"};
     Given g;
+    int rc = cli_begin(&CMD, argc, argv, &g);
+    if (rc != CLI_GO_ON)
+        return rc;
     Error e;
     static Bench b;
     memset(&b, 0, sizeof b);
-    if (opt_gather(&a, OPTS, O_COUNT, O_FORMAT, 0, &g, &e))
-        return cli_fail("bench", EXIT_USAGE, &e);
-    if (g.set[O_HELP]) {
-        opt_usage(stdout, "usage: kvlab bench [--backend auto|cuda|cpu] [--model NAME] "
-                          "[--batch LIST] [--contexts LIST] [--format F]... [--fp8-path A|B [--promote N]]\n"
-                          "       [--itl] [--json|--csv]\n\n"
-                          "Times one decode step of one attention layer over a quantized KV cache.",
-                  OPTS, O_COUNT);
-        return EXIT_OK;
-    }
     if (g.set[O_JSON] && g.set[O_CSV]) {
         error_set(&e, "give --json or --csv, not both");
         return cli_fail("bench", EXIT_USAGE, &e);
     }
     KvFormat fmts[KV_FORMATS];
     size_t nf = 0;
+    if (g.n_repeat > KV_FORMATS) {
+        error_set(&e, "--format: at most %d formats", KV_FORMATS);
+        return cli_fail("bench", EXIT_USAGE, &e);
+    }
     for (size_t i = 0; i < g.n_repeat; i++)
         if (kv_format_parse(g.repeat[i], &fmts[nf++], &e))
             return cli_fail("bench", EXIT_USAGE, &e);
     if (!nf)
         for (int f = 0; f < KV_FORMATS; f++)
             fmts[nf++] = (KvFormat)f;
-    int rc = setup(&g, &b, &e);
+    rc = setup(&g, &b, &e);
     const BenchSetup *bs = &b.s;
     if (rc)
         return cli_fail("bench", strstr(e.msg, "--") ? EXIT_USAGE : EXIT_RUNTIME, &e);
@@ -257,6 +266,10 @@ int cmd_bench(int argc, char **argv)
     if (!bs->cuda)
         fprintf(stderr, "kvlab bench: timing the CPU reference (%s)\n", bs->why_cpu);
     Row *rows = calloc(nf * nb * nc, sizeof *rows);
+    if (!rows) {
+        error_set(&e, "out of memory for %zu points", nf * nb * nc);
+        return cli_fail("bench", EXIT_RUNTIME, &e);
+    }
     size_t n = 0;
     for (size_t f = 0; f < nf; f++)
         for (size_t i = 0; i < nb; i++)

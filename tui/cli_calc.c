@@ -53,6 +53,19 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_HELP] = {"help", NULL, "show this help"},
 };
 
+static const CmdSpec CMD = {
+    .name = "calc",
+    .usage = "usage: kvlab calc [--scenario NAME | --model NAME | --layers L --kv-heads H "
+             "--head-dim D [--q-heads H]] [options]\n\n"
+             "KV-cache footprint, slots, step floors and speedups per format.\n"
+             "With no shape, the default scenario (" DEFAULT_SCENARIO ") is used.",
+    .opts = OPTS,
+    .n_opts = O_COUNT,
+    .help_opt = O_HELP,
+    .repeat_opt = O_FORMAT,
+    .max_words = 0,
+};
+
 /* Parses a comma-separated list with fn into out[]. */
 static int parse_list(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
                       int (*fn)(const char *, uint64_t *, Error *), Error *e)
@@ -257,22 +270,14 @@ static int format_options(const Given *g, Setup *s, Error *e)
 
 int cmd_calc(int argc, char **argv)
 {
-    Args a = {argc, argv, 0, "calc"};
     Given g;
+    int rc = cli_begin(&CMD, argc, argv, &g);
+    if (rc != CLI_GO_ON)
+        return rc;
     Error e;
     static Setup s;
     memset(&s, 0, sizeof s);
     s.util = q_make(9, 10);
-    if (opt_gather(&a, OPTS, O_COUNT, O_FORMAT, 0, &g, &e))
-        return cli_fail("calc", EXIT_USAGE, &e);
-    if (g.set[O_HELP]) {
-        opt_usage(stdout, "usage: kvlab calc [--scenario NAME | --model NAME | --layers L "
-                          "--kv-heads H --head-dim D [--q-heads H]] [options]\n\n"
-                          "KV-cache footprint, slots, step floors and speedups per format.\n"
-                          "With no shape, the default scenario (" DEFAULT_SCENARIO ") is used.",
-                  OPTS, O_COUNT);
-        return EXIT_OK;
-    }
     bool shape_given = g.set[O_MODEL] || g.set[O_LAYERS] || g.set[O_KV_HEADS] ||
                        g.set[O_HEAD_DIM] || g.set[O_Q_HEADS];
     if (g.set[O_SCENARIO] || !shape_given) {

@@ -16,25 +16,30 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_HELP] = {"help", NULL, "show this help"},
 };
 
+static const CmdSpec CMD = {
+    .name = "formats",
+    .usage = "usage: kvlab formats [--head-dim D] [--json | --csv]\n\n"
+             "The KV-cache storage formats and their exact byte accounting.",
+    .opts = OPTS,
+    .n_opts = O_COUNT,
+    .help_opt = O_HELP,
+    .repeat_opt = -1,
+    .max_words = 0,
+};
+
 int cmd_formats(int argc, char **argv)
 {
-    Args a = {argc, argv, 0, "formats"};
     Given g;
-    uint64_t d = 128;
+    int rc = cli_begin(&CMD, argc, argv, &g);
+    if (rc != CLI_GO_ON)
+        return rc;
     Error e;
-    if (opt_gather(&a, OPTS, O_COUNT, -1, 0, &g, &e))
-        return cli_fail("formats", EXIT_USAGE, &e);
+    uint64_t d = 128;
     if (g.set[O_HEAD_DIM] && units_parse_count(g.val[O_HEAD_DIM], 1, 65536, &d, &e)) {
         error_prefix(&e, "--head-dim");
         return cli_fail("formats", EXIT_USAGE, &e);
     }
     const bool *set = g.set;
-    if (set[O_HELP]) {
-        opt_usage(stdout, "usage: kvlab formats [--head-dim D] [--json | --csv]\n\n"
-                          "The KV-cache storage formats and their exact byte accounting.",
-                  OPTS, O_COUNT);
-        return EXIT_OK;
-    }
     if (set[O_JSON]) {
         cJSON *root = cJSON_CreateObject();
         json_add_u128(root, "head_dim", d);
@@ -60,15 +65,8 @@ int cmd_formats(int argc, char **argv)
         return json_emit(root);
     }
     Table t;
-    table_init(&t, 7);
-    table_row(&t);
-    table_cell(&t, "format");
-    table_cell(&t, "name");
-    table_cell(&t, "bits");
-    table_cell(&t, "B/elem");
-    table_cell(&t, "vs BF16");
-    table_cell(&t, "metadata");
-    table_cell(&t, "per-tensor scale");
+    table_header(&t, "format", "name", "bits", "B/elem", "vs BF16", "metadata", "per-tensor scale",
+                 NULL);
     for (size_t i = 0; i < format_count(); i++) {
         const Format *f = format_at(i);
         char a1[48], a2[48];

@@ -59,6 +59,18 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_HELP] = {"help", NULL, "show this help"},
 };
 
+static const CmdSpec CMD = {
+    .name = "quant",
+    .usage = "usage: kvlab quant [--preset worked-4x4 | --generate | --matrix FILE] [options]\n\n"
+             "Quantizes one head's keys (and values) and measures what attention loses:\n"
+             "scores, softmax and output. Without --granularity, every granularity side by side.",
+    .opts = OPTS,
+    .n_opts = O_COUNT,
+    .help_opt = O_HELP,
+    .repeat_opt = -1,
+    .max_words = 0,
+};
+
 /* ------------------------------------------------------------------------
  * Input
  */
@@ -444,12 +456,7 @@ static void scores_text(const ExperimentResult *r, FILE *out)
                     idx[j] = t;
                 }
     Table t;
-    table_init(&t, 4);
-    table_row(&t);
-    table_cell(&t, "token");
-    table_cell(&t, "score");
-    table_cell(&t, "quantized");
-    table_cell(&t, "error");
+    table_header(&t, "token", "score", "quantized", "error", NULL);
     for (size_t i = 0; i < show; i++) {
         size_t k = idx[i];
         table_row(&t);
@@ -581,14 +588,8 @@ static int run_compare(Setup *s, bool json, Error *e)
     cJSON *o = json ? json_base(s) : NULL;
     cJSON *runs = json ? cJSON_AddArrayToObject(o, "runs") : NULL;
     Table t;
-    table_init(&t, 6);
-    table_row(&t);
-    table_cell(&t, "keys per");
-    table_cell(&t, "K error");
-    table_cell(&t, "max score err");
-    table_cell(&t, "softmax TV");
-    table_cell(&t, "output err");
-    table_cell(&t, "top token");
+    table_header(&t, "keys per", "K error", "max score err", "softmax TV", "output err", "top token",
+                 NULL);
     for (size_t i = 0; i < n; i++) {
         char g[32];
         granularity_str(&gs[i], g, sizeof g);
@@ -627,24 +628,15 @@ static int run_compare(Setup *s, bool json, Error *e)
 
 int cmd_quant(int argc, char **argv)
 {
-    Args a = {argc, argv, 0, "quant"};
     Given g;
+    int rc = cli_begin(&CMD, argc, argv, &g);
+    if (rc != CLI_GO_ON)
+        return rc;
     Error e;
     static Setup s;
     memset(&s, 0, sizeof s);
     experiment_init(&s.x);
-    if (opt_gather(&a, OPTS, O_COUNT, -1, 0, &g, &e))
-        return cli_fail("quant", EXIT_USAGE, &e);
-    if (g.set[O_HELP]) {
-        opt_usage(stdout, "usage: kvlab quant [--preset worked-4x4 | --generate | --matrix FILE] "
-                          "[options]\n\n"
-                          "Quantizes one head's keys (and values) and measures what attention "
-                          "loses:\nscores, softmax and output. Without --granularity, every "
-                          "granularity side by side.",
-                  OPTS, O_COUNT);
-        return EXIT_OK;
-    }
-    int rc = EXIT_USAGE;
+    rc = EXIT_USAGE;
     if (scheme_options(&g, &s, &e) || source(&g, &s, &e))
         goto done;
     if (s.compare ? run_compare(&s, g.set[O_JSON], &e) : run_one(&s, g.set[O_JSON], g.set[O_MATRICES], &e))

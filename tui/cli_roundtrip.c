@@ -18,6 +18,20 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_HELP] = {"help", NULL, "show this help"},
 };
 
+static const CmdSpec CMD = {
+    .name = "roundtrip",
+    .usage = "usage: kvlab roundtrip FORMAT [--saturate] < floats\n\n"
+             "Encodes each float on stdin (one a line, decimal or hex-float) in\n"
+             "FORMAT (e4m3, e5m2 or e2m1), decodes it, and prints the result.\n"
+             "Without --saturate, E4M3FN overflow is nan and E5M2 overflow inf;\n"
+             "E2M1 always clamps to +-6.",
+    .opts = OPTS,
+    .n_opts = O_COUNT,
+    .help_opt = O_HELP,
+    .repeat_opt = -1,
+    .max_words = 1,
+};
+
 static void print_float(float v)
 {
     if (isnan(v))
@@ -30,20 +44,11 @@ static void print_float(float v)
 
 int cmd_roundtrip(int argc, char **argv)
 {
-    Args a = {argc, argv, 0, "roundtrip"};
     Given g;
+    int rc = cli_begin(&CMD, argc, argv, &g);
+    if (rc != CLI_GO_ON)
+        return rc;
     Error e;
-    if (opt_gather(&a, OPTS, O_COUNT, -1, 1, &g, &e))
-        return cli_fail("roundtrip", EXIT_USAGE, &e);
-    if (g.set[O_HELP]) {
-        opt_usage(stdout, "usage: kvlab roundtrip FORMAT [--saturate] < floats\n\n"
-                          "Encodes each float on stdin (one a line, decimal or hex-float) in\n"
-                          "FORMAT (e4m3, e5m2 or e2m1), decodes it, and prints the result.\n"
-                          "Without --saturate, E4M3FN overflow is nan and E5M2 overflow inf;\n"
-                          "E2M1 always clamps to +-6.",
-                  OPTS, O_COUNT);
-        return EXIT_OK;
-    }
     const Minifloat *f = g.n_words ? minifloat_by_id(g.words[0]) : NULL;
     if (!f) {
         if (g.n_words)
@@ -55,7 +60,7 @@ int cmd_roundtrip(int argc, char **argv)
     char *line = NULL;
     size_t cap = 0;
     unsigned long no = 0;
-    int rc = EXIT_OK;
+    rc = EXIT_OK;
     while (getline(&line, &cap, stdin) != -1) {
         no++;
         float x;

@@ -28,6 +28,24 @@ static const char *const USAGE =
     "text it comes from got them right. check exits 1 when calc disagrees with\n"
     "a figure and the file does not explain why.";
 
+static void metrics_help(FILE *out)
+{
+    fprintf(out, "\nmetrics a scenario's figures can name:\n");
+    for (size_t i = 0; i < metric_count(); i++)
+        fprintf(out, "  %-20s %s\n", metric_id(metric_at(i)), metric_help(metric_at(i)));
+}
+
+static const CmdSpec CMD = {
+    .name = "scenario",
+    .usage = USAGE,
+    .opts = OPTS,
+    .n_opts = O_COUNT,
+    .help_opt = O_HELP,
+    .repeat_opt = -1,
+    .max_words = 2,
+    .more_help = metrics_help,
+};
+
 static int load(const char *name, Scenario *sc, Error *e)
 {
     char path[1024];
@@ -46,11 +64,7 @@ static int list(bool json)
     cJSON *root = json ? cJSON_CreateObject() : NULL;
     cJSON *arr = json ? cJSON_AddArrayToObject(root, "scenarios") : NULL;
     Table t;
-    table_init(&t, 3);
-    table_row(&t);
-    table_cell(&t, "name");
-    table_cell(&t, "title");
-    table_cell(&t, "source");
+    table_header(&t, "name", "title", "source", NULL);
     int bad = 0;
     for (size_t i = 0; i < names.count; i++) {
         /* A broken file is reported and skipped; the good ones still list. */
@@ -128,13 +142,7 @@ static cJSON *figures_json(const Scenario *sc, const FigureResult *res)
 static void figures_text(const Scenario *sc, const FigureResult *res, FILE *out)
 {
     Table t;
-    table_init(&t, 5);
-    table_row(&t);
-    table_cell(&t, "figure");
-    table_cell(&t, "format");
-    table_cell(&t, "calc");
-    table_cell(&t, "seed");
-    table_cell(&t, "verdict");
+    table_header(&t, "figure", "format", "calc", "seed", "verdict", NULL);
     for (size_t i = 0; i < sc->n_figures; i++) {
         const Figure *f = &sc->figures[i];
         const char *unit = metric_unit(f->metric);
@@ -201,21 +209,14 @@ static int show(const char *name, bool json, bool check_only)
 
 int cmd_scenario(int argc, char **argv)
 {
-    Args a = {argc, argv, 0, "scenario"};
     Given g;
+    int rc = cli_begin(&CMD, argc, argv, &g);
+    if (rc != CLI_GO_ON)
+        return rc;
     Error e;
-    if (opt_gather(&a, OPTS, O_COUNT, -1, 2, &g, &e))
-        return cli_fail("scenario", EXIT_USAGE, &e);
     const bool *set = g.set;
     const char *const *words = g.words;
     int n_words = g.n_words;
-    if (set[O_HELP]) {
-        opt_usage(stdout, USAGE, OPTS, O_COUNT);
-        printf("\nmetrics a scenario's figures can name:\n");
-        for (size_t i = 0; i < metric_count(); i++)
-            printf("  %-20s %s\n", metric_id(metric_at(i)), metric_help(metric_at(i)));
-        return EXIT_OK;
-    }
     const char *verb = words[0] ? words[0] : "";
     if (strcmp(verb, "list") == 0 && n_words == 1)
         return list(set[O_JSON]);

@@ -231,9 +231,14 @@ size_t text_columns(const char *s)
     return w;
 }
 
+const char *cell_text(const char *s)
+{
+    return *s == '!' || *s == '~' || *s == '+' ? s + 1 : s;
+}
+
 size_t cell_columns(const char *s)
 {
-    return text_columns(s) - (*s == '!' || *s == '~' || *s == '+');
+    return text_columns(cell_text(s));
 }
 
 /* A column of numbers reads best right-aligned, a column of words left. */

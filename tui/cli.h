@@ -121,8 +121,10 @@ void table_csv(const Table *t, FILE *out);
 /* Terminal columns of a UTF-8 string (every glyph kvlab uses is one
  * column wide). */
 size_t text_columns(const char *s);
-/* Columns of a lab table cell: a leading colour marker ('!', '~', '+',
- * widget.h) is not shown. */
+/* A lab table cell without its leading colour marker ('!', '~', '+',
+ * widget.h), which is not shown. */
+const char *cell_text(const char *s);
+/* Columns of a lab table cell as shown. */
 size_t cell_columns(const char *s);
 
 /* Columns a table needs in the lab: cell_columns, two spaces between. */

@@ -93,16 +93,6 @@ static int list(bool json)
     return bad ? EXIT_USAGE : EXIT_OK;
 }
 
-static void report_of(const Scenario *sc, Report *rp)
-{
-    memset(rp, 0, sizeof *rp);
-    rp->model = sc->model.display;
-    rp->gpu = sc->has_gpu ? &sc->gpu : NULL;
-    rp->w = sc->w;
-    rp->n_formats = sc->n_formats;
-    memcpy(rp->formats, sc->formats, sc->n_formats * sizeof sc->formats[0]);
-}
-
 /* Evaluates every figure; *bad counts the ones that make check say no. */
 static int figures(const Scenario *sc, FigureResult *res, int *bad, Error *e)
 {
@@ -145,13 +135,11 @@ static void figures_text(const Scenario *sc, const FigureResult *res, FILE *out)
     table_header(&t, "figure", "format", "calc", "seed", "verdict", NULL);
     for (size_t i = 0; i < sc->n_figures; i++) {
         const Figure *f = &sc->figures[i];
-        const char *unit = metric_unit(f->metric);
+        char calc[TABLE_CELL];
         table_row(&t);
         table_cell(&t, "%s", f->label);
         table_cell(&t, "%s", f->format->id);
-        bool tight = strcmp(unit, "x") == 0 || strcmp(unit, "%") == 0;
-        table_cell(&t, "%s%s%s", res[i].text, *unit && !res[i].never && !tight ? " " : "",
-                   res[i].never ? "" : unit);
+        table_cell(&t, "%s", report_figure_text(f, &res[i], calc, sizeof calc));
         table_cell(&t, "%s", f->seed[0] ? f->seed : "-");
         table_cell(&t, "%s", figure_verdict_name(res[i].verdict));
     }
@@ -177,7 +165,7 @@ static int show(const char *name, bool json, bool check_only)
     if (figures(&sc, res, &bad, &e))
         return cli_fail(cmd, EXIT_USAGE, &e);
     Report rp;
-    report_of(&sc, &rp);
+    report_from_scenario(&sc, &rp);
     if (json) {
         cJSON *root = check_only ? cJSON_CreateObject() : report_json(&rp, &e);
         if (!root)

@@ -2,6 +2,7 @@
  * export. Screens live in screen_*.c. */
 #include "lab.h"
 
+#include "cli.h"
 #include "crt.h"
 #include "screens.h"
 
@@ -56,6 +57,14 @@ void lab_status(Lab *lab, bool error, const char *fmt, ...)
     vsnprintf(lab->status, sizeof lab->status, fmt, ap);
     va_end(ap);
     lab->status_error = error;
+}
+
+void *lab_state_new(size_t size, Error *e)
+{
+    void *st = calloc(1, size);
+    if (!st)
+        error_set(e, "out of memory");
+    return st;
 }
 
 static void load_fields(Lab *lab)
@@ -527,21 +536,22 @@ int lab_run(void)
     static Lab lab;
     double started = now_s();
     Error e;
+    int rc = EXIT_USAGE;
+    size_t made = 0;                // screens created, to destroy
     memset(&lab, 0, sizeof lab);
     lab.started = started;
-    for (size_t i = 0; i < N_SCREENS; i++)
-        if (!(lab.state[i] = SCREENS[i]->create(&e))) {
+    for (; made < N_SCREENS; made++)
+        if (!(lab.state[made] = SCREENS[made]->create(&e))) {
             fprintf(stderr, "kvlab: %s\n", e.msg);
-            return 2;
+            goto done;
         }
     const char *log = getenv("KVLAB_FRAME_LOG");
     if (log && *log)
         lab.frame_log = fopen(log, "a");
     if (crt_init(&e)) {
         fprintf(stderr, "kvlab: %s\n", e.msg);
-        return 2;
+        goto done;
     }
-    lab.cur = 0;
     for (size_t i = 0; i < N_SCREENS; i++) {
         lab.cur = i;
         recompute(&lab);
@@ -561,16 +571,18 @@ int lab_run(void)
         int flags = handle(&lab, ch);
         if (flags & KEY_RECOMPUTE)
             recompute(&lab);
-        if (flags || ch == KEY_RESIZE) {
+        if (flags) {                // KEY_RESIZE too: handle asks for a redraw
             draw_all(&lab);
             refresh();
         }
         log_frame(&lab, t0, ch);
     }
     crt_done();
-    for (size_t i = 0; i < N_SCREENS; i++)
+    rc = crt_quit_signal ? 128 + crt_quit_signal : EXIT_OK;     // as the shell reports a signal
+done:
+    for (size_t i = 0; i < made; i++)
         SCREENS[i]->destroy(lab.state[i]);
     if (lab.frame_log)
         fclose(lab.frame_log);
-    return crt_quit_signal ? 128 + crt_quit_signal : 0;     // as the shell reports a signal
+    return rc;
 }

@@ -31,6 +31,9 @@ void lab_status(Lab *lab, bool error, const char *fmt, ...) __attribute__((forma
 /* Draws a progress bar over the screen and reports whether the user asked
  * to cancel (Esc or q); for long computations inside a key handler. */
 bool lab_progress(Lab *lab, const char *label, double done, double total);
+/* A screen's state, zeroed, for its create; NULL with the message in e when
+ * memory runs out. free() releases it. */
+void *lab_state_new(size_t size, Error *e);
 
 typedef struct {
     const char *name;           // tab title

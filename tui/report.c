@@ -10,6 +10,16 @@
  * Computing
  */
 
+void report_from_scenario(const Scenario *sc, Report *rp)
+{
+    memset(rp, 0, sizeof *rp);
+    rp->model = sc->model.display;
+    rp->gpu = sc->has_gpu ? &sc->gpu : NULL;
+    rp->w = sc->w;
+    rp->n_formats = sc->n_formats;
+    memcpy(rp->formats, sc->formats, sc->n_formats * sizeof sc->formats[0]);
+}
+
 int report_compute(const Report *rp, Results *res, Error *e)
 {
     for (size_t i = 0; i < rp->n_formats; i++) {
@@ -164,6 +174,14 @@ void report_table_fit(Table *t, int width)
                                                "scale B", "per seq", "B/elem"};
     for (size_t i = 0; i < sizeof LEAST_NEEDED / sizeof LEAST_NEEDED[0] && table_width(t) > width; i++)
         table_drop_column(t, LEAST_NEEDED[i]);
+}
+
+const char *report_figure_text(const Figure *f, const FigureResult *r, char *buf, size_t n)
+{
+    const char *unit = r->never ? "" : metric_unit(f->metric);
+    bool tight = strcmp(unit, "x") == 0 || strcmp(unit, "%") == 0;     // "1.12x", "38%"
+    snprintf(buf, n, "%s%s%s", r->text, *unit && !tight ? " " : "", unit);
+    return buf;
 }
 
 /* CSV for scripts: plain numbers, exact integers, no units or separators;

@@ -9,6 +9,7 @@
 #include "error.h"
 #include "format.h"
 #include "gpu.h"
+#include "scenario.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -34,11 +35,16 @@ typedef struct {
     Q series_ms[16][REPORT_CONTEXTS_MAX];   // step floor at each context
 } Results;
 
+/* The report of a scenario's workload and formats, as it stands in sc. */
+void report_from_scenario(const Scenario *sc, Report *rp);
 int report_compute(const Report *rp, Results *res, Error *e);
 /* The formats table as `kvlab calc` prints it (the lab shows the same). */
 void report_table(const Report *rp, const Results *res, Table *t);
 /* Drops the least needed columns until the table fits in width columns. */
 void report_table_fit(Table *t, int width);
+/* A scenario figure's value with its unit, as the figures tables show it:
+ * "21.4 GiB", "1.12x", "38%", "never". */
+const char *report_figure_text(const Figure *f, const FigureResult *r, char *buf, size_t n);
 
 /* Computes every format first, so an error prints nothing. */
 int report_text(const Report *r, bool csv, FILE *out, Error *e);

@@ -29,15 +29,18 @@ typedef struct {
     Report rp;
     Results res;
     double xs[SERIES_POINTS], ys[16][SERIES_POINTS];
+    /* The formats table as drawn, rebuilt only when the figures changed
+     * (`stale`, set by recompute) or the view's width did. */
+    bool stale;
+    int table_w;                // the width `table` was fitted to
+    Table table;
 } Calc;
 
 static void *create(Error *e)
 {
-    Calc *c = calloc(1, sizeof *c);
-    if (!c) {
-        error_set(e, "out of memory");
+    Calc *c = lab_state_new(sizeof *c, e);
+    if (!c)
         return NULL;
-    }
     if (catalog_list(cli_datadir(), CATALOG_MODELS, &c->models, e) ||
         catalog_list(cli_datadir(), CATALOG_GPUS, &c->gpus, e) || !c->models.count) {
         if (!c->models.count)
@@ -63,11 +66,6 @@ static void *create(Error *e)
     c->block = PAGED_BLOCK_DEFAULT;
     c->util = 0.9f;
     return c;
-}
-
-static void destroy(void *st)
-{
-    free(st);
 }
 
 static size_t fields(void *st, Field *f)
@@ -132,6 +130,7 @@ static int recompute(void *st, Error *e)
         return -1;
     c->rp = rp;
     c->res = res;
+    c->stale = true;
     for (size_t k = 0; k < rp.n_contexts; k++) {
         c->xs[k] = (double)rp.contexts[k];
         for (size_t i = 0; i < rp.n_formats; i++)
@@ -182,11 +181,14 @@ static void draw(void *st, Rect r, int scroll)
              w->bandwidth ? units_rate(f, sizeof f, w->bandwidth) : "no bandwidth",
              w->tp > 1 ? "; every figure per GPU" : "");
     put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_DIM), line);
-    static Table t;
-    report_table(&c->rp, &c->res, &t);
-    report_table_fit(&t, r.w);
-    Rect tr = {r.y + 3, r.x, (int)t.rows, r.w};
-    draw_table(tr, &t, -1);
+    if (c->stale || c->table_w != r.w) {
+        report_table(&c->rp, &c->res, &c->table);
+        report_table_fit(&c->table, r.w);
+        c->table_w = r.w;
+        c->stale = false;
+    }
+    Rect tr = {r.y + 3, r.x, (int)c->table.rows, r.w};
+    draw_table(tr, &c->table, -1);
     int y = tr.y + tr.h + 1, h = r.y + r.h - y;
     if (h < 6)
         return;
@@ -248,7 +250,7 @@ const ScreenDef SCREEN_CALC = {
             "comes from the GPU's memory times the GPU share, less the weights, unless you type "
             "one. The same figures come out of `kvlab calc`.",
     .create = create,
-    .destroy = destroy,
+    .destroy = free,
     .fields = fields,
     .recompute = recompute,
     .draw = draw,

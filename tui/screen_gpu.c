@@ -43,15 +43,14 @@ typedef struct {
     bool complete;                          // a whole sweep is in rows
     double slope[KV_FORMATS];               // of the sweep, ms per context token
     uint64_t layers;                        // of the model swept
+    Table slopes;                           // the slopes against the published ones
 } GpuLab;
 
 static void *create(Error *e)
 {
-    GpuLab *s = calloc(1, sizeof *s);
-    if (!s) {
-        error_set(e, "out of memory");
+    GpuLab *s = lab_state_new(sizeof *s, e);
+    if (!s)
         return NULL;
-    }
     if (catalog_list(cli_datadir(), CATALOG_MODELS, &s->models, e)) {
         free(s);
         return NULL;
@@ -66,11 +65,6 @@ static void *create(Error *e)
     s->max_context = 131072;
     s->iters = 30;
     return s;
-}
-
-static void destroy(void *st)
-{
-    free(st);
 }
 
 static size_t fields(void *st, Field *f)
@@ -158,23 +152,22 @@ static void draw(void *st, Rect r, int scroll)
     int bx = r.x + r.w * 3 / 5 + 1, bw = r.w - (bx - r.x);
     draw_title((Rect){top, bx, 1, bw}, "bandwidth at the longest context");
     draw_bars((Rect){top + 1, bx, ph - 1, bw}, items, nb);
-    /* slopes against the published ones (whole model: layers x ours) */
-    static Table t;
-    table_init(&t, 5);
-    table_row(&t);
-    table_cell(&t, "format");
-    table_cell(&t, "ms/token, layer");
-    table_cell(&t, "x layers");
-    table_cell(&t, "vs BF16");
-    table_cell(&t, "published (H100, FA3)");
+    draw_table((Rect){top + ph + 1, r.x, r.y + r.h - top - ph - 1, r.w}, &s->slopes, -1);
+}
+
+/* The sweep's slopes against the published ones (whole model: layers x ours). */
+static void slopes_table(const GpuLab *s, Table *t)
+{
+    table_header(t, "format", "ms/token, layer", "x layers", "vs BF16", "published (H100, FA3)",
+                 NULL);
     const double base = s->slope[KV_BF16];
     for (int f = 0; f < KV_FORMATS; f++) {
         const double sl = s->slope[f];
-        table_row(&t);
-        table_cell(&t, "%s", kv_format_id((KvFormat)f));
-        table_cell(&t, "%.3e", sl);
-        table_cell(&t, "%.3e", sl * (double)s->layers);
-        table_cell(&t, "%.2f", sl / base);
+        table_row(t);
+        table_cell(t, "%s", kv_format_id((KvFormat)f));
+        table_cell(t, "%.3e", sl);
+        table_cell(t, "%.3e", sl * (double)s->layers);
+        table_cell(t, "%.2f", sl / base);
         const char *pub = "-";
         char pb[64];
         for (size_t k = 0; k < sizeof PUBLISHED / sizeof PUBLISHED[0]; k++)
@@ -183,9 +176,8 @@ static void draw(void *st, Rect r, int scroll)
                          PUBLISHED[k].ms_per_token / PUBLISHED[0].ms_per_token);
                 pub = pb;
             }
-        table_cell(&t, "%s", pub);
+        table_cell(t, "%s", pub);
     }
-    draw_table((Rect){top + ph + 1, r.x, r.y + r.h - top - ph - 1, r.w}, &t, -1);
 }
 
 /* 'r': the sweep, cancellable. */
@@ -230,6 +222,7 @@ static int sweep(GpuLab *s, Lab *lab)
     for (int f = 0; f < KV_FORMATS; f++)
         s->slope[f] = bench_slope(s->rows, s->n, (KvFormat)f, (uint32_t)s->batch, false);
     s->layers = s->b.shape.layers;
+    slopes_table(s, &s->slopes);
     s->complete = true;
     snprintf(s->status, sizeof s->status, "%zu points, batch %llu, median of %d runs each; r runs "
                                           "again, e exports", s->n, (unsigned long long)s->batch, s->b.iters);
@@ -275,7 +268,7 @@ const ScreenDef SCREEN_GPU = {
             "the slopes next to vLLM's published figures. Without a GPU, the CPU reference is "
             "measured instead and says so.",
     .create = create,
-    .destroy = destroy,
+    .destroy = free,
     .fields = fields,
     .recompute = recompute,
     .draw = draw,

@@ -18,6 +18,7 @@
 #define GEN_TOKENS 128
 #define GEN_DIM 64
 #define AVG_SEEDS 50
+#define MOVED_MAX 16            // score-error bars drawn, at most
 
 static const char *const SOURCES[] = {"generated", "worked 4x4"};
 static const char *const SCHEMES[] = {"int-min", "int-zp", "int-sym", "fp8", "nvfp4", "mxfp4", "kivi"};
@@ -36,15 +37,18 @@ typedef struct {
     float err_cur[GEN_TOKENS * GEN_DIM], err_tok[GEN_TOKENS * GEN_DIM], err_chan[GEN_TOKENS * GEN_DIM];
     double avg[3];              // mean K error over AVG_SEEDS seeds: current, token, channel
     bool have_avg;
+    /* Drawn from the results, computed when they change (recompute). */
+    double kmax;                // largest |key|: the keys' heatmap range
+    double emax;                // largest |error| of the three runs: the errors' range
+    size_t n_moved;
+    size_t moved[MOVED_MAX];    // tokens whose scores moved most, most first
 } Quant;
 
 static void *create(Error *e)
 {
-    Quant *s = calloc(1, sizeof *s);
-    if (!s) {
-        error_set(e, "out of memory");
+    Quant *s = lab_state_new(sizeof *s, e);
+    if (!s)
         return NULL;
-    }
     s->seed = 1;
     s->outliers = 2;
     s->outlier_scale = 20;
@@ -54,13 +58,17 @@ static void *create(Error *e)
     return s;
 }
 
-static void destroy(void *st)
+static void free_results(Quant *s)
 {
-    Quant *s = st;
     experiment_result_free(&s->cur);
     experiment_result_free(&s->tok);
     experiment_result_free(&s->chan);
-    free(s);
+}
+
+static void destroy(void *st)
+{
+    free_results(st);
+    free(st);
 }
 
 static size_t fields(void *st, Field *f)
@@ -142,19 +150,16 @@ static int run(Quant *s, GranKind g, bool compare, ExperimentResult *r, float *e
     return 0;
 }
 
-static int recompute(void *st, Error *e)
+/* The keys of `seed` quantized three ways: as set, per token and per channel. */
+static int run_all(Quant *s, uint64_t seed, Error *e)
 {
-    Quant *s = st;
-    s->have_avg = false;
-    if (load_keys(s, s->seed, e))
-        return -1;
     static const GranKind G[] = {GRAN_TENSOR, GRAN_TOKEN, GRAN_CHANNEL, GRAN_GROUP_CHANNELS,
-                                 GRAN_GROUP_TOKENS};
-    return run(s, G[s->gran], false, &s->cur, s->err_cur, e) ||
-                   run(s, GRAN_TOKEN, true, &s->tok, s->err_tok, e) ||
-                   run(s, GRAN_CHANNEL, true, &s->chan, s->err_chan, e)
-               ? -1
-               : 0;
+                                 GRAN_GROUP_TOKENS};    // by GRANS
+    if (load_keys(s, seed, e) || run(s, G[s->gran], false, &s->cur, s->err_cur, e) ||
+        run(s, GRAN_TOKEN, true, &s->tok, s->err_tok, e) ||
+        run(s, GRAN_CHANNEL, true, &s->chan, s->err_chan, e))
+        return -1;
+    return 0;
 }
 
 static double amax(const float *m, size_t n)
@@ -163,6 +168,43 @@ static double amax(const float *m, size_t n)
     for (size_t i = 0; i < n; i++)
         a = fmax(a, fabs((double)m[i]));
     return a > 0 ? a : 1;
+}
+
+static double score_moved(const ExperimentResult *r, size_t t)
+{
+    return fabs(r->scores[t] - r->scores_ref[t]);
+}
+
+/* The heatmaps' ranges and the tokens whose scores moved most (a partial
+ * selection sort: MOVED_MAX passes over the tokens). */
+static void summarise(Quant *s)
+{
+    size_t n = s->T * s->D;
+    s->kmax = amax(s->cur.k_ref, n);
+    s->emax = fmax(amax(s->err_tok, n), fmax(amax(s->err_chan, n), amax(s->err_cur, n)));
+    size_t order[GEN_TOKENS];
+    for (size_t i = 0; i < s->T; i++)
+        order[i] = i;
+    s->n_moved = s->T < MOVED_MAX ? s->T : MOVED_MAX;
+    for (size_t i = 0; i < s->n_moved; i++) {
+        for (size_t j = i + 1; j < s->T; j++)
+            if (score_moved(&s->cur, order[j]) > score_moved(&s->cur, order[i])) {
+                size_t t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+        s->moved[i] = order[i];
+    }
+}
+
+static int recompute(void *st, Error *e)
+{
+    Quant *s = st;
+    s->have_avg = false;
+    if (run_all(s, s->seed, e))
+        return -1;
+    summarise(s);
+    return 0;
 }
 
 static const char *describe(const Quant *s, char *buf, size_t n)
@@ -212,9 +254,7 @@ static void draw(void *st, Rect r, int scroll)
         put_text(r.y + 4, r.x, r.w, crt_attr(ROLE_GOOD), line);
     }
     int top = r.y + 6, hh = (r.y + r.h - top) / 2, cw = r.w / 3;
-    size_t n = s->T * s->D;
-    double kmax = amax(s->cur.k_ref, n);
-    double emax = fmax(amax(s->err_tok, n), fmax(amax(s->err_chan, n), amax(s->err_cur, n)));
+    const double kmax = s->kmax, emax = s->emax;
     draw_heatmap((Rect){top, r.x, hh, cw - 1}, "keys K", s->cur.k_ref, s->T, s->D, -kmax, kmax);
     draw_heatmap((Rect){top, r.x + cw, hh, cw - 1}, "quantized (this setting)", s->cur.k_hat, s->T,
                  s->D, -kmax, kmax);
@@ -226,25 +266,16 @@ static void draw(void *st, Rect r, int scroll)
     draw_heatmap((Rect){y2, r.x + cw, r.y + r.h - y2, cw - 1}, "error, per channel", s->err_chan,
                  s->T, s->D, -emax, emax);
     /* score errors of the tokens that moved most */
-    BarItem items[16];
-    char labels[16][24], text[16][32];
-    size_t order[GEN_TOKENS], nb = 0;
-    for (size_t i = 0; i < s->T; i++)
-        order[i] = i;
-    for (size_t i = 0; i < s->T && nb < 16; i++, nb++)
-        for (size_t j = i + 1; j < s->T; j++)
-            if (fabs(s->cur.scores[order[j]] - s->cur.scores_ref[order[j]]) >
-                fabs(s->cur.scores[order[i]] - s->cur.scores_ref[order[i]])) {
-                size_t t = order[i];
-                order[i] = order[j];
-                order[j] = t;
-            }
+    BarItem items[MOVED_MAX];
+    char labels[MOVED_MAX][24], text[MOVED_MAX][32];
+    size_t nb = s->n_moved;
     int bh = r.y + r.h - y2 - 1;
     if (nb > (size_t)bh)
         nb = bh > 0 ? (size_t)bh : 0;
     for (size_t i = 0; i < nb; i++) {
-        double d = s->cur.scores[order[i]] - s->cur.scores_ref[order[i]];
-        snprintf(labels[i], sizeof labels[i], "token %zu", order[i]);
+        size_t t = s->moved[i];
+        double d = s->cur.scores[t] - s->cur.scores_ref[t];
+        snprintf(labels[i], sizeof labels[i], "token %zu", t);
         snprintf(text[i], sizeof text[i], "%+.3g", d);
         items[i] = (BarItem){labels[i], fabs(d), text[i]};
     }
@@ -270,23 +301,15 @@ static int average(Quant *s, Lab *lab)
     memset(&tmp->chan, 0, sizeof tmp->chan);
     int done = 0;
     Error e;
-    static const GranKind G[] = {GRAN_TENSOR, GRAN_TOKEN, GRAN_CHANNEL, GRAN_GROUP_CHANNELS,
-                                 GRAN_GROUP_TOKENS};
     for (; done < AVG_SEEDS; done++) {
-        if (lab_progress(lab, "mean over seeds", done, AVG_SEEDS))
-            break;
-        if (load_keys(tmp, s->seed + (uint64_t)done, &e) ||
-            run(tmp, G[s->gran], false, &tmp->cur, tmp->err_cur, &e) ||
-            run(tmp, GRAN_TOKEN, true, &tmp->tok, tmp->err_tok, &e) ||
-            run(tmp, GRAN_CHANNEL, true, &tmp->chan, tmp->err_chan, &e))
+        if (lab_progress(lab, "mean over seeds", done, AVG_SEEDS) ||
+            run_all(tmp, s->seed + (uint64_t)done, &e))
             break;
         sum[0] += tmp->cur.err.rel_fro_k;
         sum[1] += tmp->tok.err.rel_fro_k;
         sum[2] += tmp->chan.err.rel_fro_k;
     }
-    experiment_result_free(&tmp->cur);
-    experiment_result_free(&tmp->tok);
-    experiment_result_free(&tmp->chan);
+    free_results(tmp);
     free(tmp);
     if (done < AVG_SEEDS) {
         lab_status(lab, false, "averaging cancelled after %d of %d seeds", done, AVG_SEEDS);

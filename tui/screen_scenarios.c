@@ -26,15 +26,22 @@ typedef struct {
     bool fig_ok[SCENARIO_FIGURES_MAX];
     Report rp;
     Results res;
+    /* The tables as drawn, rebuilt only when recompute has run (`stale`),
+     * the view's width or the scroll changed: a key that changes nothing
+     * else redraws them as they are. */
+    bool stale;
+    int fit_w;                  // the width `table` and `figs` were fitted to
+    int shown_skip;             // the figures `shown` leaves out, -1: none built
+    Table table;                // the formats
+    Table figs;                 // the figures the seed quotes
+    Table shown;                // figs without its first shown_skip figures
 } Scen;
 
 static void *create(Error *e)
 {
-    Scen *s = calloc(1, sizeof *s);
-    if (!s) {
-        error_set(e, "out of memory");
+    Scen *s = lab_state_new(sizeof *s, e);
+    if (!s)
         return NULL;
-    }
     if (catalog_list(cli_datadir(), CATALOG_SCENARIOS, &s->names, e) || !s->names.count) {
         if (!s->names.count)
             error_set(e, "no scenarios in %s", cli_datadir());
@@ -49,11 +56,6 @@ static void *create(Error *e)
     }
     s->loaded = -1;
     return s;
-}
-
-static void destroy(void *st)
-{
-    free(st);
 }
 
 static size_t fields(void *st, Field *f)
@@ -73,6 +75,7 @@ static size_t fields(void *st, Field *f)
 static int recompute(void *st, Error *e)
 {
     Scen *s = st;
+    s->stale = true;
     if (s->loaded != s->pick) {
         char path[1024];
         static Scenario sc;
@@ -96,12 +99,7 @@ static int recompute(void *st, Error *e)
     if (!s->pool && s->sc.has_gpu &&        /* the GPU's memory less these weights */
         workload_pool_from_gpu(&s->sc.w, s->sc.gpu.memory, s->sc.utilization, s->sc.reserve, e))
         return -1;
-    memset(&s->rp, 0, sizeof s->rp);
-    s->rp.model = s->sc.model.display;
-    s->rp.gpu = s->sc.has_gpu ? &s->sc.gpu : NULL;
-    s->rp.w = s->sc.w;
-    s->rp.n_formats = s->sc.n_formats;
-    memcpy(s->rp.formats, s->sc.formats, s->sc.n_formats * sizeof s->sc.formats[0]);
+    report_from_scenario(&s->sc, &s->rp);
     static Results res;
     if (report_compute(&s->rp, &res, e))
         return -1;
@@ -120,13 +118,7 @@ static bool edited(const Scen *s)
 
 static void figures_table(const Scen *s, Table *t)
 {
-    table_init(t, 5);
-    table_row(t);
-    table_cell(t, "what the seed says");
-    table_cell(t, "format");
-    table_cell(t, "calc");
-    table_cell(t, "seed");
-    table_cell(t, "verdict");
+    table_header(t, "what the seed says", "format", "calc", "seed", "verdict", NULL);
     static const char MARK[] = {[FIGURE_AGREES] = '+', [FIGURE_SEED_WRONG] = '~',
                                 [FIGURE_UNEXPLAINED] = '!', [FIGURE_STALE] = '!',
                                 [FIGURE_NO_SEED] = ' '};
@@ -142,9 +134,8 @@ static void figures_table(const Scen *s, Table *t)
             table_cell(t, "!needs more inputs");
             continue;
         }
-        const char *unit = metric_unit(f->metric);
-        bool tight = !strcmp(unit, "x") || !strcmp(unit, "%");
-        table_cell(t, "%s%s%s", r->text, *unit && !r->never && !tight ? " " : "", r->never ? "" : unit);
+        char calc[TABLE_CELL];
+        table_cell(t, "%s", report_figure_text(f, r, calc, sizeof calc));
         table_cell(t, "%s", f->seed[0] ? f->seed : "-");
         if (r->verdict == FIGURE_NO_SEED)
             table_cell(t, " ");
@@ -163,7 +154,7 @@ static void narrow(Table *t, int w)
         {"agrees, but the file says the seed is wrong", "stale"}};
     for (size_t r = 1; r < t->rows; r++) {
         char *v = t->cell[r][t->cols - 1];
-        const char *body = (*v == '+' || *v == '~' || *v == '!') ? v + 1 : v;
+        const char *body = cell_text(v);
         for (size_t k = 0; k < sizeof SHORT / sizeof SHORT[0]; k++)
             if (!strcmp(body, SHORT[k].from)) {
                 char mark = *v;
@@ -186,6 +177,39 @@ static void narrow(Table *t, int w)
             snprintf(t->cell[r][0] + keep - 1, TABLE_CELL - keep + 1, "%s", ".");
 }
 
+/* The formats and figures tables fitted to w columns. */
+static void fit_tables(Scen *s, int w)
+{
+    if (!s->stale && s->fit_w == w)
+        return;
+    report_table(&s->rp, &s->res, &s->table);
+    report_table_fit(&s->table, w);
+    figures_table(s, &s->figs);
+    if (table_width(&s->figs) > w)          /* narrow: the format is in the label anyway */
+        table_drop_column(&s->figs, "format");
+    if (table_width(&s->figs) > w)          /* still narrow: short verdicts, clipped labels */
+        narrow(&s->figs, w);
+    s->fit_w = w;
+    s->shown_skip = -1;
+    s->stale = false;
+}
+
+/* The figures table without its first `skip` figures (the header stays). */
+static void scroll_figures(Scen *s, int skip)
+{
+    if (s->shown_skip == skip)
+        return;
+    const Table *ft = &s->figs;
+    table_init(&s->shown, ft->cols);
+    for (size_t row = 0; row < ft->rows; row++)
+        if (row == 0 || (int)row > skip) {
+            table_row(&s->shown);
+            for (size_t c = 0; c < ft->cols; c++)
+                table_cell(&s->shown, "%s", ft->cell[row][c]);
+        }
+    s->shown_skip = skip;
+}
+
 static void draw(void *st, Rect r, int scroll)
 {
     Scen *s = st;
@@ -197,34 +221,19 @@ static void draw(void *st, Rect r, int scroll)
         put_text(y++, r.x, r.w, crt_attr(ROLE_WARN),
                  "inputs changed: the seed's figures were for the original workload");
     y++;
-    static Table t;
-    report_table(&s->rp, &s->res, &t);
-    report_table_fit(&t, r.w);
-    draw_table((Rect){y, r.x, (int)t.rows, r.w}, &t, -1);
-    y += (int)t.rows + 1;
+    fit_tables(s, r.w);
+    draw_table((Rect){y, r.x, (int)s->table.rows, r.w}, &s->table, -1);
+    y += (int)s->table.rows + 1;
     /* the figures and the notes on wrong seeds scroll together */
-    static Table ft;
-    figures_table(s, &ft);
-    if (table_width(&ft) > r.w)             /* narrow: the format is in the label anyway */
-        table_drop_column(&ft, "format");
-    if (table_width(&ft) > r.w)             /* still narrow: short verdicts, clipped labels */
-        narrow(&ft, r.w);
     Rect fr = {y, r.x, r.y + r.h - y, r.w};
     if (fr.h <= 1)
         return;
-    int skip = scroll < (int)ft.rows - 1 ? scroll : (int)ft.rows - 2;
+    int skip = scroll < (int)s->figs.rows - 1 ? scroll : (int)s->figs.rows - 2;
     if (skip < 0)
         skip = 0;
-    static Table shown;
-    table_init(&shown, ft.cols);
-    for (size_t row = 0; row < ft.rows; row++)
-        if (row == 0 || (int)row > skip) {
-            table_row(&shown);
-            for (size_t c = 0; c < ft.cols; c++)
-                table_cell(&shown, "%s", ft.cell[row][c]);
-        }
-    draw_table((Rect){fr.y, fr.x, fr.h, fr.w}, &shown, -1);
-    int ny = fr.y + (int)shown.rows + 1;
+    scroll_figures(s, skip);
+    draw_table(fr, &s->shown, -1);
+    int ny = fr.y + (int)s->shown.rows + 1;
     for (size_t i = 0; i < s->sc.n_figures && ny < r.y + r.h; i++) {
         if (!s->sc.figures[i].seed_error[0] || (int)i + 1 <= skip)
             continue;
@@ -279,7 +288,7 @@ const ScreenDef SCREEN_SCENARIOS = {
             "kvlab cannot reproduce it. Change the context, batch, pool, weights or bandwidth "
             "to see the figures move. Tab then Up/Down scrolls the figures.",
     .create = create,
-    .destroy = destroy,
+    .destroy = free,
     .fields = fields,
     .recompute = recompute,
     .draw = draw,

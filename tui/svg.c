@@ -114,13 +114,9 @@ void svg_bars(FILE *f, const char *title, const BarItem *items, size_t n)
 }
 
 /* The same diverging ramp as the screen: blue, white, red. */
-static void heat_rgb(int level, char *buf)
-{
-    static const char *const RAMP[HEAT_STEPS] = {"#08306b", "#2171b5", "#6baed6", "#c6dbef",
+static const char *const HEAT_RGB[HEAT_STEPS] = {"#08306b", "#2171b5", "#6baed6", "#c6dbef",
                                                  "#f7f7f7", "#fddbc7", "#f4a582", "#d6604d",
                                                  "#67001f"};
-    snprintf(buf, 8, "%s", RAMP[level]);
-}
 
 void svg_heatmap(FILE *f, const char *title, const float *m, size_t rows, size_t cols, double lo,
                  double hi)
@@ -130,20 +126,16 @@ void svg_heatmap(FILE *f, const char *title, const float *m, size_t rows, size_t
     if (W < 360)
         W = 360;
     begin(f, W, H, title);
-    char rgb[8];
     for (size_t r = 0; r < rows; r++)
-        for (size_t c = 0; c < cols; c++) {
-            heat_rgb(heat_level(m[r * cols + c], lo, hi, HEAT_STEPS), rgb);
+        for (size_t c = 0; c < cols; c++)
             fprintf(f, "<rect x=\"%zu\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",
-                    20 + c * (size_t)cell, 34 + r * (size_t)cell, cell, cell, rgb);
-        }
+                    20 + c * (size_t)cell, 34 + r * (size_t)cell, cell, cell,
+                    HEAT_RGB[heat_level(m[r * cols + c], lo, hi, HEAT_STEPS)]);
     int y = 34 + (int)rows * cell + 20;
     fprintf(f, "<text x=\"20\" y=\"%d\">%.3g</text>\n", y + 12, lo);
-    for (int k = 0; k < HEAT_STEPS; k++) {
-        heat_rgb(k, rgb);
+    for (int k = 0; k < HEAT_STEPS; k++)
         fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"16\" height=\"14\" fill=\"%s\"/>\n",
-                70 + k * 16, y, rgb);
-    }
+                70 + k * 16, y, HEAT_RGB[k]);
     fprintf(f, "<text x=\"%d\" y=\"%d\">%.3g</text>\n", 80 + HEAT_STEPS * 16, y + 12, hi);
     fputs("</svg>\n", f);
 }

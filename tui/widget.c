@@ -101,8 +101,7 @@ int draw_wrapped(Rect r, int attr, const char *text, int skip)
 
 static bool numeric(const char *s)
 {
-    if (*s == '!' || *s == '~' || *s == '+')
-        s++;
+    s = cell_text(s);
     if (*s == '-' || *s == '+')
         s++;
     return (*s >= '0' && *s <= '9') || *s == '\0' || strcmp(s, "never") == 0 || *s == '-';
@@ -143,8 +142,7 @@ void draw_table(Rect r, const Table *t, int hi)
                 else if (*s == '+')
                     attr = crt_attr(ROLE_GOOD);
             }
-            if (*s == '!' || *s == '~' || *s == '+')
-                s++;
+            s = cell_text(s);
             int pad = width[c] - text_width(s);
             put_text(r.y + (int)row, x + (right[c] ? pad : 0), r.x + r.w - x - (right[c] ? pad : 0),
                      attr, s);
@@ -157,6 +155,16 @@ void draw_table(Rect r, const Table *t, int hi)
  * Bars
  */
 
+/* `full` whole cells from (y, x), then `eighths` of the next (bar_cells). */
+static void put_bar(int y, int x, int full, int eighths, int attr)
+{
+    attron(attr);
+    for (int k = 0; k < full; k++)
+        mvaddstr(y, x + k, crt_glyph(GLYPH_BLOCK_8));
+    if (eighths)
+        mvaddstr(y, x + full, crt_glyph((Glyph)(GLYPH_BLOCK_1 + eighths - 1)));
+    attroff(attr);
+}
 
 void draw_bars(Rect r, const BarItem *items, size_t n)
 {
@@ -177,13 +185,8 @@ void draw_bars(Rect r, const BarItem *items, size_t n)
         put_text(y, r.x, label_w, crt_attr(ROLE_NORMAL), items[i].label);
         int full, eighths;
         bar_cells(items[i].value, max, bar_w, &full, &eighths);
-        int attr = crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(i % SERIES_COUNT)));
-        attron(attr);
-        for (int k = 0; k < full; k++)
-            mvaddstr(y, r.x + label_w + 1 + k, crt_glyph(GLYPH_BLOCK_8));
-        if (eighths)
-            mvaddstr(y, r.x + label_w + 1 + full, crt_glyph((Glyph)(GLYPH_BLOCK_1 + eighths - 1)));
-        attroff(attr);
+        put_bar(y, r.x + label_w + 1, full, eighths,
+                crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(i % SERIES_COUNT))));
         if (items[i].text && text_w > 0)
             put_text(y, r.x + label_w + 2 + bar_w, text_w, crt_attr(ROLE_DIM), items[i].text);
     }
@@ -337,12 +340,7 @@ void draw_progress(Rect r, const char *label, double done, double total, double 
     put_text(r.y, r.x, r.w, crt_attr(ROLE_NORMAL), line);
     int full, eighths;
     bar_cells(done, total, r.w, &full, &eighths);
-    attron(crt_attr(ROLE_SERIES_1));
-    for (int k = 0; k < full; k++)
-        mvaddstr(r.y + 1, r.x + k, crt_glyph(GLYPH_BLOCK_8));
-    if (eighths)
-        mvaddstr(r.y + 1, r.x + full, crt_glyph((Glyph)(GLYPH_BLOCK_1 + eighths - 1)));
-    attroff(crt_attr(ROLE_SERIES_1));
+    put_bar(r.y + 1, r.x, full, eighths, crt_attr(ROLE_SERIES_1));
 }
 
 void draw_function_bar(int y, int w, const BarKey *keys, size_t n)

@@ -14,14 +14,22 @@ static FormatResult compute(const Workload *w, const char *fmt)
     return r;
 }
 
-/* Static slots are floor(pool / per-sequence bytes); paged slots count
- * whole blocks, so they never exceed static slots, and equal them when the
- * context is a whole number of blocks. */
-START_TEST(slots_static_and_paged)
+/* Llama-3.1-8B's shape, typed in, at context S and batch B. */
+static Workload llama8b(uint64_t S, uint64_t B)
 {
     Shape s = test_llama8b_shape();
     Workload w;
-    workload_init(&w, &s, 8192, 16);
+    workload_init(&w, &s, S, B);
+    return w;
+}
+
+/* Static slots are floor(pool / per-sequence bytes); paged slots are
+ * floor(pool / bytes of the whole blocks a sequence takes), so they never
+ * exceed static slots, and equal them when the context is a whole number
+ * of blocks. */
+START_TEST(slots_static_and_paged)
+{
+    Workload w = llama8b(8192, 16);
     w.pool = (u128)20 << 30;
     FormatResult r = compute(&w, "bf16");
     ck_assert(r.slots == 20 && r.paged_slots == 20);
@@ -41,6 +49,11 @@ START_TEST(slots_static_and_paged)
         ck_assert(x.paged_slots <= x.slots);
         ck_assert(x.slots * x.fp.bytes_per_sequence <= w.pool);
         ck_assert((x.slots + 1) * x.fp.bytes_per_sequence > w.pool);
+        /* a full-attention sequence costs the same bytes for every token */
+        u128 blocks = (w.context + w.block_tokens - 1) / w.block_tokens;
+        ck_assert(x.paged_bytes_per_sequence * w.context ==
+                  x.fp.bytes_per_sequence * blocks * w.block_tokens);
+        ck_assert(x.paged_slots == w.pool / x.paged_bytes_per_sequence);
         if (w.context % w.block_tokens == 0)
             ck_assert(x.paged_slots == x.slots);
     }
@@ -51,9 +64,7 @@ END_TEST
  * reserve; too little memory is an error, not a wrapped number. */
 START_TEST(pool_from_gpu)
 {
-    Shape s = test_llama8b_shape();
-    Workload w;
-    workload_init(&w, &s, 8192, 1);
+    Workload w = llama8b(8192, 1);
     w.weights = 16000000000u;
     Error e;
     ck_assert_int_eq(workload_pool_from_gpu(&w, 80000000000u, q_make(1, 1), 6000000000u, &e), 0);
@@ -82,8 +93,7 @@ START_TEST(tensor_parallel)
     ck_assert(p.kv_heads == 1 && p.q_heads == 2 && rep == 2);
     Error e;
     ck_assert_int_eq(shape_split_tp(&s, 3, &p, &rep, &e), -1);
-    Workload w;
-    workload_init(&w, &s, 8192, 16);
+    Workload w = llama8b(8192, 16);
     w.tp = 4;
     ck_assert(compute(&w, "bf16").fp.bytes == (u128)4 << 30);   // a quarter of 16 GiB
 }
@@ -93,9 +103,7 @@ END_TEST
  * BF16 floor over the format's, and MHA multiplies KV by H_q / H_kv. */
 START_TEST(step_floor)
 {
-    Shape s = test_llama8b_shape();
-    Workload w;
-    workload_init(&w, &s, 8192, 16);
+    Workload w = llama8b(8192, 16);
     w.weights = 16000000000u;
     w.bandwidth = 2000000000000u;
     FormatResult b = compute(&w, "bf16"), f = compute(&w, "fp8_e4m3");

@@ -81,7 +81,8 @@ START_TEST(calc_default)
 }
 END_TEST
 
-/* --json carries DESIGN.md's fields with the seed's exact values. */
+/* --json carries DESIGN.md's fields for each of the scenario's formats,
+ * with the seed's exact values. */
 START_TEST(calc_json_fields)
 {
     RunResult r = RUN("calc", "--json");
@@ -91,8 +92,9 @@ START_TEST(calc_json_fields)
     ck_assert(num(j, "context") == 8192 && num(j, "batch") == 16);
     static const char *const FIELDS[] = {"bytes_per_element", "bytes", "tensor_scale_bytes",
                                          "bytes_per_sequence", "gib", "gb", "slots"};
-    const cJSON *f;
-    cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "formats"))
+    const cJSON *f, *formats = cJSON_GetObjectItem(j, "formats");
+    ck_assert_int_eq(cJSON_GetArraySize(formats), 5);     // the default scenario's formats
+    cJSON_ArrayForEach(f, formats)
         for (size_t i = 0; i < sizeof FIELDS / sizeof FIELDS[0]; i++)
             num(f, FIELDS[i]);
     ck_assert(num(format_row(j, "fp8_e4m3"), "tensor_scale_bytes") == 256);
@@ -214,6 +216,8 @@ START_TEST(calc_errors)
 }
 END_TEST
 
+/* kvlab formats lists every format with its bytes per element, and every
+ * command's --help shows its usage and exits 0. */
 START_TEST(formats_and_help)
 {
     RunResult r = RUN("formats", "--json");
@@ -431,9 +435,13 @@ START_TEST(bench_command)
         n++;
     }
     ck_assert_int_eq(n, 2 * 2 * 2);
+    int bf16_fits = 0;
     cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "fits"))
-        if (!strcmp(cJSON_GetObjectItem(row, "format")->valuestring, "bf16"))
+        if (!strcmp(cJSON_GetObjectItem(row, "format")->valuestring, "bf16")) {
             ck_assert_double_eq(num(row, "ratio_to_bf16"), 1);
+            bf16_fits++;
+        }
+    ck_assert_int_ge(bf16_fits, 1);
     cJSON_Delete(j);
     run_free(&r);
 

@@ -18,28 +18,45 @@ static bool same(float a, float b)
     return memcmp(&a, &b, sizeof a) == 0;
 }
 
-static FILE *vectors(const char *name)
+/* A reference vector file (tests/data/vectors), read a line at a time. */
+typedef struct {
+    FILE *f;
+    char line[512];             // the current data line
+    int count;                  // data lines read so far
+} Vectors;
+
+static Vectors vectors(const char *name)
 {
+    Vectors v = {0};
     char path[1024];
     snprintf(path, sizeof path, "%s/vectors/%s", test_testdata(), name);
-    FILE *f = fopen(path, "r");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    return f;
+    v.f = fopen(path, "r");
+    ck_assert_msg(v.f != NULL, "cannot open %s", path);
+    return v;
+}
+
+/* Moves to the next data line, skipping comments; at the end closes the
+ * file and returns false. */
+static bool vectors_next(Vectors *v)
+{
+    while (fgets(v->line, sizeof v->line, v->f))
+        if (v->line[0] != '#') {
+            v->count++;
+            return true;
+        }
+    fclose(v->f);
+    return false;
 }
 
 /* Every one of the 256 codes of E4M3FN, E5M2 and E8M0 decodes to the
  * reference value, and every finite code encodes back to itself. */
 START_TEST(fp8_codes)
 {
-    FILE *f = vectors("fp8_codes.csv");
-    char line[256];
-    int n = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#')
-            continue;
+    Vectors vec = vectors("fp8_codes.csv");
+    while (vectors_next(&vec)) {
         int code;
         char a[64], b[64], c[64];
-        ck_assert_int_eq(sscanf(line, "%d,%63[^,],%63[^,],%63s", &code, a, b, c), 4);
+        ck_assert_int_eq(sscanf(vec.line, "%d,%63[^,],%63[^,],%63s", &code, a, b, c), 4);
         float e4 = strtof(a, NULL), e5 = strtof(b, NULL), e8 = strtof(c, NULL);
         ck_assert_msg(same(minifloat_decode(&MF_E4M3, (uint8_t)code), e4), "e4m3 code %d", code);
         ck_assert_msg(same(minifloat_decode(&MF_E5M2, (uint8_t)code), e5), "e5m2 code %d", code);
@@ -50,30 +67,24 @@ START_TEST(fp8_codes)
             ck_assert_int_eq(minifloat_encode(&MF_E5M2, e5, false), code);
         if (code < 255)
             ck_assert_int_eq(e8m0_from_exponent(code - 127), code);
-        n++;
     }
-    fclose(f);
-    ck_assert_int_eq(n, 256);
+    ck_assert_int_eq(vec.count, 256);
 }
 END_TEST
 
+/* Every one of the 16 codes of E2M1 decodes to the reference value and
+ * encodes back to itself. */
 START_TEST(fp4_codes)
 {
-    FILE *f = vectors("fp4_codes.csv");
-    char line[256];
-    int n = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#')
-            continue;
+    Vectors vec = vectors("fp4_codes.csv");
+    while (vectors_next(&vec)) {
         int code;
         float v;
-        ck_assert_int_eq(sscanf(line, "%d,%f", &code, &v), 2);
+        ck_assert_int_eq(sscanf(vec.line, "%d,%f", &code, &v), 2);
         ck_assert_msg(same(minifloat_decode(&MF_E2M1, (uint8_t)code), v), "e2m1 code %d", code);
         ck_assert_int_eq(minifloat_encode(&MF_E2M1, v, false), code);
-        n++;
     }
-    fclose(f);
-    ck_assert_int_eq(n, 16);
+    ck_assert_int_eq(vec.count, 16);
 }
 END_TEST
 
@@ -81,14 +92,10 @@ END_TEST
  * reference's value in all three formats, bit for bit. */
 START_TEST(float_round_trips)
 {
-    FILE *f = vectors("float_roundtrip.csv");
-    char line[512];
-    int n = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#')
-            continue;
+    Vectors vec = vectors("float_roundtrip.csv");
+    while (vectors_next(&vec)) {
         char bits[16], in[64], a[64], b[64], c[64];
-        ck_assert_int_eq(sscanf(line, "%15[^,],%63[^,],%63[^,],%63[^,],%63s", bits, in, a, b, c), 5);
+        ck_assert_int_eq(sscanf(vec.line, "%15[^,],%63[^,],%63[^,],%63[^,],%63s", bits, in, a, b, c), 5);
         uint32_t u = (uint32_t)strtoul(bits, NULL, 16);
         float x;
         memcpy(&x, &u, sizeof x);
@@ -98,10 +105,8 @@ START_TEST(float_round_trips)
                       "e5m2(%s) = %g, want %s", in, minifloat_round(&MF_E5M2, x, false), b);
         ck_assert_msg(same(minifloat_round(&MF_E2M1, x, false), strtof(c, NULL)),
                       "e2m1(%s) = %g, want %s", in, minifloat_round(&MF_E2M1, x, false), c);
-        n++;
     }
-    fclose(f);
-    ck_assert_int_ge(n, 1000);
+    ck_assert_int_ge(vec.count, 1000);
 }
 END_TEST
 
@@ -137,9 +142,29 @@ START_TEST(overflow_and_specials)
 }
 END_TEST
 
-/* On random floats over the whole range, the codec returns the nearest
- * representable value with ties to even: checked against a brute-force
- * search of every code. */
+/* A positive float with a random 24-bit mantissa, 2^-21 to 2^21. */
+static float random_float(Rng *r)
+{
+    return ldexpf((float)(rng_next(r) >> 40) / (float)(1 << 24) + 0.5f, (int)rng_range(r, 0, 40) - 20);
+}
+
+/* A positive float exactly halfway between two neighbouring finite values
+ * of f, where rounding to nearest has to break a tie (random floats almost
+ * never land there). */
+static float random_tie(const Minifloat *f, Rng *r)
+{
+    uint64_t positive = (uint64_t)1 << (f->exp_bits + f->man_bits);   // codes of one sign
+    for (;;) {
+        uint8_t c = (uint8_t)rng_range(r, 0, positive - 2);
+        float lo = minifloat_decode(f, c), hi = minifloat_decode(f, (uint8_t)(c + 1));
+        if (isfinite(hi))
+            return (lo + hi) / 2;
+    }
+}
+
+/* On random floats over the whole range, and on ties between two codes,
+ * the codec returns the nearest representable value with ties to even:
+ * checked against a brute-force search of every code. */
 START_TEST(nearest_random)
 {
     const Minifloat *fs[] = {&MF_E4M3, &MF_E5M2, &MF_E2M1};
@@ -148,8 +173,7 @@ START_TEST(nearest_random)
         const Minifloat *f = fs[k];
         int ncodes = 1 << (1 + f->exp_bits + f->man_bits);
         for (int i = 0; i < 20000; i++) {
-            float x = ldexpf((float)(rng_next(&r) >> 40) / (float)(1 << 24) + 0.5f,
-                             (int)rng_range(&r, 0, 40) - 20);
+            float x = i % 4 ? random_float(&r) : random_tie(f, &r);
             if (rng_next(&r) & 1)
                 x = -x;
             if (fabsf(x) > f->max)

@@ -12,8 +12,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Tolerance for float32 arithmetic on values of order 1..100: a few ulps. */
+/* Tolerances, each named for what it bounds. float32 arithmetic on values
+ * of order 1..100: a few ulps. */
 #define F32_TOL 1e-5
+/* A figure the seed quotes to four decimal places: half a unit in the
+ * last place (0.0859 stands for 0.08585 to 0.08595). */
+#define QUOTED_4_PLACES_TOL 5e-5
+/* The same for a figure quoted to three places (4.6% as 0.046). */
+#define QUOTED_3_PLACES_TOL 5e-4
+/* The random-data error bounds, computed in float32 like the quantizers:
+ * the rounding of the scale, of x / s and of the bound itself, relative to
+ * the bound, and an absolute floor for groups whose bound is zero. */
+#define BOUND_REL_SLACK 1e-4f
+#define BOUND_ABS_SLACK 1e-6f
+/* A dot product of 64 to 128 float32 values of order 1 to 3, each rounded
+ * once after a rotation. */
+#define ROTATED_DOT_TOL 1e-3
 
 static float *fill_random(Rng *r, size_t n, float spread)
 {
@@ -21,6 +35,55 @@ static float *fill_random(Rng *r, size_t n, float spread)
     for (size_t i = 0; i < n; i++)
         x[i] = spread * ((float)(rng_next(r) >> 40) / (float)(1 << 24) * 2 - 1);
     return x;
+}
+
+/* A random matrix for the bound tests and room for what the quantizer
+ * reads back. */
+typedef struct {
+    size_t rows, cols;
+    float *x;                   // (rows, cols), values in +-spread
+    float *out;                 // (rows, cols), dequant(quant(x))
+} Sample;
+
+static Sample sample_new(Rng *r, size_t max_rows, size_t max_cols, float spread)
+{
+    Sample m;
+    m.rows = rng_range(r, 1, max_rows);
+    m.cols = rng_range(r, 1, max_cols);
+    m.x = fill_random(r, m.rows * m.cols, spread);
+    m.out = malloc(m.rows * m.cols * sizeof *m.out);
+    return m;
+}
+
+static void sample_free(Sample *m)
+{
+    free(m->x);
+    free(m->out);
+}
+
+/* quant_spec_init's defaults with the scheme and granularity given. */
+static QuantSpec spec_of(Scheme scheme, GranKind kind)
+{
+    QuantSpec q;
+    quant_spec_init(&q);
+    q.scheme = scheme;
+    q.gran.kind = kind;
+    return q;
+}
+
+/* |got - want| is within a bound computed in float32, with its slack. */
+static bool within_bound(float got, float want, float bound)
+{
+    return fabsf(got - want) <= bound * (1 + BOUND_REL_SLACK) + BOUND_ABS_SLACK;
+}
+
+/* The largest magnitude among n values. */
+static float amax_of(const float *x, size_t n)
+{
+    float a = 0;
+    for (size_t i = 0; i < n; i++)
+        a = fmaxf(a, fabsf(x[i]));
+    return a;
 }
 
 /* Seed 001's worked example: 2-bit int-min per token gives scores
@@ -43,10 +106,11 @@ START_TEST(worked_example)
         Error e;
         ck_assert_int_eq(experiment_run(&x, KV_WORKED_K, KV_WORKED_K, KV_WORKED_Q, 4, 4, &r, &e), 0);
         for (int t = 0; t < 4; t++)
-            ck_assert_msg(fabs(r.scores[t] - T[i].s[t]) < 1e-4, "score %d: %g", t, r.scores[t]);
+            ck_assert_msg(fabs(r.scores[t] - T[i].s[t]) < QUOTED_4_PLACES_TOL, "score %d: %g", t,
+                          r.scores[t]);
         ck_assert_double_eq_tol(r.scores_ref[2], 0.9, F32_TOL);
-        ck_assert_double_eq_tol(r.err.max_score_error, T[i].max, 1e-4);
-        ck_assert_double_eq_tol(r.err.rel_fro_k, T[i].fro, 1e-4);
+        ck_assert_double_eq_tol(r.err.max_score_error, T[i].max, QUOTED_4_PLACES_TOL);
+        ck_assert_double_eq_tol(r.err.rel_fro_k, T[i].fro, QUOTED_4_PLACES_TOL);
         experiment_result_free(&r);
     }
 }
@@ -58,19 +122,16 @@ END_TEST
 START_TEST(fp8_scales)
 {
     float a[3] = {0.01f, -0.8f, 3.2f}, b[3] = {2.0f, -45.0f, 180.0f}, out[3];
-    QuantSpec q;
-    quant_spec_init(&q);
-    q.scheme = SCHEME_FP8;
-    q.gran.kind = GRAN_TOKEN;
+    QuantSpec q = spec_of(SCHEME_FP8, GRAN_TOKEN);
     ck_assert_int_eq(quantize_ref(&q, a, 1, 3, out, NULL), 0);
-    ck_assert_double_eq_tol(out[0], 0.0098, 5e-5);
+    ck_assert_double_eq_tol(out[0], 0.0098, QUOTED_4_PLACES_TOL);
     ck_assert_float_eq(out[2], 3.2f);                      // the max lands on 448 exactly
     ck_assert_int_eq(quantize_ref(&q, b, 1, 3, out, NULL), 0);
     ck_assert_double_eq_tol(out[2], 180.0, F32_TOL);
     q.static_scale = 120.0f / 448.0f;
     ck_assert_int_eq(quantize_ref(&q, a, 1, 3, out, NULL), 0);
-    ck_assert_double_eq_tol(out[0], 0.0105, 5e-5);
-    ck_assert_double_eq_tol(fabs(out[0] - 0.01) / 0.01, 0.046, 0.001);
+    ck_assert_double_eq_tol(out[0], 0.0105, QUOTED_4_PLACES_TOL);
+    ck_assert_double_eq_tol(fabs(out[0] - 0.01) / 0.01, 0.046, QUOTED_3_PLACES_TOL);
     ck_assert_int_eq(quantize_ref(&q, b, 1, 3, out, NULL), 0);
     ck_assert_double_eq_tol(out[2], 120.0, F32_TOL);
     q.saturate = false;
@@ -105,6 +166,18 @@ static size_t group_ids(const Granularity *g, size_t rows, size_t cols, size_t *
     return n;
 }
 
+/* The grid step of an integer scheme over a group spanning [lo, hi],
+ * written out from quant.h: amax / (2^(b-1) - 1) for int-sym, the range
+ * over 2^b - 1 for int-min, and for int-zp the range widened to hold 0. */
+static float int_step(Scheme scheme, unsigned bits, float lo, float hi)
+{
+    if (scheme == SCHEME_INT_SYM)
+        return fmaxf(fabsf(lo), fabsf(hi)) / (float)((1u << (bits - 1)) - 1);
+    if (scheme == SCHEME_INT_ZP)
+        lo = fminf(lo, 0), hi = fmaxf(hi, 0);
+    return (hi - lo) / (float)((1u << bits) - 1);
+}
+
 /* Integer schemes: every element is within half a step of its group's grid
  * (s / 2, s from the group's range), and int-zp stores 0 exactly. Fresh
  * random matrices, shapes, bit widths and granularities. */
@@ -112,36 +185,34 @@ START_TEST(integer_bounds_random)
 {
     Rng r = {test_seed() ^ 0x1A7};
     for (int it = 0; it < 300; it++) {
-        size_t rows = rng_range(&r, 1, 70), cols = rng_range(&r, 1, 70);
-        float *x = fill_random(&r, rows * cols, (float)rng_range(&r, 1, 100));
+        Sample m = sample_new(&r, 70, 70, (float)rng_range(&r, 1, 100));
+        size_t n = m.rows * m.cols;
         if (it % 3 == 0)
-            x[0] = 0;
-        float *out = malloc(rows * cols * sizeof *out);
-        size_t *id = malloc(rows * cols * sizeof *id);
-        QuantSpec q;
-        quant_spec_init(&q);
-        q.scheme = (Scheme)rng_range(&r, SCHEME_INT_SYM, SCHEME_INT_ZP);
+            m.x[0] = 0;
+        QuantSpec q = spec_of((Scheme)rng_range(&r, SCHEME_INT_SYM, SCHEME_INT_ZP),
+                              (GranKind)rng_range(&r, GRAN_TENSOR, GRAN_GROUP_TOKENS));
         q.bits = (unsigned)rng_range(&r, 2, 8);
-        q.gran.kind = (GranKind)rng_range(&r, GRAN_TENSOR, GRAN_GROUP_TOKENS);
         q.gran.size = rng_range(&r, 1, 40);
-        ck_assert_int_eq(quantize_ref(&q, x, rows, cols, out, NULL), 0);
-        size_t ng = group_ids(&q.gran, rows, cols, id);
+        ck_assert_int_eq(quantize_ref(&q, m.x, m.rows, m.cols, m.out, NULL), 0);
+        size_t *id = malloc(n * sizeof *id);
+        size_t ng = group_ids(&q.gran, m.rows, m.cols, id);
         float *lo = malloc(ng * sizeof *lo), *hi = malloc(ng * sizeof *hi);
         for (size_t k = 0; k < ng; k++)
             lo[k] = INFINITY, hi[k] = -INFINITY;
-        for (size_t i = 0; i < rows * cols; i++) {
-            lo[id[i]] = fminf(lo[id[i]], x[i]);
-            hi[id[i]] = fmaxf(hi[id[i]], x[i]);
+        for (size_t i = 0; i < n; i++) {
+            lo[id[i]] = fminf(lo[id[i]], m.x[i]);
+            hi[id[i]] = fmaxf(hi[id[i]], m.x[i]);
         }
-        for (size_t i = 0; i < rows * cols; i++) {
-            float step = quant_int_step(&q, lo[id[i]], hi[id[i]]);
-            ck_assert_msg(fabsf(out[i] - x[i]) <= step / 2 * (1 + 1e-4f) + 1e-6f,
+        for (size_t i = 0; i < n; i++) {
+            float step = int_step(q.scheme, q.bits, lo[id[i]], hi[id[i]]);
+            ck_assert_msg(within_bound(m.out[i], m.x[i], step / 2),
                           "%s %u-bit: |%g - %g| > step %g / 2 (seed %llu)", scheme_str(q.scheme),
-                          q.bits, out[i], x[i], step, (unsigned long long)test_seed());
+                          q.bits, m.out[i], m.x[i], step, (unsigned long long)test_seed());
         }
         if (q.scheme == SCHEME_INT_ZP && it % 3 == 0)
-            ck_assert_float_eq(out[0], 0.0f);
-        free(x), free(out), free(id), free(lo), free(hi);
+            ck_assert_float_eq(m.out[0], 0.0f);
+        sample_free(&m);
+        free(id), free(lo), free(hi);
     }
 }
 END_TEST
@@ -152,26 +223,19 @@ START_TEST(fp8_bounds_random)
 {
     Rng r = {test_seed() ^ 0xF8};
     for (int it = 0; it < 200; it++) {
-        size_t rows = rng_range(&r, 1, 64), cols = rng_range(&r, 1, 64);
-        float *x = fill_random(&r, rows * cols, (float)rng_range(&r, 1, 1000) / 10);
-        float *out = malloc(rows * cols * sizeof *out);
-        QuantSpec q;
-        quant_spec_init(&q);
-        q.scheme = SCHEME_FP8;
-        q.gran.kind = GRAN_TOKEN;
-        ck_assert_int_eq(quantize_ref(&q, x, rows, cols, out, NULL), 0);
-        for (size_t row = 0; row < rows; row++) {
-            float amax = 0;
-            for (size_t c = 0; c < cols; c++)
-                amax = fmaxf(amax, fabsf(x[row * cols + c]));
-            float s = amax / 448.0f;
-            for (size_t c = 0; c < cols; c++) {
-                float v = x[row * cols + c], o = out[row * cols + c];
-                float bound = fmaxf(fabsf(v) * 0.0625f, s * ldexpf(1, -10));
-                ck_assert_msg(fabsf(o - v) <= bound * (1 + 1e-4f), "fp8: %g -> %g", v, o);
+        Sample m = sample_new(&r, 64, 64, (float)rng_range(&r, 1, 1000) / 10);
+        QuantSpec q = spec_of(SCHEME_FP8, GRAN_TOKEN);
+        ck_assert_int_eq(quantize_ref(&q, m.x, m.rows, m.cols, m.out, NULL), 0);
+        for (size_t row = 0; row < m.rows; row++) {
+            const float *x = m.x + row * m.cols, *o = m.out + row * m.cols;
+            float s = amax_of(x, m.cols) / 448.0f;
+            for (size_t c = 0; c < m.cols; c++) {
+                float bound = fmaxf(fabsf(x[c]) * ldexpf(1, -4), s * ldexpf(1, -10));
+                ck_assert_msg(fabsf(o[c] - x[c]) <= bound * (1 + BOUND_REL_SLACK), "fp8: %g -> %g",
+                              x[c], o[c]);
             }
         }
-        free(x), free(out);
+        sample_free(&m);
     }
 }
 END_TEST
@@ -183,30 +247,23 @@ START_TEST(fp4_bounds_random)
 {
     Rng r = {test_seed() ^ 0xF4};
     for (int it = 0; it < 200; it++) {
-        size_t rows = rng_range(&r, 1, 16), cols = rng_range(&r, 1, 100);
-        float *x = fill_random(&r, rows * cols, (float)rng_range(&r, 1, 1000) / 10);
-        float *out = malloc(rows * cols * sizeof *out);
+        Sample m = sample_new(&r, 16, 100, (float)rng_range(&r, 1, 1000) / 10);
         for (int mx = 0; mx < 2; mx++) {
-            QuantSpec q;
-            quant_spec_init(&q);
-            q.scheme = mx ? SCHEME_MXFP4 : SCHEME_NVFP4;
+            QuantSpec q = spec_of(mx ? SCHEME_MXFP4 : SCHEME_NVFP4, GRAN_TOKEN);   // blocks are fixed
             size_t block = mx ? 32 : 16;
-            ck_assert_int_eq(quantize_ref(&q, x, rows, cols, out, NULL), 0);
-            for (size_t row = 0; row < rows; row++)
-                for (size_t c0 = 0; c0 < cols; c0 += block) {
-                    size_t n = cols - c0 < block ? cols - c0 : block;
-                    float amax = 0;
-                    for (size_t i = 0; i < n; i++)
-                        amax = fmaxf(amax, fabsf(x[row * cols + c0 + i]));
+            ck_assert_int_eq(quantize_ref(&q, m.x, m.rows, m.cols, m.out, NULL), 0);
+            for (size_t row = 0; row < m.rows; row++)
+                for (size_t c0 = 0; c0 < m.cols; c0 += block) {
+                    size_t n = m.cols - c0 < block ? m.cols - c0 : block;
+                    const float *x = m.x + row * m.cols + c0, *o = m.out + row * m.cols + c0;
+                    float amax = amax_of(x, n);
                     float bound = mx ? 2 * ldexpf(1, ilogbf(amax) - 2) : amax / 6 * 17 / 16;
-                    for (size_t i = 0; i < n; i++) {
-                        float v = x[row * cols + c0 + i], o = out[row * cols + c0 + i];
-                        ck_assert_msg(fabsf(o - v) <= bound * (1 + 1e-4f) + 1e-6f,
-                                      "%s: %g -> %g, bound %g", mx ? "mxfp4" : "nvfp4", v, o, bound);
-                    }
+                    for (size_t i = 0; i < n; i++)
+                        ck_assert_msg(within_bound(o[i], x[i], bound), "%s: %g -> %g, bound %g",
+                                      mx ? "mxfp4" : "nvfp4", x[i], o[i], bound);
                 }
         }
-        free(x), free(out);
+        sample_free(&m);
     }
 }
 END_TEST
@@ -224,10 +281,8 @@ START_TEST(granularity_consistency)
         for (size_t i = 0; i < rows; i++)
             for (size_t j = 0; j < cols; j++)
                 xt[j * rows + i] = x[i * cols + j];
-        QuantSpec q;
-        quant_spec_init(&q);
+        QuantSpec q = spec_of(SCHEME_INT_MIN, GRAN_CHANNEL);
         q.bits = (unsigned)rng_range(&r, 2, 8);
-        q.gran.kind = GRAN_CHANNEL;
         ck_assert_int_eq(quantize_ref(&q, x, rows, cols, a, NULL), 0);
         q.gran.kind = GRAN_TOKEN;
         ck_assert_int_eq(quantize_ref(&q, xt, cols, rows, b, NULL), 0);
@@ -266,14 +321,13 @@ START_TEST(kivi_layout)
         ck_assert_float_eq(kq[i], bf16_round(k[i]));
     for (size_t i = old * D; i < T * D; i++)
         ck_assert_float_eq(vq[i], bf16_round(v[i]));
-    QuantSpec q;
-    quant_spec_init(&q);
+    QuantSpec q = spec_of(SCHEME_INT_MIN, GRAN_GROUP_TOKENS);
     q.bits = 2;
-    q.gran = (Granularity){GRAN_GROUP_TOKENS, 32};
-    quantize_ref(&q, k, kq_tokens, D, ref, NULL);
+    q.gran.size = 32;
+    ck_assert_int_eq(quantize_ref(&q, k, kq_tokens, D, ref, NULL), 0);
     ck_assert_mem_eq(kq, ref, kq_tokens * D * sizeof *ref);
-    q.gran = (Granularity){GRAN_GROUP_CHANNELS, 32};
-    quantize_ref(&q, v, old, D, ref, NULL);
+    q.gran.kind = GRAN_GROUP_CHANNELS;
+    ck_assert_int_eq(quantize_ref(&q, v, old, D, ref, NULL), 0);
     ck_assert_mem_eq(vq, ref, old * D * sizeof *ref);
     free(k), free(v), free(kq), free(vq), free(ref);
 }
@@ -293,7 +347,7 @@ START_TEST(hadamard_rotation)
     ck_assert_int_eq(hadamard_rows(y, 2, D, NULL), 0);
     for (size_t i = 0; i < D; i++)
         dot2 += (double)y[i] * y[D + i];
-    ck_assert_double_eq_tol(dot, dot2, 1e-3);
+    ck_assert_double_eq_tol(dot, dot2, ROTATED_DOT_TOL);
     hadamard_rows(y, 2, D, NULL);
     for (size_t i = 0; i < 2 * D; i++)
         ck_assert_double_eq_tol(y[i], x[i], F32_TOL);
@@ -308,29 +362,41 @@ START_TEST(hadamard_rotation)
 }
 END_TEST
 
+/* q.k with q at position m + dist and k at m, written out from RoPE's
+ * definition: the unrotated q against k with each pair (i, i + D/2) turned
+ * back by dist x theta^(-2i/D), whatever m is. */
+static double rope_dot(const float *q, const float *k, size_t D, size_t dist, double theta)
+{
+    double dot = 0;
+    for (size_t i = 0; i < D / 2; i++) {
+        double ang = (double)dist * pow(theta, -2.0 * (double)i / (double)D);
+        double qa = q[i], qb = q[i + D / 2], ka = k[i], kb = k[i + D / 2];
+        dot += (qa * ka + qb * kb) * cos(ang) + (qa * kb - qb * ka) * sin(ang);
+    }
+    return dot;
+}
+
 /* RoPE keeps each pair's length, and q.k after RoPE depends only on the
- * distance between the two positions. */
+ * distance between the two positions, as its definition gives it. */
 START_TEST(rope_relative)
 {
     Rng r = {test_seed() ^ 0x2023};
     size_t D = 64;
     float *q = fill_random(&r, D, 1), *k = fill_random(&r, D, 1);
-    double first = 0;
+    double want = rope_dot(q, k, D, 10, 10000);
     for (size_t shift = 0; shift < 5; shift++) {
         float a[64], b[64];
         memcpy(a, q, sizeof a);
         memcpy(b, k, sizeof b);
         size_t m = 100 + 37 * shift;
-        rope_apply(a, 1, D, m + 10, 10000, NULL);
-        rope_apply(b, 1, D, m, 10000, NULL);
+        ck_assert_int_eq(rope_apply(a, 1, D, m + 10, 10000, NULL), 0);
+        ck_assert_int_eq(rope_apply(b, 1, D, m, 10000, NULL), 0);
         double dot = 0;
         for (size_t i = 0; i < D; i++)
             dot += (double)a[i] * b[i];
-        if (shift == 0)
-            first = dot;
-        ck_assert_double_eq_tol(dot, first, 1e-3);
+        ck_assert_double_eq_tol(dot, want, ROTATED_DOT_TOL);
         for (size_t i = 0; i < D / 2; i++)
-            ck_assert_double_eq_tol(hypot(b[i], b[i + D / 2]), hypot(k[i], k[i + D / 2]), 1e-4);
+            ck_assert_double_eq_tol(hypot(b[i], b[i + D / 2]), hypot(k[i], k[i + D / 2]), F32_TOL);
     }
     free(q), free(k);
 }
@@ -349,16 +415,20 @@ static void token_and_channel(const float *k, const float *v, const float *q, si
     ck_assert_int_eq(experiment_run(&x, k, v, q, T, D, chan, NULL), 0);
 }
 
-/* The generator: a seed means the same cache; outlier channels stand out by
- * about their scale; the sink is the most-attended token; and on such a
- * cache per-token 4-bit keys lose several times more than per-channel keys.
- * Margins on a random seed (K error 3x, score error 1.5x) sit below the
- * smallest ratios seen over 5,000 seeds (3.92x, 2.24x). The softmax of the
- * one query follows the score errors only on average (its TV ratio ranged
- * from 0.93x up over those seeds), so it is checked on the default seed,
- * where it is 4.17x, with a margin of 3x. */
+/* The generator: a seed means the same cache and another seed another one;
+ * outlier channels stand out by about their scale; the sink outscores every
+ * other token; and on such a cache per-token 4-bit keys lose several times
+ * more than per-channel keys. Margins on a random seed (outliers 0.75 x
+ * their scale, K error 3x, score error 1.5x) sit below the smallest ratios
+ * seen over 5,000 seeds (1.22 x, 3.92x, 2.24x). Two rules hold only on
+ * most seeds, so they are checked on the default seed: the sink (outscored
+ * on 115 of those seeds) and the softmax of the one query, which follows
+ * the score errors only on average (its TV ratio ranged from 0.93x up; on
+ * the default seed it is 4.17x, with a margin of 3x). */
 START_TEST(generator_and_collapse)
 {
+    const double OUTLIER_MARGIN = 0.75, K_ERROR_MARGIN = 3, SCORE_ERROR_MARGIN = 1.5,
+                 TV_MARGIN = 3;
     KvGenParams p;
     kvgen_defaults(&p);
     p.seed = test_seed();
@@ -368,6 +438,12 @@ START_TEST(generator_and_collapse)
     ck_assert_int_eq(kvgen(&p, k, v, q, NULL), 0);
     ck_assert_int_eq(kvgen(&p, k2, v2, q2, NULL), 0);
     ck_assert_mem_eq(k, k2, T * D * 4);
+    ck_assert_mem_eq(v, v2, T * D * 4);
+    ck_assert_mem_eq(q, q2, D * 4);
+    KvGenParams next = p;
+    next.seed = p.seed + 1;
+    ck_assert_int_eq(kvgen(&next, k2, v2, q2, NULL), 0);
+    ck_assert(memcmp(k, k2, T * D * 4) != 0 && memcmp(v, v2, T * D * 4) != 0);
     size_t ch[2];
     kvgen_outlier_channels(&p, ch, 2);
     double out_mag = 0, other = 0;
@@ -380,21 +456,24 @@ START_TEST(generator_and_collapse)
         }
     out_mag /= (double)(T - 1);
     other /= (double)((T - 1) * (D - 2));
-    ck_assert_msg(out_mag / other > 15, "outlier ratio %g", out_mag / other);
+    ck_assert_msg(out_mag / other > OUTLIER_MARGIN * p.outlier_scale, "outlier ratio %g",
+                  out_mag / other);
 
     ExperimentResult tok, chan;
     token_and_channel(k, v, q, T, D, &tok, &chan);
-    ck_assert_msg(tok.err.rel_fro_k > 3 * chan.err.rel_fro_k, "token %g channel %g",
+    ck_assert_msg(tok.err.rel_fro_k > K_ERROR_MARGIN * chan.err.rel_fro_k, "token %g channel %g",
                   tok.err.rel_fro_k, chan.err.rel_fro_k);
-    ck_assert(tok.err.max_score_error > 1.5 * chan.err.max_score_error);
+    ck_assert(tok.err.max_score_error > SCORE_ERROR_MARGIN * chan.err.max_score_error);
     experiment_result_free(&tok);
     experiment_result_free(&chan);
 
     kvgen_defaults(&p);
     ck_assert_int_eq(kvgen(&p, k, v, q, NULL), 0);
     token_and_channel(k, v, q, T, D, &tok, &chan);
-    ck_assert_msg(tok.err.softmax_tv > 3 * chan.err.softmax_tv, "softmax TV: token %g channel %g",
-                  tok.err.softmax_tv, chan.err.softmax_tv);
+    for (size_t t = 1; t < T; t++)
+        ck_assert_msg(tok.scores_ref[0] > tok.scores_ref[t], "token %zu outscores the sink", t);
+    ck_assert_msg(tok.err.softmax_tv > TV_MARGIN * chan.err.softmax_tv,
+                  "softmax TV: token %g channel %g", tok.err.softmax_tv, chan.err.softmax_tv);
     experiment_result_free(&tok);
     experiment_result_free(&chan);
     free(k), free(v), free(q), free(k2), free(v2), free(q2);
@@ -408,9 +487,7 @@ END_TEST
 START_TEST(fp4_exact_blocks)
 {
     float mx_in[32] = {7.9f, 3.0f, -0.26f, 0.24f, 1.2f, -5.0f}, mx_out[32];
-    QuantSpec q;
-    quant_spec_init(&q);
-    q.scheme = SCHEME_MXFP4;
+    QuantSpec q = spec_of(SCHEME_MXFP4, GRAN_TOKEN);     // blocks are fixed
     ck_assert_int_eq(quantize_ref(&q, mx_in, 1, 32, mx_out, NULL), 0);
     static const float MX_WANT[6] = {6.0f, 3.0f, -0.5f, 0.0f, 1.0f, -4.0f};
     for (int i = 0; i < 6; i++)
@@ -425,7 +502,7 @@ START_TEST(fp4_exact_blocks)
     /* s_t = 12 / 2688; block scale E4M3(12 / 6 / s_t = 448) = 448; s = 2 */
     static const float NV_WANT[4] = {12.0f, -3.0f, 1.0f, 0.0f};
     for (int i = 0; i < 4; i++)
-        ck_assert_msg(fabsf(nv_out[i] - NV_WANT[i]) < 1e-5f, "nvfp4[%d] = %g", i, nv_out[i]);
+        ck_assert_msg(fabsf(nv_out[i] - NV_WANT[i]) < F32_TOL, "nvfp4[%d] = %g", i, nv_out[i]);
 }
 END_TEST
 
@@ -463,13 +540,15 @@ static double sink_share(uint64_t seed, double theta)
  * if there were no RoPE (one seed alone varies too much to judge). */
 START_TEST(sink_survives_rope)
 {
+    const double SHARE_MIN = 0.1, GAIN_MIN = 3;
     double with = 0, without = 0;
     for (uint64_t i = 0; i < 16; i++) {
         with += sink_share(test_seed() + i, ROPE_THETA_LLAMA3) / 16;
         without += sink_share(test_seed() + i, 0) / 16;
     }
-    ck_assert_msg(with > 0.1 && with > 3 * without, "mean sink share %g, %g without (seed %llu)",
-                  with, without, (unsigned long long)test_seed());
+    ck_assert_msg(with > SHARE_MIN && with > GAIN_MIN * without,
+                  "mean sink share %g, %g without (seed %llu)", with, without,
+                  (unsigned long long)test_seed());
 }
 END_TEST
 

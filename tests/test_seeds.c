@@ -17,6 +17,16 @@ static FormatResult at(const Workload *w, const char *fmt)
     return r;
 }
 
+/* A workload of a shipped model at context S and batch B, nothing else
+ * known. */
+static Workload workload_of(const char *model, uint64_t S, uint64_t B)
+{
+    Model m = test_model(model);
+    Workload w;
+    workload_init(&w, &m.shape, S, B);
+    return w;
+}
+
 /* q rounded to `decimals` places, as text. */
 static const char *fixed(Q q, int decimals)
 {
@@ -30,11 +40,11 @@ static const char *fixed(Q q, int decimals)
  * Seed 000: Llama-3.1-8B, B = 16, S = 8192, a 20 GiB pool.
  */
 
+/* The 20 GiB pool: bytes per sequence, slots, totals in GiB and GB and
+ * the compression, as the seed works them out; 71 slots are 3.55x BF16's. */
 START_TEST(seed000_pool_20gib)
 {
-    Model m = test_model("llama-3.1-8b");
-    Workload w;
-    workload_init(&w, &m.shape, 8192, 16);
+    Workload w = workload_of("llama-3.1-8b", 8192, 16);
     w.pool = (u128)20 << 30;
     FormatResult bf = at(&w, "bf16"), f8 = at(&w, "fp8_e4m3"), i8 = at(&w, "int8"),
                  nv = at(&w, "nvfp4"), mx = at(&w, "mxfp4");
@@ -70,9 +80,7 @@ END_TEST
  * 40.0 GiB in BF16, 20.0 GiB in FP8, 20.0 GiB saved. */
 START_TEST(seed000_exercise_70b)
 {
-    Model m = test_model("llama-3.1-70b");
-    Workload w;
-    workload_init(&w, &m.shape, 4096, 32);
+    Workload w = workload_of("llama-3.1-70b", 4096, 32);
     FormatResult bf = at(&w, "bf16"), f8 = at(&w, "fp8_e4m3");
     ck_assert(bf.fp.elements == (u128)20 << 30);
     ck_assert(bf.fp.bytes == 42949672960u);
@@ -84,18 +92,14 @@ END_TEST
  * 18 GiB with 32; FP8 frees 32 GiB on MHA but 8 GiB on GQA. */
 START_TEST(seed000_gqa_vs_mha)
 {
-    Model m = test_model("llama-3.1-8b");
-    Workload w;
-    workload_init(&w, &m.shape, 8192, 16);
+    Workload w = workload_of("llama-3.1-8b", 8192, 16);
     ck_assert(at(&w, "nvfp4").fp.bytes * 2 == (u128)9 << 30);
     w.mha = true;
     ck_assert(at(&w, "bf16").fp.bytes == (u128)64 << 30);
     ck_assert(at(&w, "fp8_e4m3").fp.bytes == (u128)32 << 30);
     ck_assert(at(&w, "nvfp4").fp.bytes == (u128)18 << 30);
     /* Llama-2-7B is such an MHA model: the same 64 GiB. */
-    Model l2 = test_model("llama-2-7b");
-    Workload w2;
-    workload_init(&w2, &l2.shape, 8192, 16);
+    Workload w2 = workload_of("llama-2-7b", 8192, 16);
     ck_assert(at(&w2, "bf16").fp.bytes == (u128)64 << 30);
 }
 END_TEST
@@ -105,11 +109,11 @@ END_TEST
  * weights, 6 GB kept for the runtime, 3,352 GB/s.
  */
 
+/* The H100 at 128K: slots, bytes read and step floors as the seed gives
+ * them, with its two rounding slips corrected. */
 START_TEST(seed001_h100_128k)
 {
-    Model m = test_model("llama-3.1-8b");
-    Workload w;
-    workload_init(&w, &m.shape, 131072, 3);
+    Workload w = workload_of("llama-3.1-8b", 131072, 3);
     w.weights = 16000000000u;
     w.bandwidth = 3352000000000u;
     Error e;
@@ -149,11 +153,11 @@ END_TEST
  * 3.35 TB/s (the H100's datasheet figure).
  */
 
+/* The 60 GB budget at 32K: bytes and slots per format, INT4 with its
+ * scales and zeros, and the steps and throughput at full capacity. */
 START_TEST(seed002_budget_60gb)
 {
-    Model m = test_model("llama-3-8b");
-    Workload w;
-    workload_init(&w, &m.shape, 32768, 1);
+    Workload w = workload_of("llama-3-8b", 32768, 1);
     w.pool = 60000000000u;
     w.weights = 16000000000u;
     w.bandwidth = 3350000000000u;
@@ -189,9 +193,7 @@ END_TEST
  * and 69 GB, but (16 + 137.44) / (16 + 68.72) is 1.81x. */
 START_TEST(seed002_speedup_series)
 {
-    Model m = test_model("llama-3-8b");
-    Workload w;
-    workload_init(&w, &m.shape, 1024, 32);
+    Workload w = workload_of("llama-3-8b", 1024, 32);
     w.weights = 16000000000u;
     w.bandwidth = 3350000000000u;
     static const struct { uint64_t s; const char *x; } T[] = {
@@ -211,9 +213,7 @@ END_TEST
 
 START_TEST(seed003_llama70b_128k)
 {
-    Model m = test_model("llama-3-70b");
-    Workload w;
-    workload_init(&w, &m.shape, 1, 1);
+    Workload w = workload_of("llama-3-70b", 1, 1);
     ck_assert(at(&w, "bf16").fp.bytes == 327680);
     w.context = 128000;
     ck_assert_str_eq(fixed(q_make(at(&w, "bf16").fp.bytes, GB), 2), "41.94");

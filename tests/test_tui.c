@@ -81,6 +81,27 @@ static void keys(const char *k)
     tmux(NULL, 0, "send-keys -t lab %s", k);
 }
 
+/* Sends keys and waits for `want` to appear on the screen. */
+static void press(const char *k, const char *want)
+{
+    keys(k);
+    ck_assert(wait_for(want));
+}
+
+/* Starts the lab in a w x h window and waits for its first screen. */
+static void open_lab(int w, int h, const char *env)
+{
+    start(w, h, env);
+    ck_assert(wait_for("A 20 GiB KV pool"));
+}
+
+/* q leaves with exit status 0; the tmux server goes with it. */
+static void quit_lab(void)
+{
+    press("q", "EXIT:0");
+    stop();
+}
+
 /* The number in the table row that starts with `fmt`, column `col`
  * (0 = first number after the name). */
 static double row_number(const char *fmt, int col)
@@ -127,51 +148,41 @@ static double cli_figure(const char *const *argv, const char *fmt, const char *f
 /* Each screen opens with its figures; the calculator's are kvlab calc's. */
 START_TEST(screens_open)
 {
-    start(200, 60, "");
-    ck_assert(wait_for("A 20 GiB KV pool"));
+    open_lab(200, 60, "");
     ck_assert(wait_for("seed is wrong"));
     ck_assert(wait_for("3.55x"));
-    keys("F3");
-    ck_assert(wait_for("Sequences the pool holds"));
+    press("F3", "Sequences the pool holds");
     double slots = row_number("fp8_e4m3", 5), step = row_number("fp8_e4m3", 7);
     const char *argv[] = {"calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8k",
                           "--batch", "16", "--json", NULL};
     ck_assert_double_eq(slots, cli_figure(argv, "fp8_e4m3", "slots"));
     ck_assert_double_eq_tol(step, cli_figure(argv, "fp8_e4m3", "step_ms"), 0.006);
-    keys("F4");
-    ck_assert(wait_for("per channel: K error"));
+    press("F4", "per channel: K error");
     ck_assert(wait_for("score errors"));
-    keys("F1");
-    ck_assert(wait_for("Help: every key"));
+    press("F1", "Help: every key");
     ck_assert(wait_for("Hadamard rotation on or off"));
     keys("x");
-    keys("q");
-    ck_assert(wait_for("EXIT:0"));
-    stop();
+    quit_lab();
 }
 END_TEST
 
 /* Typing a context into the calculator changes the figures, as kvlab calc
- * computes them; a bad value is refused in the status line. */
+ * computes them; a bad value is refused in the status line and the
+ * context stays as it was. */
 START_TEST(editing_changes_figures)
 {
-    start(200, 60, "");
-    ck_assert(wait_for("A 20 GiB KV pool"));
-    keys("F3");
-    ck_assert(wait_for("Sequences the pool holds"));
+    open_lab(200, 60, "");
+    press("F3", "Sequences the pool holds");
     keys("Down Down");              // Model, GPU, Context
-    keys("3 2 k Enter");
-    ck_assert(wait_for("32,768 (32k) tokens x 16"));
+    press("3 2 k Enter", "32,768 (32k) tokens x 16");
     const char *argv[] = {"calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "32k",
                           "--batch", "16", "--json", NULL};
     ck_assert_double_eq(row_number("bf16", 5), cli_figure(argv, "bf16", "slots"));
-    keys("Enter b a n a n a Enter");
-    ck_assert(wait_for("banana"));
-    keys("Down +");                 // Batch 16 -> 17
-    ck_assert(wait_for("tokens x 17"));
-    keys("q");
-    ck_assert(wait_for("EXIT:0"));
-    stop();
+    /* the refusal, not the text being typed: "context 'banana' is not ..." */
+    press("Enter b a n a n a Enter", "'banana' is not");
+    ck_assert(wait_for("32,768 (32k) tokens x 16"));
+    press("Down +", "tokens x 17");  // Batch 16 -> 17
+    quit_lab();
 }
 END_TEST
 
@@ -179,17 +190,14 @@ END_TEST
  * restores the screen; the lab is alive throughout. */
 START_TEST(resizes_survive)
 {
-    start(120, 40, "");
-    ck_assert(wait_for("A 20 GiB KV pool"));
+    open_lab(120, 40, "");
     static const int SIZES[][2] = {{30, 8}, {80, 24}, {31, 9}, {200, 60}, {30, 8}, {120, 40}};
     for (size_t i = 0; i < sizeof SIZES / sizeof SIZES[0]; i++) {
         tmux(NULL, 0, "resize-window -t lab -x %d -y %d", SIZES[i][0], SIZES[i][1]);
         ck_assert(wait_for(SIZES[i][0] < 80 ? "larger" : "Inputs"));
         keys(i % 2 ? "F4" : "F3");
     }
-    keys("q");
-    ck_assert(wait_for("EXIT:0"));
-    stop();
+    quit_lab();
 }
 END_TEST
 
@@ -199,13 +207,11 @@ START_TEST(quit_restores_terminal)
 {
     static const struct { const char *keys, *exit; } T[] = {{"q", "EXIT:0"}, {"C-c", "EXIT:130"}};
     for (size_t i = 0; i < 2; i++) {
-        start(100, 30, "");
-        ck_assert(wait_for("Inputs"));
+        open_lab(100, 30, "");
         char flag[64];
         tmux(flag, sizeof flag, "display -p -t lab '#{alternate_on}'");
         ck_assert_str_eq(flag, "1\n");
-        keys(T[i].keys);
-        ck_assert(wait_for(T[i].exit));
+        press(T[i].keys, T[i].exit);
         tmux(flag, sizeof flag, "display -p -t lab '#{alternate_on} #{cursor_flag}'");
         ck_assert_str_eq(flag, "0 1\n");
         stop();
@@ -238,19 +244,26 @@ START_TEST(no_color)
 {
     static char buf[65536];
     for (int nc = 0; nc < 2; nc++) {
-        start(120, 40, nc ? "NO_COLOR=1" : "");
-        ck_assert(wait_for("A 20 GiB KV pool"));
-        keys("F4");
-        ck_assert(wait_for("score errors"));
+        open_lab(120, 40, nc ? "NO_COLOR=1" : "");
+        press("F4", "score errors");
         screen(buf, sizeof buf, true);
         bool colour = has_colour(buf);
         ck_assert_msg(colour == !nc, "NO_COLOR=%d, colour escapes %s", nc, colour ? "found" : "absent");
-        keys("q");
-        ck_assert(wait_for("EXIT:0"));
-        stop();
+        quit_lab();
     }
 }
 END_TEST
+
+/* The output of a shell command, NUL-terminated, at most n - 1 bytes. */
+static const char *command_output(char *out, size_t n, const char *cmd)
+{
+    FILE *p = popen(cmd, "r");
+    ck_assert(p != NULL);
+    size_t got = fread(out, 1, n - 1, p);
+    out[got] = '\0';
+    pclose(p);
+    return out;
+}
 
 /* e writes the screen's CSV and SVG into the working directory and names
  * them in the status line. */
@@ -260,31 +273,19 @@ START_TEST(export_files)
     ck_assert(mkdtemp(dir) != NULL);
     ck_assert(getcwd(cwd, sizeof cwd) != NULL);
     ck_assert_int_eq(chdir(dir), 0);
-    start(200, 60, "");
-    ck_assert(wait_for("A 20 GiB KV pool"));
-    keys("F3");
-    ck_assert(wait_for("Sequences the pool holds"));
-    keys("e");
-    ck_assert(wait_for("wrote kvlab-calculator-"));
-    keys("F2 e");
-    ck_assert(wait_for("wrote kvlab-scenarios-"));
-    keys("q");
-    ck_assert(wait_for("EXIT:0"));
-    stop();
+    open_lab(200, 60, "");
+    press("F3", "Sequences the pool holds");
+    press("e", "wrote kvlab-calculator-");
+    press("F2 e", "wrote kvlab-scenarios-");
+    quit_lab();
     char cmd[1200], out[4096];
     snprintf(cmd, sizeof cmd, "cat %s/kvlab-calculator-*.csv %s/kvlab-calculator-*.svg", dir, dir);
-    FILE *p = popen(cmd, "r");
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    pclose(p);
+    command_output(out, sizeof out, cmd);
     ck_assert(strncmp(out, "format,bytes_per_sequence", 25) == 0 && strstr(out, "\nfp8_e4m3,"));
     ck_assert(strstr(out, "<svg") && strstr(out, "<polyline") && strstr(out, "</svg>"));
     /* the scenarios CSV: six fields a line, numbers with commas quoted */
     snprintf(cmd, sizeof cmd, "cat %s/kvlab-scenarios-*.csv", dir);
-    p = popen(cmd, "r");
-    n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    pclose(p);
+    command_output(out, sizeof out, cmd);
     ck_assert_msg(strstr(out, "\"elements, K and V\",bf16,elements,\"8,589,934,592\",\"8,589,934,592\",agrees"),
                   "%s", out);
     ck_assert_int_eq(chdir(cwd), 0);
@@ -308,22 +309,20 @@ START_TEST(no_terminal)
 END_TEST
 
 /* The quantization screen's figures are kvlab quant's for the same keys;
- * the scenarios screen exports a well-formed CSV; a value the figures
- * cannot use is refused and the previous one kept; 80x24 shows every
- * screen's key figures. */
+ * a value the figures cannot use is refused and the previous one kept;
+ * 80x24 shows every screen's key figures. */
 START_TEST(figures_match_and_edits_hold)
 {
     static char buf[65536];
-    start(200, 60, "");
-    ck_assert(wait_for("A 20 GiB KV pool"));
-    keys("F4");
-    ck_assert(wait_for("per channel: K error"));
+    open_lab(200, 60, "");
+    press("F4", "per channel: K error");
     screen(buf, sizeof buf, false);
     const char *p = strstr(buf, "per token: K error ");
     ck_assert(p != NULL);
     double tok = strtod(p + strlen("per token: K error "), NULL);
     RunResult r = run_kvlab((const char *const[]){"quant", "--tokens", "128", "--head-dim", "64",
                                                   "--json", NULL}, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
     cJSON *j = cJSON_Parse(r.out);
     const cJSON *run;
     double want = -1;
@@ -333,26 +332,17 @@ START_TEST(figures_match_and_edits_hold)
     cJSON_Delete(j);
     run_free(&r);
     ck_assert_msg(fabs(tok - want) < 0.05 * want, "screen %g%%, kvlab quant %g%%", tok, want);
-    keys("F3");
-    ck_assert(wait_for("Sequences the pool holds"));
+    press("F3", "Sequences the pool holds");
     keys("Down Down Down Down Down Down Down Down");    // Tensor parallel
-    keys("3 Enter");
-    ck_assert(wait_for("kept the previous value"));
+    press("3 Enter", "kept the previous value");
     screen(buf, sizeof buf, false);
     ck_assert(strstr(buf, "Tensor parallel               1") != NULL);
-    keys("q");
-    ck_assert(wait_for("EXIT:0"));
-    stop();
-    start(80, 24, "");
-    ck_assert(wait_for("A 20 GiB KV pool"));
+    quit_lab();
+    open_lab(80, 24, "");
     ck_assert(wait_for("8,589,934,592  ok"));     /* narrow: no seed column, short verdicts */
-    keys("F3");
-    ck_assert(wait_for("slots"));
-    keys("F4");
-    ck_assert(wait_for("K error"));
-    keys("q");
-    ck_assert(wait_for("EXIT:0"));
-    stop();
+    press("F3", "slots");
+    press("F4", "K error");
+    quit_lab();
 }
 END_TEST
 
@@ -360,12 +350,10 @@ END_TEST
  * with a progress bar, then shows the slopes next to the published ones. */
 START_TEST(gpu_lab_screen)
 {
-    start(160, 45, "KVLAB_CUDA_PLUGIN=/nonexistent/libkvlab_cuda.so");
-    ck_assert(wait_for("Inputs"));
-    keys("F5");
-    ck_assert(wait_for("Press r"));
-    keys("Down Down 2 k Enter r");          // longest context 2k keeps the CPU sweep short
-    ck_assert(wait_for("CPU reference"));
+    open_lab(160, 45, "KVLAB_CUDA_PLUGIN=/nonexistent/libkvlab_cuda.so");
+    press("F5", "Press r");
+    /* a longest context of 2k keeps the CPU sweep short */
+    press("Down Down 2 k Enter r", "CPU reference");
     bool done = false;
     for (int i = 0; i < 6 && !done; i++)    // the sweep may take longer than one wait
         done = wait_for("sweep done");
@@ -373,14 +361,11 @@ START_TEST(gpu_lab_screen)
     ck_assert(wait_for("published (H100, FA3)"));
     ck_assert(wait_for("4.37e-05"));
     /* a batch typed after the sweep does not blank its slopes */
-    keys("Up 3 Enter");
-    ck_assert(wait_for("Batch                         3"));
+    press("Up 3 Enter", "Batch                         3");
     static char buf[65536];
     screen(buf, sizeof buf, false);
     ck_assert_msg(!strstr(buf, "nan") && strstr(buf, "ms/tok"), "the slopes went blank after a batch change");
-    keys("q");
-    ck_assert(wait_for("EXIT:0"));
-    stop();
+    quit_lab();
 }
 END_TEST
 

@@ -35,7 +35,7 @@ START_TEST(sizes_fixed)
 }
 END_TEST
 
-/* Nonsense is refused and the message quotes the text. */
+/* Nonsense is refused and the message quotes the text, '' for none. */
 START_TEST(sizes_refused)
 {
     static const char *const BAD[] = {"", "GiB", "-5GiB", "20XB", "20 GiBs", "1.2.3GB", "0",
@@ -44,9 +44,10 @@ START_TEST(sizes_refused)
     for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
         u128 v;
         Error e;
-        ck_assert_msg(units_parse_size(BAD[i], &v, &e) == -1, "'%s' accepted", BAD[i]);
-        ck_assert_msg(strstr(e.msg, BAD[i]) != NULL, "message '%s' does not quote '%s'", e.msg,
-                      BAD[i]);
+        char quoted[128];
+        snprintf(quoted, sizeof quoted, "'%s'", BAD[i]);
+        ck_assert_msg(units_parse_size(BAD[i], &v, &e) == -1, "%s accepted", quoted);
+        ck_assert_msg(strstr(e.msg, quoted) != NULL, "message '%s' does not quote %s", e.msg, quoted);
     }
     u128 v;
     Error e;
@@ -55,6 +56,9 @@ START_TEST(sizes_refused)
 }
 END_TEST
 
+/* Rates need a unit of bytes per second, contexts are a whole positive
+ * number of tokens (k = 1024, M = 1024^2), counts a whole number in range
+ * and fractions at most 1; what breaks a rule is refused. */
 START_TEST(rates_and_contexts)
 {
     u128 r;
@@ -124,6 +128,7 @@ START_TEST(locale_independent)
 }
 END_TEST
 
+/* Sizes, rates and contexts print in the unit and form the lab shows. */
 START_TEST(printing)
 {
     char b[64];

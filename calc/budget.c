@@ -42,8 +42,8 @@ static int per_gpu(const Workload *w, Shape *s, uint64_t *replicas, u128 *weight
 /* First context at which the KV cache of `batch` sequences holds at least
  * `weights` bytes, by doubling then bisection (bytes grow with S); 0 when it
  * never does, because sliding windows cap the cache. */
-static int crossover(const Shape *s, const Format *f, const KvOptions *o, uint64_t batch,
-                     u128 weights, uint64_t *out)
+static uint64_t crossover(const Shape *s, const Format *f, const KvOptions *o, uint64_t batch,
+                          u128 weights)
 {
     const uint64_t limit = (uint64_t)1 << 50;
     Footprint fp;
@@ -52,14 +52,10 @@ static int crossover(const Shape *s, const Format *f, const KvOptions *o, uint64
     for (;;) {
         if (footprint(s, f, o, hi, batch, &fp, NULL) != 0 || fp.bytes >= weights)
             break;               // an overflow is far beyond the weights
-        if (hi > 1 && fp.bytes == prev) {
-            *out = 0;            // stopped growing: every layer is windowed
+        if (hi > 1 && fp.bytes == prev)
+            return 0;            // stopped growing: every layer is windowed
+        if (hi >= limit)
             return 0;
-        }
-        if (hi >= limit) {
-            *out = 0;
-            return 0;
-        }
         prev = fp.bytes;
         lo = hi;
         hi *= 2;
@@ -71,8 +67,7 @@ static int crossover(const Shape *s, const Format *f, const KvOptions *o, uint64
         else
             lo = mid;
     }
-    *out = hi;
-    return 0;
+    return hi;
 }
 
 static u128 step_bytes(Ck *c, u128 weights, const Footprint *fp)
@@ -107,7 +102,7 @@ int budget_compute(const Workload *w, const Format *f, FormatResult *r, Error *e
     }
     if (w->weights) {
         r->has_crossover = true;
-        crossover(&r->shape, f, &w->kv, w->batch, r->weights, &r->crossover_context);
+        r->crossover_context = crossover(&r->shape, f, &w->kv, w->batch, r->weights);
     }
     if (w->weights && w->bandwidth) {
         Footprint base;
@@ -118,7 +113,6 @@ int budget_compute(const Workload *w, const Format *f, FormatResult *r, Error *e
         u128 base_read = step_bytes(&c, r->weights, &base);
         r->step_ms = q_make(ck_m(&c, r->bytes_read, 1000), w->bandwidth);
         r->speedup = q_make(base_read, r->bytes_read);
-        r->read_fraction = q_make(r->bytes_read, base_read);
     }
     if (c.overflow)
         return error_set(e, "overflow: bytes read per step do not fit in 128 bits");

@@ -53,7 +53,6 @@ typedef struct {
     u128 bytes_read;            // weights + KV + scales, one decode step
     Q step_ms;                  // bytes_read / bandwidth, in milliseconds
     Q speedup;                  // BF16 step / this step, same workload
-    Q read_fraction;            // bytes_read / BF16 bytes_read
     bool has_crossover;         // weights known
     uint64_t crossover_context; // first S where KV bytes >= weights; 0 = never
 } FormatResult;

@@ -55,6 +55,18 @@ static int error_at(const JsonDoc *d, size_t off, Error *e, const char *fmt, va_
     return error_set(e, "%s:%d:%d: %s", d->path, line, col, msg);
 }
 
+/* error_at with its arguments here: for faults in the text itself, which
+ * no parsed item marks. */
+__attribute__((format(printf, 4, 5)))
+static int error_at_offset(const JsonDoc *d, size_t off, Error *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_at(d, off, e, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
 int jsondoc_error(const JsonDoc *d, const cJSON *item, Error *e, const char *fmt, ...)
 {
     const JsonPos *p = pos_of(d, item);
@@ -108,12 +120,8 @@ static int check_depth(const JsonDoc *d, Error *e)
             continue;
         }
         if (c == '{' || c == '[') {
-            if (++depth > JSON_DEPTH_MAX) {
-                int line, col;
-                offset_to_line_col(d->text, d->len, i, &line, &col);
-                return error_set(e, "%s:%d:%d: nested deeper than %d levels", d->path,
-                                 line, col, JSON_DEPTH_MAX);
-            }
+            if (++depth > JSON_DEPTH_MAX)
+                return error_at_offset(d, i, e, "nested deeper than %d levels", JSON_DEPTH_MAX);
         } else if (c == '}' || c == ']') {
             depth--;
         }
@@ -182,9 +190,7 @@ int jsondoc_parse(JsonDoc *d, const char *name, const char *text, size_t len, Er
 
     const char *nul = memchr(d->text, '\0', len);
     if (nul) {
-        int line, col;
-        offset_to_line_col(d->text, len, (size_t)(nul - d->text), &line, &col);
-        error_set(e, "%s:%d:%d: NUL byte in a text file", name, line, col);
+        error_at_offset(d, (size_t)(nul - d->text), e, "NUL byte in a text file");
         goto err;
     }
     if (check_depth(d, e))
@@ -198,15 +204,13 @@ int jsondoc_parse(JsonDoc *d, const char *name, const char *text, size_t len, Er
         while (off > 0 && off < len && (unsigned char)d->text[off] <= 32 &&
                (unsigned char)d->text[off - 1] > 32)
             off--;
-        int line, col;
-        offset_to_line_col(d->text, len, off, &line, &col);
         char near[24] = "";
         for (size_t k = 0; k + 1 < sizeof near && off + k < len && d->text[off + k] != '\n'; k++)
             near[k] = d->text[off + k], near[k + 1] = '\0';
         if (off >= len)
-            error_set(e, "%s:%d:%d: malformed JSON: unexpected end of file", name, line, col);
+            error_at_offset(d, off, e, "malformed JSON: unexpected end of file");
         else
-            error_set(e, "%s:%d:%d: malformed JSON near '%s'", name, line, col, near);
+            error_at_offset(d, off, e, "malformed JSON near '%s'", near);
         goto err;
     }
     d->pos = malloc(count_items(d->root) * sizeof *d->pos);

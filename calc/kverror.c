@@ -20,18 +20,19 @@ double rel_fro_error(const float *x, const float *x_hat, size_t n)
 static void attend(const float *k, const float *v, const float *q, size_t tokens, size_t d,
                    double *s, double *p, double *o)
 {
+    const double root_d = sqrt((double)d);
     double mx = -INFINITY;
     for (size_t t = 0; t < tokens; t++) {
         double acc = 0;
         for (size_t i = 0; i < d; i++)
             acc += (double)k[t * d + i] * (double)q[i];
         s[t] = acc;
-        if (acc / sqrt((double)d) > mx)
-            mx = acc / sqrt((double)d);
+        if (acc / root_d > mx)
+            mx = acc / root_d;
     }
     double sum = 0;
     for (size_t t = 0; t < tokens; t++) {
-        p[t] = exp(s[t] / sqrt((double)d) - mx);
+        p[t] = exp(s[t] / root_d - mx);
         sum += p[t];
     }
     memset(o, 0, d * sizeof *o);
@@ -71,8 +72,10 @@ int kv_errors(const float *k, const float *k_hat, const float *v, const float *v
     for (size_t t = 0; t < tokens; t++) {
         double err = fabs(s1[t] - s0[t]);
         out->nan_scores += isnan(s1[t]);
-        if (err > out->max_score_error || isnan(err))
-            out->max_score_error = isnan(out->max_score_error) ? NAN : (isnan(err) ? NAN : err);
+        if (isnan(err))                 // once NaN, the largest error stays NaN
+            out->max_score_error = NAN;
+        else if (err > out->max_score_error)
+            out->max_score_error = err;
         tv += fabs(p1[t] - p0[t]);
     }
     out->softmax_tv = tv / 2;

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#define MAX_VALUE_OUTLIERS 4096
+
 void kvgen_defaults(KvGenParams *p)
 {
     *p = (KvGenParams){
@@ -29,16 +31,16 @@ int kvgen_check(const KvGenParams *p, Error *e)
         return error_set(e, "tokens must be from 1 to %u", 1u << 24);
     if (!p->head_dim || p->head_dim > KVGEN_MAX_DIM)
         return error_set(e, "head dimension must be from 1 to %d", KVGEN_MAX_DIM);
-    if (p->value_outliers > 4096)
-        return error_set(e, "at most 4096 value outliers");
+    if (p->value_outliers > MAX_VALUE_OUTLIERS)
+        return error_set(e, "at most %d value outliers", MAX_VALUE_OUTLIERS);
     if (p->rope_theta != 0 && p->head_dim % 2)
         return error_set(e, "RoPE needs an even head dimension");
     if (p->outlier_channels > p->head_dim)
         return error_set(e, "%u outlier channels do not fit in %zu channels", p->outlier_channels,
                          p->head_dim);
-    if (p->sinks + p->value_outliers > p->tokens)
-        return error_set(e, "sinks and value outliers (%u) exceed the %zu tokens",
-                         p->sinks + p->value_outliers, p->tokens);
+    if ((uint64_t)p->sinks + p->value_outliers > p->tokens)
+        return error_set(e, "sinks and value outliers (%llu) exceed the %zu tokens",
+                         (unsigned long long)p->sinks + p->value_outliers, p->tokens);
     if (!(p->outlier_scale >= 0) || !(p->sink_strength >= 0) || !(p->value_outlier_scale >= 0) ||
         !(p->query_outlier_weight >= 0) || !isfinite(p->outlier_scale) ||
         !isfinite(p->sink_strength) || !isfinite(p->value_outlier_scale))
@@ -149,12 +151,11 @@ int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e)
             v[t * D + c] *= 0.1f;
         }
     }
-    /* Value outliers at random positions after the sinks. */
-    size_t rows[4096];
-    size_t n_vo = p->value_outliers < 4096 ? p->value_outliers : 4096;
-    if (T > p->sinks)
-        pick(&r, T - p->sinks, n_vo, rows);
-    for (size_t i = 0; i < n_vo && T > p->sinks; i++)
+    /* Value outliers at random positions after the sinks (kvgen_check leaves
+     * room for them there). */
+    size_t rows[MAX_VALUE_OUTLIERS];
+    pick(&r, T - p->sinks, p->value_outliers, rows);
+    for (size_t i = 0; i < p->value_outliers; i++)
         for (size_t c = 0; c < D; c++)
             v[(p->sinks + rows[i]) * D + c] *= p->value_outlier_scale;
     return 0;

@@ -54,6 +54,12 @@ static unsigned total_bits(const Minifloat *f)
     return 1 + f->exp_bits + f->man_bits;
 }
 
+/* All magnitude bits set: NaN in E4M3FN and E5M2. */
+static uint8_t nan_code(const Minifloat *f, uint8_t sign)
+{
+    return sign | (uint8_t)((1u << (total_bits(f) - 1)) - 1);
+}
+
 /* The code past the finite range: what overflow becomes. */
 static uint8_t overflow_code(const Minifloat *f, uint8_t sign, bool saturate)
 {
@@ -61,18 +67,15 @@ static uint8_t overflow_code(const Minifloat *f, uint8_t sign, bool saturate)
         return sign | f->max_code;
     if (f->specials == MF_IEEE)
         return sign | (uint8_t)(((1u << f->exp_bits) - 1) << f->man_bits);   // Inf
-    return sign | (uint8_t)((1u << (total_bits(f) - 1)) - 1);                // NaN
+    return nan_code(f, sign);
 }
 
 uint8_t minifloat_encode_ref(const Minifloat *f, float x, bool saturate)
 {
     uint32_t u = f32_bits(x), ax = u & 0x7FFFFFFFu;
     uint8_t sign = (uint8_t)((u >> 31) << (total_bits(f) - 1));
-    if (ax > 0x7F800000u) {                                     // NaN
-        if (f->specials == MF_NONE)
-            return sign | f->max_code;
-        return sign | (uint8_t)((1u << (total_bits(f) - 1)) - 1);
-    }
+    if (ax > 0x7F800000u)                                       // NaN
+        return f->specials == MF_NONE ? sign | f->max_code : nan_code(f, sign);
     if (ax == 0x7F800000u)                                      // Inf
         return overflow_code(f, sign, saturate);
     uint32_t M = ax & 0x7FFFFFu;

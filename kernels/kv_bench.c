@@ -32,6 +32,64 @@ static u128 step_bytes(const BenchSetup *b, KvFormat f, uint32_t B, uint64_t S)
     return fp.bytes + fp.tensor_scale_bytes;
 }
 
+/* The median of `iters` CUDA-timed steps, rotating over enough copies of
+ * the cache that together they are four times the L2. */
+static int time_cuda(const BenchSetup *b, const KvShape *ks, uint32_t len, double bytes, double *ms,
+                     Error *e)
+{
+    char err[ERROR_MSG_MAX];
+    int copies = (int)fmin(8, fmax(1, ceil(4.0 * b->info.l2_bytes / fmax(bytes, 1))));
+    GpuCache *c[8];
+    int made = 0;
+    for (; made < copies; made++)
+        if (b->api->fill(ks, len, 1000 + (uint64_t)made, &c[made], err, sizeof err)) {
+            if (made)
+                break;                      // fewer copies when memory is short
+            return error_set(e, "%s", err);
+        }
+    int rc = b->api->time_decode(c, made, b->iters, ms, err, sizeof err);
+    for (int i = 0; i < made; i++)
+        b->api->release(c[i]);
+    return rc ? error_set(e, "%s", err) : 0;
+}
+
+/* The median wall-clock time of `iters` steps of the CPU reference. */
+static int time_cpu(const BenchSetup *b, const KvShape *ks, uint32_t len, double *ms, Error *e)
+{
+    KvCache c;
+    if (kv_cache_init(&c, ks, e))
+        return -1;
+    size_t nq = (size_t)ks->batch * ks->q_heads * ks->head_dim;
+    float *q = malloc(nq * sizeof *q), *out = malloc(nq * sizeof *out);
+    double *t = calloc((size_t)b->iters, sizeof *t);
+    int rc = -1;
+    if (!q || !out || !t) {
+        error_set(e, "out of host memory for the query and output");
+        goto done;
+    }
+    if (kv_fill_random(&c, len, 1000, e))
+        goto done;
+    for (size_t i = 0; i < nq; i++)
+        q[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
+    rc = 0;
+    for (int i = 0; i < b->iters && !rc; i++) {
+        double t0 = now_ms();
+        rc = kv_decode_cpu(&c, q, out, 0, e);
+        t[i] = now_ms() - t0;
+    }
+    for (int i = 1; i < b->iters; i++)              // insertion sort: a few runs
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+            double x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    *ms = t[b->iters / 2];
+done:
+    free(q), free(out), free(t);
+    kv_cache_done(&c);
+    return rc;
+}
+
 int bench_point(BenchSetup *b, KvFormat f, uint32_t B, uint64_t S, BenchRow *row, Error *e)
 {
     KvShape ks = {f, B, (uint32_t)b->shape.kv_heads, (uint32_t)b->shape.q_heads,
@@ -41,52 +99,11 @@ int bench_point(BenchSetup *b, KvFormat f, uint32_t B, uint64_t S, BenchRow *row
     row->batch = B;
     row->context = S;
     row->kv_bytes = step_bytes(b, f, B, S);
-    char err[ERROR_MSG_MAX];
-    if (b->cuda) {
-        /* enough copies that together they are four times the L2 */
-        double one = q_to_double(q_make(row->kv_bytes, 1));
-        int copies = (int)fmin(8, fmax(1, ceil(4.0 * b->info.l2_bytes / fmax(one, 1))));
-        GpuCache *c[8];
-        int made = 0;
-        for (; made < copies; made++)
-            if (b->api->fill(&ks, (uint32_t)S, 1000 + (uint64_t)made, &c[made], err, sizeof err)) {
-                if (made)
-                    break;          // fewer copies when memory is short
-                return error_set(e, "%s", err);
-            }
-        int rc = b->api->time_decode(c, made, b->iters, &row->ms, err, sizeof err);
-        for (int i = 0; i < made; i++)
-            b->api->release(c[i]);
-        if (rc)
-            return error_set(e, "%s", err);
-    } else {
-        KvCache c;
-        if (kv_cache_init(&c, &ks, e) || kv_fill_random(&c, (uint32_t)S, 1000, e))
-            return -1;
-        size_t nq = (size_t)B * ks.q_heads * ks.head_dim;
-        float *q = malloc(nq * sizeof *q), *out = malloc(nq * sizeof *out);
-        double *t = calloc((size_t)b->iters, sizeof *t);
-        for (size_t i = 0; i < nq; i++)
-            q[i] = (float)((i * 2654435761u) % 1000) / 500.0f - 1.0f;
-        int rc = 0;
-        for (int i = 0; i < b->iters && !rc; i++) {
-            double t0 = now_ms();
-            rc = kv_decode_cpu(&c, q, out, 0, e);
-            t[i] = now_ms() - t0;
-        }
-        for (int i = 1; i < b->iters; i++)          // insertion sort: a few runs
-            for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-                double x = t[j];
-                t[j] = t[j - 1];
-                t[j - 1] = x;
-            }
-        row->ms = t[b->iters / 2];
-        free(q), free(out), free(t);
-        kv_cache_done(&c);
-        if (rc)
-            return -1;
-    }
-    row->gbps = q_to_double(q_make(row->kv_bytes, 1)) / (row->ms * 1e-3) / 1e9;
+    double bytes = q_to_double(q_make(row->kv_bytes, 1));
+    if (b->cuda ? time_cuda(b, &ks, (uint32_t)S, bytes, &row->ms, e)
+                : time_cpu(b, &ks, (uint32_t)S, &row->ms, e))
+        return -1;
+    row->gbps = bytes / (row->ms * 1e-3) / 1e9;
     row->step_ms = b->weights_ms > 0 ? (double)b->shape.layers * row->ms + b->weights_ms : 0;
     return 0;
 }

@@ -133,6 +133,13 @@ static size_t vec_index(const KvShape *s, uint32_t b, uint32_t h, uint32_t t)
     return ((size_t)b * s->kv_heads + h) * s->capacity + t;
 }
 
+/* int4: index of token t's vector in the residual window (B, H, R + 32, D),
+ * for t at or past c->quantized. */
+static size_t res_index(const KvCache *c, uint32_t b, uint32_t h, uint32_t t)
+{
+    return ((size_t)b * c->s.kv_heads + h) * (c->s.residual + KV_KIVI_GROUP) + (t - c->quantized);
+}
+
 static float amax(const float *x, size_t n, size_t stride)
 {
     float m = 0;
@@ -286,7 +293,7 @@ static void put_token(KvCache *c, uint32_t b, uint32_t h, uint32_t t, const floa
         put_int8(v, D, (int8_t *)c->v + vi * D, &c->v_scale[vi]);
         break;
     case KV_INT4: {                                         // into the residual window
-        size_t res = ((size_t)b * s->kv_heads + h) * (s->residual + KV_KIVI_GROUP) + (t - c->quantized);
+        size_t res = res_index(c, b, h, t);
         for (size_t d = 0; d < D; d++) {
             c->k_res[res * D + d] = bf16_bits(k[d]);
             c->v_res[res * D + d] = bf16_bits(v[d]);
@@ -378,9 +385,9 @@ int kv_fill_random(KvCache *c, uint32_t len, uint64_t seed, Error *e)
             if ((int8_t)c->k[n] == -128)
                 c->k[n] = 0;
         break;
-    case KV_INT4:
+    case KV_INT4:                       // values from -1 to 1 in steps of 2/15
         for (n = 0; n < bytes[2] / 2; n++)
-            c->k_scale[n] = c->v_scale[n] = fp16_bits(2.0f / 15), c->k_zero[n] = c->v_zero[n] = fp16_bits(-1);
+            c->k_scale[n] = fp16_bits(2.0f / 15), c->k_zero[n] = fp16_bits(-1);
         for (n = 0; n < bytes[3] / 2; n++)
             c->v_scale[n] = fp16_bits(2.0f / 15), c->v_zero[n] = fp16_bits(-1);
         for (n = 0; n < bytes[10] / 2; n++)
@@ -442,7 +449,7 @@ void kv_dequant(const KvCache *c, uint32_t b, uint32_t h, uint32_t t, float *k, 
     }
     case KV_INT4:
         if (t >= c->quantized) {
-            size_t res = ((size_t)b * s->kv_heads + h) * (s->residual + KV_KIVI_GROUP) + (t - c->quantized);
+            size_t res = res_index(c, b, h, t);
             for (size_t d = 0; d < D; d++) {
                 k[d] = bf16_value(c->k_res[res * D + d]);
                 v[d] = bf16_value(c->v_res[res * D + d]);

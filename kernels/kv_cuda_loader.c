@@ -46,21 +46,24 @@ const KvCudaApi *gpu_open(Error *e)
     if (!h) {
         snprintf(why, sizeof why, "no GPU backend: libkvlab_cuda.so could not be loaded (%s); "
                                   "build it with nvcc (make) or set KVLAB_CUDA_PLUGIN", last);
-        return error_set(e, "%s", why), NULL;
+        goto fail;
     }
     KvCudaEntry entry = (KvCudaEntry)dlsym(h, KVLAB_CUDA_ENTRY);
     const KvCudaApi *a = entry ? entry() : NULL;
     if (!a || a->abi != KVLAB_CUDA_ABI) {
         snprintf(why, sizeof why, "libkvlab_cuda.so is from another kvlab version (ABI %d, want %d)",
                  a ? a->abi : -1, KVLAB_CUDA_ABI);
-        return error_set(e, "%s", why), NULL;
+        goto fail;
     }
     GpuInfo info;
     char err[ERROR_MSG_MAX];
     if (a->info(&info, err, sizeof err)) {
         snprintf(why, sizeof why, "no usable GPU: %.480s", err);
-        return error_set(e, "%s", why), NULL;
+        goto fail;
     }
     api = a;
     return api;
+fail:
+    error_set(e, "%s", why);            // kept in `why` for later calls
+    return NULL;
 }

@@ -9,11 +9,11 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define G_MAX 64                // query heads per KV head
+#define D_MAX 256               // head dimension (kv_shape_check)
 
 typedef struct {
     const KvCache *c;
@@ -27,10 +27,9 @@ static void one_pair(const KvCache *c, uint32_t b, uint32_t h, const float *q, f
 {
     const KvShape *s = &c->s;
     uint32_t D = s->head_dim, G = s->q_heads / s->kv_heads;
-    float k[256], v[256], m[G_MAX], l[G_MAX];
-    float *o = calloc((size_t)G * D, sizeof *o);
-    if (!o)
-        return;
+    float k[D_MAX], v[D_MAX], m[G_MAX], l[G_MAX];
+    float o[G_MAX * D_MAX];                         // (G, D) accumulators
+    memset(o, 0, (size_t)G * D * sizeof *o);
     const float scale = 1.0f / sqrtf((float)D);
     for (uint32_t g = 0; g < G; g++)
         m[g] = -INFINITY, l[g] = 0;
@@ -54,7 +53,6 @@ static void one_pair(const KvCache *c, uint32_t b, uint32_t h, const float *q, f
     for (uint32_t g = 0; g < G; g++)
         for (uint32_t d = 0; d < D; d++)
             oh[g * D + d] = l[g] > 0 ? o[g * D + d] / l[g] : 0;
-    free(o);
 }
 
 static void *worker(void *arg)

@@ -91,6 +91,10 @@ int kv_append(KvCache *c, const float *k, const float *v, uint32_t tokens, Error
  * longer than the measurement). */
 int kv_fill_random(KvCache *c, uint32_t len, uint64_t seed, Error *e);
 
+/* int4 (KIVI): of `len` tokens, those in whole quantized groups once the
+ * newest `residual` or more are kept in BF16 (a multiple of 32). */
+uint32_t kv_kivi_quantized(uint32_t residual, uint32_t len);
+
 /* The stored token t of sequence b, head h, dequantized: k, v (D). */
 void kv_dequant(const KvCache *c, uint32_t b, uint32_t h, uint32_t t, float *k, float *v);
 

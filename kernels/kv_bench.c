@@ -25,7 +25,7 @@ static u128 step_bytes(const BenchSetup *b, KvFormat f, uint32_t B, uint64_t S)
     one.layers = 1;
     KvOptions o = {0};
     if (f == KV_INT4)
-        o.residual = S > b->residual ? S - (S - b->residual) / KV_KIVI_GROUP * KV_KIVI_GROUP : S;
+        o.residual = S - kv_kivi_quantized(b->residual, (uint32_t)S);
     Footprint fp;
     if (footprint(&one, format_by_id(kv_format_id(f)), &o, S, B, &fp, NULL))
         return 0;

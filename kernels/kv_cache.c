@@ -347,6 +347,11 @@ static uint64_t mix(uint64_t *x)
     return z ^ (z >> 31);
 }
 
+uint32_t kv_kivi_quantized(uint32_t residual, uint32_t len)
+{
+    return len > residual ? (len - residual) / KV_KIVI_GROUP * KV_KIVI_GROUP : 0;
+}
+
 int kv_fill_random(KvCache *c, uint32_t len, uint64_t seed, Error *e)
 {
     const KvShape *s = &c->s;
@@ -406,7 +411,7 @@ int kv_fill_random(KvCache *c, uint32_t len, uint64_t seed, Error *e)
         break;
     }
     c->len = len;
-    c->quantized = s->format == KV_INT4 ? (len > s->residual ? (len - s->residual) / KV_KIVI_GROUP * KV_KIVI_GROUP : 0) : 0;
+    c->quantized = s->format == KV_INT4 ? kv_kivi_quantized(s->residual, len) : 0;
     c->calibrated = true;
     return 0;
 }

@@ -191,7 +191,8 @@ START_TEST(cpu_matches_f64)
 END_TEST
 
 /* KIVI: tokens leave the BF16 window only in whole groups of 32, once more
- * than `residual` newer tokens are behind them. */
+ * than `residual` newer tokens are behind them; kv_kivi_quantized, which the
+ * random fill, the GPU fill and the benchmark's byte count use, agrees. */
 START_TEST(kivi_window)
 {
     Rng r = {test_seed() ^ 0x1F};
@@ -209,6 +210,7 @@ START_TEST(kivi_window)
         total += n;
         uint32_t want = total >= 64 + 32 ? (total - 64) / 32 * 32 : 0;
         ck_assert_uint_eq(c.quantized, want);
+        ck_assert_uint_eq(kv_kivi_quantized(s.residual, total), want);
         kv_dequant(&c, 0, 0, total - 1, kd, vd);     // the newest token is exact BF16
         for (int d = 0; d < 32; d++)
             ck_assert(kd[d] == bf16_round(k[(n - 1) * 32 + d]));

@@ -1850,8 +1850,7 @@ static int fill(const KvShape *s, uint32_t len, uint64_t seed, GpuCache **out, c
     GpuCache *c = new GpuCache();
     c->s = *s;
     c->len = len;
-    c->quantized = s->format == KV_INT4 && len > s->residual
-                       ? (len - s->residual) / KV_KIVI_GROUP * KV_KIVI_GROUP : 0;
+    c->quantized = s->format == KV_INT4 ? kv_kivi_quantized(s->residual, len) : 0;
     plan_splits(c);
     if (alloc_arrays(c, err, n) || alloc_work(c, err, n)) {
         release(c);

@@ -414,7 +414,8 @@ END_TEST
 
 /* kvlab bench on the CPU reference: one row per (format, batch, context),
  * KV bytes from calc, a BF16 slope ratio of exactly 1, a slope that needs
- * two contexts, and usage errors that name the option. */
+ * two contexts, and usage errors that name the option (more --format
+ * options than there are formats among them). */
 START_TEST(bench_command)
 {
     RunResult r = RUN("bench", "--backend", "cpu", "--kv-heads", "2", "--q-heads", "4", "--head-dim", "64",
@@ -457,6 +458,9 @@ START_TEST(bench_command)
     usage_error(RUN("bench", "--fp8-path", "C"), "--fp8-path", "'C'");
     usage_error(RUN("bench", "--promote", "2"), "--promote", "path A");
     usage_error(RUN("bench", "--fp8-path", "A", "--promote", "0"), "--promote", "1 to 64");
+    usage_error(RUN("bench", "--format", "bf16", "--format", "fp8", "--format", "int8", "--format", "int4",
+                    "--format", "nvfp4", "--format", "mxfp4", "--format", "bf16"),
+                "--format", "at most 6");
 }
 END_TEST
 

@@ -24,6 +24,9 @@ sleep 2
 tmux -L kvlab-perf send-keys F5
 sleep 1
 tmux -L kvlab-perf send-keys r
-sleep 75
+for _ in $(seq 300); do                 # at most five minutes
+    sleep 1
+    tmux -L kvlab-perf capture-pane -p | grep -q "sweep done" && break
+done
 tmux -L kvlab-perf capture-pane -p > "$out/gpu_screen.txt"
 tmux -L kvlab-perf kill-server

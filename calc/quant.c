@@ -222,19 +222,6 @@ static const GroupFn GROUP_FNS[] = {
     [SCHEME_FP8] = group_fp8,
 };
 
-float quant_int_step(const QuantSpec *q, float lo, float hi)
-{
-    if (q->scheme == SCHEME_INT_SYM) {
-        float a = fmaxf(fabsf(lo), fabsf(hi));
-        return a / (float)((1u << (q->bits - 1)) - 1);
-    }
-    if (q->scheme == SCHEME_INT_ZP) {
-        lo = fminf(lo, 0);
-        hi = fmaxf(hi, 0);
-    }
-    return (hi - lo) / (float)((1u << q->bits) - 1);
-}
-
 /* ------------------------------------------------------------------------
  * Microscaled FP4: blocks along the channels of each token.
  */

@@ -81,9 +81,6 @@ int quant_spec_check(const QuantSpec *q, Error *e);
 int quantize_ref(const QuantSpec *q, const float *x, size_t rows, size_t cols, float *out,
                  Error *e);
 
-/* Bound on |x^ - x| for one group of the integer schemes: half a step,
- * s / 2 (every element lies inside its group's range). Used by tests. */
-float quant_int_step(const QuantSpec *q, float lo, float hi);
 
 /* ------------------------------------------------------------------------
  * KIVI: keys per channel in groups of G tokens, values per token in groups

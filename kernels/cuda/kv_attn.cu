@@ -776,29 +776,46 @@ __device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d)
     return lo | hi << 16;
 }
 
-// Eight E2M1 codes (the nibbles of w, low first) as the pairs (0, 2), (1, 3),
-// (4, 6), (5, 7) of their exact values, FP16 (F16) or BF16. Each magnitude's
-// bytes come from a table
-// of eight by one byte permute for four codes; the sign bits are moved to
-// bit 7 of those bytes.
-template <bool F16>
-__device__ __forceinline__ void e2m1x8(uint32_t w, uint32_t out[4])
+// (x & MASK) | y as one LOP3: written as two operations with constants,
+// the compiler makes it two.
+template <uint32_t MASK>
+__device__ __forceinline__ uint32_t and_or(uint32_t x, uint32_t y)
 {
-    const uint32_t mag = w & 0x77777777u;
+    uint32_t d;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(x), "n"(MASK), "r"(y));
+    return d;
+}
+
+__device__ __forceinline__ uint32_t and_or_reg(uint32_t x, uint32_t mask, uint32_t y)
+{
+    uint32_t d;
+    asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(x), "r"(mask), "r"(y));
+    return d;
+}
+
+// Eight E2M1 codes (the nibbles of w, low first) as the pairs (k, k + 4),
+// k = 0 .. 3, of 2^-14 times their values in FP16: the sign to bit 15, the
+// exponent's two bits and the mantissa bit to bits 11 .. 9, FP16's two low
+// exponent bits and first mantissa bit. FP16 then reads them with its own
+// bias, 14 more than E2M1's, subnormals (0 and 0.5) included.
+__device__ __forceinline__ void e2m1x8_f16(uint32_t w, uint32_t out[4])
+{
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
-        const uint32_t sel = mag >> (16 * h), d = __byte_perm(w, 0, h ? 0x3322 : 0x1100);
-        const uint32_t sign = ((d << 4) & 0x00800080u) | (d & 0x80008000u);
-        if (F16) {                          // 0, 0.5, 1, 1.5 | 2, 3, 4, 6: high bytes, low bytes 0
-            const uint32_t hi = __byte_perm(0x3E3C3800u, 0x46444240u, sel) | sign;
-            out[2 * h] = __byte_perm(hi, 0, 0x2404);
-            out[2 * h + 1] = __byte_perm(hi, 0, 0x3414);
-        } else {
-            const uint32_t hi = __byte_perm(0x3F3F3F00u, 0x40404040u, sel) | sign;
-            const uint32_t lo = __byte_perm(0xC0800000u, 0xC0804000u, sel);
-            out[2 * h] = __byte_perm(lo, hi, 0x6240);
-            out[2 * h + 1] = __byte_perm(lo, hi, 0x7351);
-        }
+    for (int k = 0; k < 4; k++) {
+        const uint32_t mag = 4 * k <= 9 ? w << (9 - 4 * k) : w >> (4 * k - 9);
+        out[k] = and_or<0x80008000u>(w << (12 - 4 * k), mag & 0x0E000E00u);
+    }
+}
+
+// The same pairs in BF16 (MXFP4's operands, for their range), 2^-126 times
+// their values: the three magnitude bits to bits 8 .. 6, BF16's two low
+// exponent bits and first mantissa bit.
+__device__ __forceinline__ void e2m1x8_bf16(uint32_t w, uint32_t out[4])
+{
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        const uint32_t mag = 4 * k <= 6 ? w << (6 - 4 * k) : w >> (4 * k - 6);
+        out[k] = and_or<0x80008000u>(w << (12 - 4 * k), mag & 0x01C001C0u);
     }
 }
 
@@ -867,17 +884,27 @@ __device__ __forceinline__ void stage_tile(const RowParams &p, size_t row0, int 
     }
 }
 
-// q / sqrt(D) as the two A-fragment words of each k16 step, from the lane's
-// four consecutive channels x[4 kk] .. x[4 kk + 3] of each step: pairs (0, 2)
-// and (1, 3) (SPREAD, the code kernel's order) or (0, 1) and (2, 3) (KIVI's).
-// Rows past the group (`row`) are zero.
-template <int D, bool F16, bool SPREAD>
-__device__ __forceinline__ void pack_q(const float *x, float scale, bool row, uint32_t (*qa)[2])
+// q / sqrt(D) as the two A-fragment words of each k16 step; rows past the
+// group (`row` false) are zero. The pairs of channels each word holds:
+//  - Q_NATURAL: x is the head's row, 16 kk + 2 tig + {0, 1} and + {8, 9}
+//    (the BF16 and KIVI kernels);
+//  - Q_BY4: x is the lane's D/4 channels, (0, 2) and (1, 3) of the four
+//    from 4 kk (the code kernel's FP8 and INT8);
+//  - Q_BY8: the same x, (k, k + 4) and (k + 1, k + 5) of the eight from
+//    8 (kk / 2), k = 2 (kk % 2) (its E2M1).
+enum QOrder { Q_NATURAL, Q_BY4, Q_BY8 };
+
+template <int D, bool F16, QOrder ORDER>
+__device__ __forceinline__ void pack_q(const float *x, float scale, bool row, int tig, uint32_t (*qa)[2])
 {
+    constexpr int d1 = ORDER == Q_NATURAL ? 1 : ORDER == Q_BY4 ? 2 : 4;
+    constexpr int d2 = ORDER == Q_NATURAL ? 8 : 1;
 #pragma unroll
-    for (int kk = 0; kk < D / 16; kk++, x += 4) {
-        qa[kk][0] = row ? pack_op<F16>(x[0] * scale, x[SPREAD ? 2 : 1] * scale) : 0;
-        qa[kk][1] = row ? pack_op<F16>(x[SPREAD ? 1 : 2] * scale, x[3] * scale) : 0;
+    for (int kk = 0; kk < D / 16; kk++) {
+        const float *y = x + (ORDER == Q_NATURAL ? 16 * kk + 2 * tig : ORDER == Q_BY4 ? 4 * kk
+                                                                                       : 8 * (kk / 2) + 2 * (kk % 2));
+        qa[kk][0] = row ? pack_op<F16>(y[0] * scale, y[d1] * scale) : 0;
+        qa[kk][1] = row ? pack_op<F16>(y[d2] * scale, y[d2 + d1] * scale) : 0;
     }
 }
 
@@ -986,12 +1013,7 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
     const float scale = rsqrtf((float)D);
     const float *qg = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D;
     uint32_t qa[D / 16][2];
-#pragma unroll
-    for (int ks = 0; ks < D / 16; ks++) {
-        int k0 = ks * 16 + tig * 2;
-        qa[ks][0] = g < G ? pack_bf16(qg[k0] * scale, qg[k0 + 1] * scale) : 0;
-        qa[ks][1] = g < G ? pack_bf16(qg[k0 + 8] * scale, qg[k0 + 9] * scale) : 0;
-    }
+    pack_q<D, false, Q_NATURAL>(qg, scale, g < G, tig, qa);
     float o[D / 8][4];
     zero_acc<D / 8>(o);
     float m = -INFINITY, l = 0;
@@ -1177,12 +1199,14 @@ __device__ __forceinline__ void load_scales(const RowParams &p, size_t row0, int
     }
 }
 
-// An MXFP4 block-scale byte (E8M0) as a BF16 pair: the exponent as it is,
-// code 0 (2^-127) a BF16 subnormal. NVFP4's E4M3 scales go through
-// e4m3x4_f16, four at a time.
-__device__ __forceinline__ uint32_t e8m0x2_bf16(uint32_t code)
+// An MXFP4 block scale, E8M0 code c for 2^(c - 127), times the 2^126 that
+// e2m1x8_bf16 leaves out: 2^(c - 1), which BF16 cannot always hold, as two
+// factors that it can, 2^e and 2^(c - 1 - e) with e = floor((c - 1) / 2),
+// each a BF16 in the low half. NVFP4's E4M3 scales go through e4m3x4_f16.
+__device__ __forceinline__ uint2 e8m0_factors(uint32_t c)
 {
-    return (code ? code << 7 : 0x40u) * 0x10001u;
+    const int x = (int)c - 1, e = x >> 1;
+    return make_uint2((uint32_t)(e + 127) << 7, (uint32_t)(x - e + 127) << 7);
 }
 
 template <bool F16>
@@ -1196,20 +1220,27 @@ __device__ __forceinline__ uint32_t mul2(uint32_t a, uint32_t b)
     return *(uint32_t *)&y;
 }
 
-// A word of codes as operand pairs of elements (0, 2), (1, 3) and, for
-// E2M1, (4, 6), (5, 7); E2M1 times the block scale `s2`.
+// A word of codes as operand pairs of elements (0, 2) and (1, 3) (FP8,
+// INT8) or (k, k + 4) (E2M1) times the block scales: NVFP4's s2.x, MXFP4's
+// s2.x then s2.y (e8m0_factors).
 template <int FMT>
-__device__ __forceinline__ void to_pairs(uint32_t w, uint32_t s2, uint32_t *out)
+__device__ __forceinline__ void to_pairs(uint32_t w, uint2 s2, uint32_t *out)
 {
     if (FMT == KV_FP8) {
         e4m3x4_f16(w, out);
     } else if (FMT == KV_INT8) {
         int8x4_f16(w, out);
     } else {
-        e2m1x8<Op<FMT>::F16>(w, out);
+        if (FMT == KV_NVFP4)
+            e2m1x8_f16(w, out);
+        else
+            e2m1x8_bf16(w, out);
 #pragma unroll
-        for (int i = 0; i < 4; i++)
-            out[i] = mul2<Op<FMT>::F16>(out[i], s2);
+        for (int i = 0; i < 4; i++) {
+            out[i] = mul2<Op<FMT>::F16>(out[i], s2.x);
+            if (FMT == KV_MXFP4)
+                out[i] = mul2<false>(out[i], s2.y);
+        }
     }
 }
 
@@ -1265,8 +1296,12 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
                 qa[kb][half] = g < G ? e4m3x4(x[0] * f, x[1] * f, x[2] * f, x[3] * f) : 0;
             }
     } else {
-        pack_q<D, F16, true>(qq, scale, g < G, qa);
+        pack_q<D, F16, C::FP4 ? Q_BY8 : Q_BY4>(qq, scale, g < G, tig, qa);
     }
+    uint32_t q4[D / 32][4];                 // steps 2j (rows g) and 2j + 1 (rows g + 8)
+#pragma unroll
+    for (int j = 0; j < D / 32; j++)
+        q4[j][0] = qa[2 * j][0], q4[j][1] = qa[2 * j + 1][0], q4[j][2] = qa[2 * j][1], q4[j][3] = qa[2 * j + 1][1];
     const int every = p.promote > 0 ? p.promote : D / 32;
     float o[D / 8][4];
     zero_acc<D / 8>(o);
@@ -1284,20 +1319,40 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         __syncwarp();
         const uint8_t *kt = wbuf + it % C::STAGES * C::STAGE, *vt = kt + C::TILE;
 
-        // NVFP4's E4M3 block scales as FP16 (a 256th), four at a time: keys
-        // kbs[n][b] (block b of row n in the low half), values vbs (the
-        // lane's tokens 0 and 2, 1 and 3)
-        uint32_t kbs[2][2], vbs[2];
+        // E2M1 block scales as operand pairs. NVFP4's E4M3 as FP16, four at a
+        // time, a 256th of their values times the 2^14 e2m1x8_f16 leaves
+        // out: keys kbs[n][b] (block b of row n in the low half), values
+        // vbs (the lane's tokens 0 and 2, 1 and 3). MXFP4's values vbs as
+        // e8m0_factors, paired alike.
+        uint32_t kbs[2][2];
+        uint2 vbs[2];
         if (FMT == KV_NVFP4) {
+            const uint32_t two14 = 0x74007400u;
+            uint32_t v[2];
             e4m3x4_f16(cur.k[0], kbs[0]);
             e4m3x4_f16(cur.k[1], kbs[1]);
-            e4m3x4_f16(cur.v[0], vbs);
+            e4m3x4_f16(cur.v[0], v);
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                kbs[0][i] = mul2<true>(kbs[0][i], two14), kbs[1][i] = mul2<true>(kbs[1][i], two14);
+                vbs[i].x = mul2<true>(v[i], two14);
+            }
+        } else if (FMT == KV_MXFP4) {
+#pragma unroll
+            for (int i = 0; i < 2; i++) {
+                const uint2 lo = e8m0_factors((cur.v[0] >> (8 * i)) & 0xFFu), hi = e8m0_factors(cur.v[0] >> (8 * i + 16) & 0xFFu);
+                vbs[i] = make_uint2(lo.x | hi.x << 16, lo.y | hi.y << 16);
+            }
         }
-        // s = q.k: n-tile n, column 2 tig + i is token 4 tig + 2 i + n
-        float sc[2][4];
+        // s = q.k: n-tile n, column 2 tig + i is token 4 tig + 2 i + n. The
+        // A fragments of k16 steps 2j and 2j + 1 share four registers (rows
+        // g and g + 8), so even steps sum in the rows g of sc, odd ones in
+        // the rows g + 8 of so, and what each adds to its other rows is not used.
+        float sc[2][4], so[2][4];
 #pragma unroll
         for (int n = 0; n < 2; n++) {
             sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0;
+            so[n][0] = so[n][1] = so[n][2] = so[n][3] = 0;
             uint32_t kw[KW];
             lds<C::CH, KW>(kt, 4 * (g >> 1) + 2 * (g & 1) + n, tig * C::KB, kw);
             if constexpr (FA) {     // E4M3 MMAs, their FP32 sums added to sc every `every` blocks
@@ -1313,17 +1368,19 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
             } else {
 #pragma unroll
             for (int w = 0; w < KW; w++) {
-                uint32_t s2 = 0, pr[NP];
-                if (FMT == KV_NVFP4)        // the block of channels tig * D/4 + 8 w: w / 2
-                    s2 = __byte_perm(kbs[n][w * 8 / C::BS], 0, 0x1010);
-                else if (FMT == KV_MXFP4)
-                    s2 = e8m0x2_bf16((cur.k[n] >> (8 * ((tig * (D / 4) % C::BS + w * 8) / C::BS))) & 0xFFu);
+                uint2 s2 = make_uint2(0, 0);
+                uint32_t pr[NP];
+                if (FMT == KV_NVFP4) {      // the block of channels tig * D/4 + 8 w: w / 2
+                    s2.x = __byte_perm(kbs[n][w * 8 / C::BS], 0, 0x1010);
+                } else if (FMT == KV_MXFP4) {
+                    s2 = e8m0_factors((cur.k[n] >> (8 * ((tig * (D / 4) % C::BS + w * 8) / C::BS))) & 0xFFu);
+                    s2 = make_uint2(s2.x * 0x10001u, s2.y * 0x10001u);
+                }
                 to_pairs<FMT>(kw[w], s2, pr);
 #pragma unroll
                 for (int hf = 0; hf < NP / 2; hf++) {
                     const int kk = w * (NP / 2) + hf;
-                    uint32_t a[4] = {qa[kk][0], 0, qa[kk][1], 0};
-                    mma_16816<F16>(sc[n], a, pr[2 * hf], pr[2 * hf + 1]);
+                    mma_16816<F16>(kk % 2 ? so[n] : sc[n], q4[kk / 2], pr[2 * hf], pr[2 * hf + 1]);
                 }
             }
             }
@@ -1340,34 +1397,46 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
                 kscale *= h2f(*(const uint16_t *)sw);
                 vsc[j] = h2f(*(const uint16_t *)(sw + CODE_SCALES / 2));
             }
-            s4[j] = t < end ? sc[j % 2][j / 2] * kscale : -INFINITY;
+            s4[j] = t < end ? (sc[j % 2][j / 2] + so[j % 2][j / 2 + 2]) * kscale : -INFINITY;
         }
         const float alpha = softmax_step(s4, m, l);
         const uint32_t pa[4] = {pack_op<F16>(s4[0] * vsc[0], s4[2] * vsc[2]), 0,
                                 pack_op<F16>(s4[1] * vsc[1], s4[3] * vsc[3]), 0};
         rescale_acc<D / 8, C::FP4>(o, alpha);
-        // o += p.v: the lane's four value rows, converted, then paired across tokens
+        // o += p.v: the lane's four value rows. E2M1: the halves of rows 0 and
+        // 2 (1 and 3) side by side first, so that each converted pair is b0
+        // (b1) of one channel; FP8 and INT8: each row converted, then its
+        // pairs matched across tokens.
         uint32_t vw[4][VW];
 #pragma unroll
         for (int i = 0; i < 4; i++)
             lds<C::CH, VW>(vt, 4 * tig + i, g * C::VB, vw[i]);
 #pragma unroll
         for (int w = 0; w < VW; w++) {
-            uint32_t x[4][NP];
+            if constexpr (C::FP4) {
 #pragma unroll
-            for (int i = 0; i < 4; i++)
-                to_pairs<FMT>(vw[i][w],
-                              FMT == KV_NVFP4 ? __byte_perm(vbs[i & 1], 0, i >> 1 ? 0x3232 : 0x1010)
-                              : FMT == KV_MXFP4 ? e8m0x2_bf16((cur.v[0] >> (8 * i)) & 0xFFu)
-                                                : 0,
-                              x[i]);
+                for (int hi = 0; hi < 2; hi++) {
+                    uint32_t x[2][4];
 #pragma unroll
-            for (int k = 0; k < NP; k++) {
-                const int j = w * C::EPW + (k / 2) * 4 + k % 2;   // channels j and j + 2
-                mma_16816<F16>(o[j], pa, __byte_perm(x[0][k], x[2][k], 0x5410),
-                               __byte_perm(x[1][k], x[3][k], 0x5410));
-                mma_16816<F16>(o[j + 2], pa, __byte_perm(x[0][k], x[2][k], 0x7632),
-                               __byte_perm(x[1][k], x[3][k], 0x7632));
+                    for (int e = 0; e < 2; e++)
+                        to_pairs<FMT>(__byte_perm(vw[e][w], vw[e + 2][w], hi ? 0x7632 : 0x5410), vbs[e], x[e]);
+#pragma unroll
+                    for (int k = 0; k < 4; k++)     // channel 8 w + 4 hi + k
+                        mma_16816<F16>(o[w * 8 + hi * 4 + k], pa, x[0][k], x[1][k]);
+                }
+            } else {
+                uint32_t x[4][NP];
+#pragma unroll
+                for (int i = 0; i < 4; i++)
+                    to_pairs<FMT>(vw[i][w], make_uint2(0, 0), x[i]);
+#pragma unroll
+                for (int k = 0; k < NP; k++) {
+                    const int j = w * C::EPW + k;   // channels j and j + 2
+                    mma_16816<F16>(o[j], pa, __byte_perm(x[0][k], x[2][k], 0x5410),
+                                   __byte_perm(x[1][k], x[3][k], 0x5410));
+                    mma_16816<F16>(o[j + 2], pa, __byte_perm(x[0][k], x[2][k], 0x7632),
+                                   __byte_perm(x[1][k], x[3][k], 0x7632));
+                }
             }
         }
         cur = next;
@@ -1385,18 +1454,19 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 // mantissa bits of 16), and the 16 is taken back out of the sums:
 //  - q.k: x = zero + scale q per channel, so q.x = q.zero - 16 (q * scale).1
 //    + (q * scale).(16 + q): one MMA a k16 step gives both group terms
-//    (rows g: q against the minima, rows g + 8: q * scale against -16),
-//    the rest is an MMA with q * scale as A. Lane (g, tig) takes the D/4
-//    channels from tig * D/4 (four consecutive ones a k16 step, b0 =
-//    (c0, c1), b1 = (c2, c3)) of tokens 4 g + n for n-tile n: one 16-bit
-//    load of a channel row holds all four. Key row c is kept in shared
-//    memory at c XOR its quarter (kivi_row), so that the four lanes that
-//    read one step from the four quarters hit different banks.
+//    (rows g: q * scale against -16, rows g + 8: q against the minima),
+//    and the same A fragments against the codes give the rest (rows g). A k16 step is channels
+//    16 kk .. 16 kk + 15 in the standard layout. The key rows are B as
+//    ldmatrix.trans reads them: the four tokens 4 g .. 4 g + 3 of a
+//    channel are one 16-bit element, so one ldmatrix.x4 gives lane
+//    (g, tig) channels 2 tig and 2 tig + 1 of four blocks of eight
+//    channels (two k16 steps); n-tile n takes token 4 g + n of each.
 //  - scores: column 2 tig + i of n-tile n is token 8 tig + 4 i + n.
 //  - p.v, two k16 steps: step s takes value rows r = 8 tig + 2 s + {0, 1,
-//    4, 5}, b0 = rows (r0, r2) and b1 = (r1, r3), as the code kernel;
-//    values are zero + scale q, one packed multiply-add, pairs (k, k + 4)
-//    of each eight channels, as (16 + q) scale + (zero - 16 scale).
+//    4, 5}, b0 = rows (r0, r2) and b1 = (r1, r3), as the code kernel. One
+//    byte permute puts halves of rows r0 and r2 (r1 and r3) side by side,
+//    so that each extraction is a pair of tokens; values are zero +
+//    scale q, one packed multiply-add, as (16 + q) scale + (zero - 16 scale).
 // The residual window (BF16) is the last split, run by the BF16 kernel.
 
 template <int D>
@@ -1410,8 +1480,6 @@ struct Kivi {
     static constexpr int CH = VROW / 16, VB = D / 16;            // value chunks a row; bytes a lane reads
 };
 
-__device__ __forceinline__ int kivi_row(int c, int D) { return c ^ ((c / (D / 4)) & 3); }
-
 // n 16-byte chunks from global to shared, spread over the warp.
 __device__ __forceinline__ void copy_chunks(uint8_t *dst, const void *src, int n, int lane)
 {
@@ -1424,8 +1492,7 @@ __device__ __forceinline__ void stage_group(const RowParams &p, size_t bh, int t
 {
     using K = Kivi<D>;
     const size_t grp = bh * (p.cap / 32) + t0 / 32, vrow = bh * p.cap + t0;
-    for (int c = lane; c < D; c += 32)
-        cp_async16(buf + 16 * kivi_row(c, D), p.k + (grp * D + c) * 16, 16);
+    copy_chunks(buf, p.k + grp * K::KC, D, lane);
     copy_chunks(buf + K::KC, p.k_scale + grp * D, K::KS / 16, lane);
     copy_chunks(buf + K::KC + K::KS, p.k_zero + grp * D, K::KS / 16, lane);
     uint8_t *v = buf + K::KC + 2 * K::KS;
@@ -1438,10 +1505,10 @@ __device__ __forceinline__ void stage_group(const RowParams &p, size_t bh, int t
 }
 
 // Two 4-bit codes q (bits 4k to 4k + 3 and 16 above them of w) as the FP16
-// pair 16 + q.
-__device__ __forceinline__ uint32_t u4x2_f16(uint32_t w, int k)
+// pair 16 + q (`sixteen` holds that pair, 0x4C004C00).
+__device__ __forceinline__ uint32_t u4x2_f16(uint32_t w, int k, uint32_t sixteen)
 {
-    return ((4 * k <= 6 ? w << (6 - 4 * k) : w >> (4 * k - 6)) & 0x03C003C0u) | 0x4C004C00u;
+    return and_or<0x03C003C0u>(4 * k <= 6 ? w << (6 - 4 * k) : w >> (4 * k - 6), sixteen);
 }
 
 __device__ __forceinline__ uint32_t h2_bits(__half2 h) { return *(uint32_t *)&h; }
@@ -1466,10 +1533,12 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
         cp_async_commit();
     }
     const float scale = rsqrtf((float)D);
-    const float *qq = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D + tig * (D / 4);
-    uint32_t qh[D / 16][2];                 // q / sqrt(D) in the channel order of the key reads
-    pack_q<D, true, false>(qq, scale, g < G, qh);
-    const uint32_t minus16 = pack_f16(-16.0f, -16.0f);
+    const float *qg = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D;
+    uint32_t qh[D / 16][2];                 // q / sqrt(D), the standard A layout
+    pack_q<D, true, Q_NATURAL>(qg, scale, g < G, tig, qh);
+    const uint32_t minus16 = pack_f16(-16.0f, -16.0f), sixteen = pack_f16(16.0f, 16.0f);
+    // the group term's B: column 0 (lanes g = 0) -16, column 1 (g = 1) the minima
+    const uint32_t m16sel = g == 0 ? minus16 : 0, zsel = g == 1 ? ~0u : 0;
     float o[D / 8][4];
     zero_acc<D / 8>(o);
     float m = -INFINITY, l = 0;
@@ -1485,18 +1554,18 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
         const __half *ks = (const __half *)(kc + K::KC), *kz = ks + D;
         const __half *vs = (const __half *)(vt + K::VC), *vz = vs + 32 * (D / 32);
 
-        // q * scale as A fragments, and the group's term of each row
-        uint32_t qa[D / 16][2];
+        // A fragments: rows g q * scale, rows g + 8 q (whose products with
+        // the codes are not used); with them, the group's term of each row
+        uint32_t qa[D / 16][4];
         float gt[4] = {0, 0, 0, 0};
 #pragma unroll
         for (int kk = 0; kk < D / 16; kk++) {
-            const int c = tig * (D / 4) + 4 * kk;
-            const uint2 su = *(const uint2 *)(ks + c), zu = *(const uint2 *)(kz + c);
-            qa[kk][0] = mul2<true>(qh[kk][0], su.x);
-            qa[kk][1] = mul2<true>(qh[kk][1], su.y);
-            const uint32_t a[4] = {qh[kk][0], qa[kk][0], qh[kk][1], qa[kk][1]};
-            mma_16816<true>(gt, a, g == 0 ? zu.x : g == 1 ? minus16 : 0,
-                            g == 0 ? zu.y : g == 1 ? minus16 : 0);
+            const int c = 16 * kk + 2 * tig;
+            const uint32_t s0 = *(const uint32_t *)(ks + c), s1 = *(const uint32_t *)(ks + c + 8);
+            const uint32_t z0 = *(const uint32_t *)(kz + c), z1 = *(const uint32_t *)(kz + c + 8);
+            qa[kk][0] = mul2<true>(qh[kk][0], s0), qa[kk][1] = qh[kk][0];
+            qa[kk][2] = mul2<true>(qh[kk][1], s1), qa[kk][3] = qh[kk][1];
+            mma_16816<true>(gt, qa[kk], and_or_reg(z0, zsel, m16sel), and_or_reg(z1, zsel, m16sel));
         }
         const float bias = __shfl_sync(0xFFFFFFFFu, gt[0] + gt[3], lane & ~3);
         float sc[4][4];
@@ -1504,16 +1573,15 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
         for (int n = 0; n < 4; n++)
             sc[n][0] = sc[n][1] = sc[n][2] = sc[n][3] = 0;
 #pragma unroll
-        for (int kk = 0; kk < D / 16; kk++) {
-            uint32_t r[4];
+        for (int j = 0; j < D / 32; j++) {
+            uint32_t x[4];                  // channels 32 j + 8 i + 2 tig, + 1: tokens 4 g .. 4 g + 3
+            ldmatrix_x4_trans(x, kc + 16 * (32 * j + lane));
 #pragma unroll
-            for (int e = 0; e < 4; e++)
-                r[e] = *(const uint16_t *)(kc + 16 * kivi_row(tig * (D / 4) + 4 * kk + e, D) + 2 * g);
-            const uint32_t x0 = r[0] | r[1] << 16, x1 = r[2] | r[3] << 16;
-            const uint32_t a[4] = {qa[kk][0], 0, qa[kk][1], 0};
+            for (int half = 0; half < 2; half++)
 #pragma unroll
-            for (int n = 0; n < 4; n++)
-                mma_16816<true>(sc[n], a, u4x2_f16(x0, n), u4x2_f16(x1, n));
+                for (int n = 0; n < 4; n++)
+                    mma_16816<true>(sc[n], qa[2 * j + half], u4x2_f16(x[2 * half], n, sixteen),
+                                    u4x2_f16(x[2 * half + 1], n, sixteen));
         }
         float s8[8];                        // s8[2 n + i]: token 8 tig + 4 i + n
 #pragma unroll
@@ -1522,36 +1590,44 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
             for (int i = 0; i < 2; i++)
                 s8[2 * n + i] = sc[n][i] + bias;
         const float alpha = softmax_step<8>(s8, m, l);
-        rescale_acc<D / 8, false>(o, alpha);
+        rescale_acc<D / 8, true>(o, alpha);
 #pragma unroll
         for (int st = 0; st < 2; st++) {
             const uint32_t pa[4] = {pack_f16(s8[4 * st], s8[4 * st + 1]), 0,
                                     pack_f16(s8[4 * st + 2], s8[4 * st + 3]), 0};
             uint32_t vw[4][VW];
-            __half2 s2[4], z2[4];
+            __half sv[4], zv[4];
 #pragma unroll
             for (int i = 0; i < 4; i++) {
                 const int r = 8 * tig + 2 * st + (i & 1) + 4 * (i >> 1);
                 lds<K::CH, VW>(vt, r, g * K::VB, vw[i]);
                 const int si = r * (D / 32) + g * CPL / 32;
-                const float sv = __half2float(vs[si]);
-                s2[i] = __float2half2_rn(sv), z2[i] = __float2half2_rn(__half2float(vz[si]) - 16.0f * sv);
+                sv[i] = vs[si], zv[i] = vz[si];
+            }
+            // b0 holds rows (r0, r2), b1 (r1, r3): their scales paired alike, and
+            // zero - 16 scale (one rounding, the fused multiply-add's)
+            __half2 s2[2], z2[2];
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                s2[e] = __halves2half2(sv[e], sv[e + 2]);
+                z2[e] = __hfma2(s2[e], *(const __half2 *)&minus16, __halves2half2(zv[e], zv[e + 2]));
             }
 #pragma unroll
             for (int w = 0; w < VW; w++)
 #pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    uint32_t x[4];
+                for (int hi = 0; hi < 2; hi++) {
+                    const uint32_t y[2] = {__byte_perm(vw[0][w], vw[2][w], hi ? 0x7632 : 0x5410),
+                                           __byte_perm(vw[1][w], vw[3][w], hi ? 0x7632 : 0x5410)};
 #pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        const uint32_t y = u4x2_f16(vw[i][w], k);
-                        x[i] = h2_bits(__hfma2(*(const __half2 *)&y, s2[i], z2[i]));
+                    for (int k = 0; k < 4; k++) {
+                        uint32_t bv[2];
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const uint32_t u = u4x2_f16(y[e], k, sixteen);
+                            bv[e] = h2_bits(__hfma2(*(const __half2 *)&u, s2[e], z2[e]));
+                        }
+                        mma_16816<true>(o[w * 8 + hi * 4 + k], pa, bv[0], bv[1]);  // channel 8 w + 4 hi + k
                     }
-                    const int j = w * 8 + k;        // channels j and j + 4
-                    mma_16816<true>(o[j], pa, __byte_perm(x[0], x[2], 0x5410),
-                                    __byte_perm(x[1], x[3], 0x5410));
-                    mma_16816<true>(o[j + 4], pa, __byte_perm(x[0], x[2], 0x7632),
-                                    __byte_perm(x[1], x[3], 0x7632));
                 }
         }
         __syncwarp();

@@ -1116,6 +1116,7 @@ struct Codes {
     static constexpr int KB = ROW / 4, VB = ROW / 8;             // bytes a lane reads of a K, V row
     static constexpr int EPW = FP4 ? 8 : 4;                      // codes a 32-bit word
     static constexpr int BS = FMT == KV_NVFP4 ? 16 : 32;         // E2M1 block
+    static constexpr int NB = D / BS;                            // E2M1 block scales a row
 };
 
 template <int CH>
@@ -1143,17 +1144,48 @@ __device__ __forceinline__ void lds(const uint8_t *tile, int r, int off, uint32_
     }
 }
 
+// A lane's share of staging tiles: chunk lane % CH of rows lane / CH + R j
+// (R = 32 / CH) of K and of V, which lie 512 j bytes on from k and v in
+// global memory; a stride of tiles at a time. INT8's scale words come
+// from row0 (see stage_codes); the E2M1 block scales a lane needs are read
+// a tile ahead (TileScales) from kb (its two key rows, token 4 (g / 2) +
+// 2 (g % 2) + n, at their blocks of its D/4 channels) and vb (its four
+// value rows, 4 tig + i, at the block of its D/8 channels), NB bytes a row.
+struct CodeCopy {
+    const uint8_t *k, *v, *kb, *vb;
+};
+
 template <int FMT, int D>
-__device__ __forceinline__ void stage_codes(const RowParams &p, size_t row0, int t0, int end, uint8_t *buf,
-                                            int lane)
+__device__ __forceinline__ CodeCopy code_copy(const RowParams &p, size_t row0, int t0, int lane)
 {
     using C = Codes<FMT, D>;
-    constexpr int N = MMA_TILE * C::CH;                          // chunks of K (and of V) a tile
+    const int g = lane >> 2, tig = lane & 3;
+    const size_t at = (row0 + t0 + lane / C::CH) * C::ROW + 16 * (lane % C::CH);
+    CodeCopy cp = {p.k + at, p.v + at, nullptr, nullptr};
+    if (C::FP4) {
+        cp.kb = p.k_block + (row0 + t0 + 4 * (g >> 1) + 2 * (g & 1)) * C::NB + tig * (D / 4) / C::BS;
+        cp.vb = p.v_block + (row0 + t0 + 4 * tig) * C::NB + g * (D / 8) / C::BS;
+    }
+    return cp;
+}
+
+// Stages the tile at cp (16 tokens from t0, those >= end as zeros) and
+// moves cp a stride on.
+template <int FMT, int D>
+__device__ __forceinline__ void stage_codes(const RowParams &p, size_t row0, int t0, int end, CodeCopy &cp,
+                                            uint8_t *buf, int lane)
+{
+    using C = Codes<FMT, D>;
+    constexpr int R = 32 / C::CH, J = MMA_TILE / R;             // rows apart; chunks a lane of K (and of V)
+    const int lr = lane / C::CH, c = lane % C::CH;
+    const bool full = end - t0 >= MMA_TILE;
 #pragma unroll
-    for (int i = lane; i < 2 * N; i += 32) {
-        const int which = i / N, r = i % N / C::CH, c = i % C::CH, t = t0 + r;
-        const uint8_t *src = (which ? p.v : p.k) + (row0 + (t < end ? t : t0)) * C::ROW + c * 16;
-        cp_async16(buf + which * C::TILE + chunk_at<C::CH>(r, c) * 16, src, t < end ? 16 : 0);
+    for (int j = 0; j < J; j++) {
+        const int at = chunk_at<C::CH>(lr + R * j, c) * 16;
+        const bool in = full || lr + R * j < end - t0;
+        const size_t back = in ? 0 : (size_t)(lr + R * j) * C::ROW;   // past the end: a row in range, no bytes read
+        cp_async16(buf + at, cp.k + 512 * j - back, in ? 16 : 0);
+        cp_async16(buf + C::TILE + at, cp.v + 512 * j - back, in ? 16 : 0);
     }
     if (FMT == KV_INT8 && lane < 18) {      // nine words of scales each, zero from `end`
         const int which = lane / 9;
@@ -1164,6 +1196,7 @@ __device__ __forceinline__ void stage_codes(const RowParams &p, size_t row0, int
                   (const uint8_t *)(which ? p.v_scale : p.k_scale) + (bytes ? at : first & ~(size_t)3),
                   bytes);
     }
+    cp.k += WARPS * MMA_TILE * C::ROW, cp.v += WARPS * MMA_TILE * C::ROW;
 }
 
 // The E2M1 block scales of one tile a lane needs, loaded a tile ahead (zero
@@ -1173,29 +1206,24 @@ struct TileScales {
     uint32_t k[2], v[2];
 };
 
+// Loads the scales of the tile at cp (rows from t0) and moves cp a stride on.
 template <int FMT, int D>
-__device__ __forceinline__ void load_scales(const RowParams &p, size_t row0, int t0, int end, int g,
-                                            int tig, TileScales &s)
+__device__ __forceinline__ void load_scales(int t0, int end, int g, int tig, CodeCopy &cp, TileScales &s)
 {
     using C = Codes<FMT, D>;
     s.k[0] = s.k[1] = s.v[0] = s.v[1] = 0;
     if (C::FP4) {
-        constexpr int NB = D / C::BS, KBL = (D / 4 + C::BS - 1) / C::BS;
+        constexpr int KBL = (D / 4 + C::BS - 1) / C::BS;        // blocks of a lane's D/4 channels
+        const int rem = end - t0, rk = 4 * (g >> 1) + 2 * (g & 1);
 #pragma unroll
-        for (int n = 0; n < 2; n++) {
-            const int t = t0 + 4 * (g >> 1) + 2 * (g & 1) + n;
+        for (int n = 0; n < 2; n++)
+            if (rk + n < rem)
+                s.k[n] = KBL == 2 ? __ldg((const uint16_t *)(cp.kb + n * C::NB)) : __ldg(cp.kb + n * C::NB);
 #pragma unroll
-            for (int k = 0; k < KBL; k++)
-                if (t < end)
-                    s.k[n] |= (uint32_t)__ldg(p.k_block + (row0 + t) * NB + tig * (D / 4) / C::BS + k)
-                              << (8 * k);
-        }
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            const int t = t0 + 4 * tig + i;
-            if (t < end)
-                s.v[0] |= (uint32_t)__ldg(p.v_block + (row0 + t) * NB + g * (D / 8) / C::BS) << (8 * i);
-        }
+        for (int i = 0; i < 4; i++)
+            if (4 * tig + i < rem)
+                s.v[0] |= (uint32_t)__ldg(cp.vb + i * C::NB) << (8 * i);
+        cp.kb += WARPS * MMA_TILE * C::NB, cp.vb += WARPS * MMA_TILE * C::NB;
     }
 }
 
@@ -1258,14 +1286,16 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
     const size_t row0 = ((size_t)b * p.Hkv + h) * p.cap;
     const int stride = WARPS * MMA_TILE;
     int t0 = start + warp * MMA_TILE;
+    CodeCopy cp = code_copy<FMT, D>(p, row0, t0, lane);
 #pragma unroll
     for (int s = 0; s < C::STAGES - 1; s++) {
         if (t0 + s * stride < end)
-            stage_codes<FMT, D>(p, row0, t0 + s * stride, end, wbuf + s * C::STAGE, lane);
+            stage_codes<FMT, D>(p, row0, t0 + s * stride, end, cp, wbuf + s * C::STAGE, lane);
         cp_async_commit();
     }
     TileScales cur;
-    load_scales<FMT, D>(p, row0, t0, end, g, tig, cur);
+    load_scales<FMT, D>(t0, end, g, tig, cp, cur);
+    int read = 0, write = (C::STAGES - 1) * C::STAGE;     // the stages used and filled next
 
     const int ts = FMT == KV_FP8 && p.head_scales ? h : 0;     // NVFP4 has one per tensor
     // FP8 and NVFP4 operands hold a 256th of each value: the 256 joins the scales
@@ -1307,17 +1337,18 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
     zero_acc<D / 8>(o);
     float m = -INFINITY, l = 0;
 
-    for (int it = 0; t0 < end; t0 += stride, it++) {
+    for (; t0 < end; t0 += stride) {
         const int ahead = t0 + (C::STAGES - 1) * stride;
         if (ahead < end)                    // into the stage the last tile used
-            stage_codes<FMT, D>(p, row0, ahead, end, wbuf + (it + C::STAGES - 1) % C::STAGES * C::STAGE,
-                                lane);
+            stage_codes<FMT, D>(p, row0, ahead, end, cp, wbuf + write, lane);
         cp_async_commit();
         TileScales next;
-        load_scales<FMT, D>(p, row0, t0 + stride, end, g, tig, next);
+        load_scales<FMT, D>(t0 + stride, end, g, tig, cp, next);
         cp_async_wait<C::STAGES - 1>();
         __syncwarp();
-        const uint8_t *kt = wbuf + it % C::STAGES * C::STAGE, *vt = kt + C::TILE;
+        const uint8_t *kt = wbuf + read, *vt = kt + C::TILE;
+        read = read == (C::STAGES - 1) * C::STAGE ? 0 : read + C::STAGE;
+        write = write == (C::STAGES - 1) * C::STAGE ? 0 : write + C::STAGE;
 
         // E2M1 block scales as operand pairs. NVFP4's E4M3 as FP16, four at a
         // time, a 256th of their values times the 2^14 e2m1x8_f16 leaves
@@ -1480,28 +1511,47 @@ struct Kivi {
     static constexpr int CH = VROW / 16, VB = D / 16;            // value chunks a row; bytes a lane reads
 };
 
-// n 16-byte chunks from global to shared, spread over the warp.
-__device__ __forceinline__ void copy_chunks(uint8_t *dst, const void *src, int n, int lane)
+// A lane's share of staging a group: where its chunks of the next group
+// start (each array's further chunks are 512 bytes on, in global and in
+// shared memory alike), advanced a stride of groups at a time. Lanes below
+// NS = KS / 16 copy scales, the next NS minima (ks, vs).
+struct KiviCopy {
+    const uint8_t *k, *ks, *v, *vs;
+    int v_at;                               // its first value chunk in a stage's values (swizzled)
+};
+
+template <int D>
+__device__ __forceinline__ KiviCopy kivi_copy(const RowParams &p, size_t bh, int t0, int lane)
 {
-    for (int i = lane; i < n; i += 32)
-        cp_async16(dst + 16 * i, (const uint8_t *)src + 16 * i, 16);
+    using K = Kivi<D>;
+    constexpr int NS = K::KS / 16;
+    const size_t grp = bh * (p.cap / 32) + t0 / 32, row = bh * p.cap + t0 + lane / K::CH;
+    const int c = lane % K::CH, half = lane / NS ? 1 : 0;
+    KiviCopy cp;
+    cp.k = p.k + grp * K::KC + 16 * lane;
+    cp.ks = (const uint8_t *)(half ? p.k_zero : p.k_scale) + grp * K::KS + 16 * (lane % NS);
+    cp.v = p.v + row * K::VROW + 16 * c;
+    cp.vs = (const uint8_t *)(half ? p.v_zero : p.v_scale) + (bh * p.cap + t0) * (D / 32) * 2 + 16 * (lane % NS);
+    cp.v_at = chunk_at<K::CH>(lane / K::CH, c) * 16;
+    return cp;
 }
 
 template <int D>
-__device__ __forceinline__ void stage_group(const RowParams &p, size_t bh, int t0, uint8_t *buf, int lane)
+__device__ __forceinline__ void stage_group(KiviCopy &cp, uint8_t *buf, int lane)
 {
     using K = Kivi<D>;
-    const size_t grp = bh * (p.cap / 32) + t0 / 32, vrow = bh * p.cap + t0;
-    copy_chunks(buf, p.k + grp * K::KC, D, lane);
-    copy_chunks(buf + K::KC, p.k_scale + grp * D, K::KS / 16, lane);
-    copy_chunks(buf + K::KC + K::KS, p.k_zero + grp * D, K::KS / 16, lane);
-    uint8_t *v = buf + K::KC + 2 * K::KS;
 #pragma unroll
-    for (int i = lane; i < 32 * K::CH; i += 32)
-        cp_async16(v + chunk_at<K::CH>(i / K::CH, i % K::CH) * 16,
-                   p.v + (vrow + i / K::CH) * K::VROW + i % K::CH * 16, 16);
-    copy_chunks(v + K::VC, p.v_scale + vrow * (D / 32), K::VS / 16, lane);
-    copy_chunks(v + K::VC + K::VS, p.v_zero + vrow * (D / 32), K::VS / 16, lane);
+    for (int i = 0; i < D / 32; i++)
+        cp_async16(buf + 16 * lane + 512 * i, cp.k + 512 * i, 16);
+#pragma unroll
+    for (int i = 0; i < K::CH; i++)
+        cp_async16(buf + K::KC + 2 * K::KS + cp.v_at + 512 * i, cp.v + 512 * i, 16);
+    if (lane < K::KS / 8) {
+        cp_async16(buf + K::KC + 16 * lane, cp.ks, 16);
+        cp_async16(buf + K::KC + 2 * K::KS + K::VC + 16 * lane, cp.vs, 16);
+    }
+    cp.k += WARPS * K::KC, cp.ks += WARPS * K::KS;
+    cp.v += WARPS * 32 * K::VROW, cp.vs += WARPS * K::VS;
 }
 
 // Two 4-bit codes q (bits 4k to 4k + 3 and 16 above them of w) as the FP16
@@ -1526,12 +1576,14 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
     const size_t bh = (size_t)b * p.Hkv + h;
     const int stride = WARPS * 32;
     int t0 = start + warp * 32;
+    KiviCopy cp = kivi_copy<D>(p, bh, t0, lane);
 #pragma unroll
     for (int s = 0; s < K::STAGES - 1; s++) {
         if (t0 + s * stride < end)
-            stage_group<D>(p, bh, t0 + s * stride, wbuf + s * K::STAGE, lane);
+            stage_group<D>(cp, wbuf + s * K::STAGE, lane);
         cp_async_commit();
     }
+    int read = 0, write = (K::STAGES - 1) * K::STAGE;     // the stages used and filled next
     const float scale = rsqrtf((float)D);
     const float *qg = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D;
     uint32_t qh[D / 16][2];                 // q / sqrt(D), the standard A layout
@@ -1543,14 +1595,15 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
     zero_acc<D / 8>(o);
     float m = -INFINITY, l = 0;
 
-    for (int it = 0; t0 < end; t0 += stride, it++) {
-        const int ahead = t0 + (K::STAGES - 1) * stride;
-        if (ahead < end)
-            stage_group<D>(p, bh, ahead, wbuf + (it + K::STAGES - 1) % K::STAGES * K::STAGE, lane);
+    for (; t0 < end; t0 += stride) {
+        if (t0 + (K::STAGES - 1) * stride < end)
+            stage_group<D>(cp, wbuf + write, lane);
         cp_async_commit();
         cp_async_wait<K::STAGES - 1>();
         __syncwarp();
-        const uint8_t *kc = wbuf + it % K::STAGES * K::STAGE, *vt = kc + K::KC + 2 * K::KS;
+        const uint8_t *kc = wbuf + read, *vt = kc + K::KC + 2 * K::KS;
+        read = read == (K::STAGES - 1) * K::STAGE ? 0 : read + K::STAGE;
+        write = write == (K::STAGES - 1) * K::STAGE ? 0 : write + K::STAGE;
         const __half *ks = (const __half *)(kc + K::KC), *kz = ks + D;
         const __half *vs = (const __half *)(vt + K::VC), *vz = vs + 32 * (D / 32);
 

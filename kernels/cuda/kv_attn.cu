@@ -941,6 +941,7 @@ __device__ __forceinline__ void finish_block(const RowParams &p, const float (*o
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, tig = lane & 3;
     release_dependents();
+    wait_for_primary();                     // KIVI: the residual window's kernel (no-op elsewhere)
     cp_async_wait<0>();
     __syncthreads();
     float (*sm_m)[G] = (float (*)[G])smem_raw;
@@ -1820,11 +1821,28 @@ static void launch_rows_g(const RowParams &p, dim3 grid, int G, cudaStream_t st)
     }
 }
 
-static void launch_mma(RowParams p, dim3 grid, const void *fn, size_t smem, cudaStream_t st)
+// Programmatic stream serialization (sm_90): the launch may start while
+// the kernel before it ends; it waits for that kernel where it calls
+// wait_for_primary.
+static void set_dependent(cudaLaunchConfig_t &cfg, cudaLaunchAttribute &attr)
+{
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = compute_capability() >= 90 ? 1 : 0;
+}
+
+static void launch_mma(RowParams p, dim3 grid, const void *fn, size_t smem, cudaStream_t st,
+                       bool dependent = false)
 {
     mma_prepare(fn, smem);
     void *args[] = {&p};
-    cudaLaunchKernel(fn, grid, dim3(THREADS), args, smem, st);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr = {};
+    cfg.gridDim = grid, cfg.blockDim = dim3(THREADS), cfg.dynamicSmemBytes = smem, cfg.stream = st;
+    if (dependent)
+        set_dependent(cfg, attr);
+    cudaLaunchKernelExC(&cfg, fn, args);
 }
 
 static void launch(GpuCache *c, cudaStream_t st)
@@ -1840,19 +1858,22 @@ static void launch(GpuCache *c, cudaStream_t st)
                    (int)s.capacity, (int)c->len, c->chunk, c->splits, (int)s.head_scales,
                    fp8_promote(), (const uint16_t *)c->arr[4], (const uint16_t *)c->arr[5], 0};
     if (s.format == KV_INT4 && use_mma(s)) {
-        // the quantized groups over all splits but the last, then the
-        // residual window (BF16) as the last split
+        // the residual window (BF16) as the last split, then the quantized
+        // groups over the others, as its programmatic dependent: they start
+        // while the residual's blocks end and wait for them before they
+        // finish (finish_block), so the merge's wait covers both
+        RowParams r = p;
+        KvShape rs = s;
+        rs.format = KV_BF16;
+        r.k = (const uint8_t *)c->arr[10], r.v = (const uint8_t *)c->arr[11];
+        r.cap = (int)(s.residual + KV_KIVI_GROUP), r.len = r.chunk = (int)(c->len - c->quantized);
+        r.split0 = c->splits - 1;
+        launch_mma(r, dim3(1, s.kv_heads, s.batch), mma_kernel_for(rs), mma_smem(KV_BF16, (int)s.head_dim, G),
+                   st);
         p.len = (int)c->quantized;
         if (c->splits > 1)
             launch_mma(p, dim3(c->splits - 1, s.kv_heads, s.batch), mma_kernel_for(s),
-                       mma_smem(s.format, (int)s.head_dim, G), st);
-        KvShape r = s;
-        r.format = KV_BF16;
-        p.k = (const uint8_t *)c->arr[10], p.v = (const uint8_t *)c->arr[11];
-        p.cap = (int)(s.residual + KV_KIVI_GROUP), p.len = p.chunk = (int)(c->len - c->quantized);
-        p.split0 = c->splits - 1;
-        launch_mma(p, dim3(1, s.kv_heads, s.batch), mma_kernel_for(r), mma_smem(KV_BF16, (int)s.head_dim, G),
-                   st);
+                       mma_smem(s.format, (int)s.head_dim, G), st, true);
     } else if (s.format == KV_INT4) {
         KiviParams p = {(const uint8_t *)c->arr[0], (const uint8_t *)c->arr[1],
                         (const uint16_t *)c->arr[2], (const uint16_t *)c->arr[4],
@@ -1884,10 +1905,7 @@ static void launch(GpuCache *c, cudaStream_t st)
     cfg.dynamicSmemBytes = (c->splits + 32) * sizeof(float);
     cfg.stream = st;
     cudaLaunchAttribute attr = {};
-    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr.val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = compute_capability() >= 90 ? 1 : 0;
+    set_dependent(cfg, attr);
     cudaLaunchKernelEx(&cfg, merge_kernel, (const float *)c->part_o, (const float *)c->part_m,
                        (const float *)c->part_l, c->out, c->splits, (int)s.head_dim);
 }

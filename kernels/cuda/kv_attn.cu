@@ -776,17 +776,9 @@ __device__ __forceinline__ uint32_t e4m3x4(float a, float b, float c, float d)
     return lo | hi << 16;
 }
 
-// (x & MASK) | y as one LOP3: written as two operations with constants,
-// the compiler makes it two.
-template <uint32_t MASK>
-__device__ __forceinline__ uint32_t and_or(uint32_t x, uint32_t y)
-{
-    uint32_t d;
-    asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(x), "n"(MASK), "r"(y));
-    return d;
-}
-
-__device__ __forceinline__ uint32_t and_or_reg(uint32_t x, uint32_t mask, uint32_t y)
+// (x & mask) | y as one LOP3: written as two operations, the compiler
+// keeps them two when y is a constant too.
+__device__ __forceinline__ uint32_t and_or(uint32_t x, uint32_t mask, uint32_t y)
 {
     uint32_t d;
     asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(x), "r"(mask), "r"(y));
@@ -803,7 +795,7 @@ __device__ __forceinline__ void e2m1x8_f16(uint32_t w, uint32_t out[4])
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         const uint32_t mag = 4 * k <= 9 ? w << (9 - 4 * k) : w >> (4 * k - 9);
-        out[k] = and_or<0x80008000u>(w << (12 - 4 * k), mag & 0x0E000E00u);
+        out[k] = and_or(w << (12 - 4 * k), 0x80008000u, mag & 0x0E000E00u);
     }
 }
 
@@ -815,7 +807,7 @@ __device__ __forceinline__ void e2m1x8_bf16(uint32_t w, uint32_t out[4])
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         const uint32_t mag = 4 * k <= 6 ? w << (6 - 4 * k) : w >> (4 * k - 6);
-        out[k] = and_or<0x80008000u>(w << (12 - 4 * k), mag & 0x01C001C0u);
+        out[k] = and_or(w << (12 - 4 * k), 0x80008000u, mag & 0x01C001C0u);
     }
 }
 
@@ -1076,17 +1068,20 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
 // the keys, the probabilities and the values agree on it. It is chosen so
 // that a lane's fragments come from contiguous bytes:
 //  - q.k: lane (g, tig) reads the D/4 channels from tig * D/4 of one key
-//    row; each four consecutive channels c0..c3 make one k16 step, with
-//    b0 = (c0, c2) and b1 = (c1, c3) (the pairs the conversions below
-//    produce); q is packed in the same order. Path A takes the bytes as
-//    they are, 32 channels an m16n8k32 step.
+//    row, in the pairs its conversions produce: FP8 and INT8, each four
+//    consecutive channels c0..c3 one k16 step, b0 = (c0, c2) and b1 =
+//    (c1, c3); E2M1, each eight two steps, (c0, c4), (c1, c5), then
+//    (c2, c6), (c3, c7). q is packed in the same order (pack_q). Path A
+//    takes the bytes as they are, 32 channels an m16n8k32 step.
 //  - the key row lane g reads for n-tile n is token 4 (g / 2) + 2 (g % 2)
 //    + n, so the four scores of lane (g, tig) are tokens 4 tig .. 4 tig + 3:
 //    column 2 tig + i of n-tile n is token 4 tig + 2 i + n.
 //  - p.v: lane (g, tig) reads value rows 4 tig .. 4 tig + 3, the D/8
 //    channels from g * D/8; b0 = tokens (4 tig, 4 tig + 2) and b1 =
 //    (4 tig + 1, 4 tig + 3), which is where those probabilities sit in the
-//    A fragment; n-tile j's column g is channel g * D/8 + j.
+//    A fragment; n-tile j's column g is channel g * D/8 + j. FP8 and INT8
+//    pair the tokens after converting each row, E2M1 before (the halves
+//    of rows 0 and 2 side by side make the pairs of one conversion).
 // Tiles are unpadded and their 16-byte chunks XOR-swizzled (chunk_at) so
 // that the eight lanes of a quarter warp hit different banks in both reads.
 
@@ -1556,10 +1551,10 @@ __device__ __forceinline__ void stage_group(KiviCopy &cp, uint8_t *buf, int lane
 }
 
 // Two 4-bit codes q (bits 4k to 4k + 3 and 16 above them of w) as the FP16
-// pair 16 + q (`sixteen` holds that pair, 0x4C004C00).
-__device__ __forceinline__ uint32_t u4x2_f16(uint32_t w, int k, uint32_t sixteen)
+// pair 16 + q.
+__device__ __forceinline__ uint32_t u4x2_f16(uint32_t w, int k)
 {
-    return and_or<0x03C003C0u>(4 * k <= 6 ? w << (6 - 4 * k) : w >> (4 * k - 6), sixteen);
+    return and_or(4 * k <= 6 ? w << (6 - 4 * k) : w >> (4 * k - 6), 0x03C003C0u, 0x4C004C00u);
 }
 
 __device__ __forceinline__ uint32_t h2_bits(__half2 h) { return *(uint32_t *)&h; }
@@ -1589,7 +1584,7 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
     const float *qg = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D;
     uint32_t qh[D / 16][2];                 // q / sqrt(D), the standard A layout
     pack_q<D, true, Q_NATURAL>(qg, scale, g < G, tig, qh);
-    const uint32_t minus16 = pack_f16(-16.0f, -16.0f), sixteen = pack_f16(16.0f, 16.0f);
+    const uint32_t minus16 = pack_f16(-16.0f, -16.0f);
     // the group term's B: column 0 (lanes g = 0) -16, column 1 (g = 1) the minima
     const uint32_t m16sel = g == 0 ? minus16 : 0, zsel = g == 1 ? ~0u : 0;
     float o[D / 8][4];
@@ -1619,7 +1614,7 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
             const uint32_t z0 = *(const uint32_t *)(kz + c), z1 = *(const uint32_t *)(kz + c + 8);
             qa[kk][0] = mul2<true>(qh[kk][0], s0), qa[kk][1] = qh[kk][0];
             qa[kk][2] = mul2<true>(qh[kk][1], s1), qa[kk][3] = qh[kk][1];
-            mma_16816<true>(gt, qa[kk], and_or_reg(z0, zsel, m16sel), and_or_reg(z1, zsel, m16sel));
+            mma_16816<true>(gt, qa[kk], and_or(z0, zsel, m16sel), and_or(z1, zsel, m16sel));
         }
         const float bias = __shfl_sync(0xFFFFFFFFu, gt[0] + gt[3], lane & ~3);
         float sc[4][4];
@@ -1634,8 +1629,8 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
             for (int half = 0; half < 2; half++)
 #pragma unroll
                 for (int n = 0; n < 4; n++)
-                    mma_16816<true>(sc[n], qa[2 * j + half], u4x2_f16(x[2 * half], n, sixteen),
-                                    u4x2_f16(x[2 * half + 1], n, sixteen));
+                    mma_16816<true>(sc[n], qa[2 * j + half], u4x2_f16(x[2 * half], n),
+                                    u4x2_f16(x[2 * half + 1], n));
         }
         float s8[8];                        // s8[2 n + i]: token 8 tig + 4 i + n
 #pragma unroll
@@ -1677,7 +1672,7 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
                         uint32_t bv[2];
 #pragma unroll
                         for (int e = 0; e < 2; e++) {
-                            const uint32_t u = u4x2_f16(y[e], k, sixteen);
+                            const uint32_t u = u4x2_f16(y[e], k);
                             bv[e] = h2_bits(__hfma2(*(const __half2 *)&u, s2[e], z2[e]));
                         }
                         mma_16816<true>(o[w * 8 + hi * 4 + k], pa, bv[0], bv[1]);  // channel 8 w + 4 hi + k

@@ -1639,7 +1639,7 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
             for (int i = 0; i < 2; i++)
                 s8[2 * n + i] = sc[n][i] + bias;
         const float alpha = softmax_step<8>(s8, m, l);
-        rescale_acc<D / 8, true>(o, alpha);
+        rescale_acc<D / 8, false>(o, alpha);
 #pragma unroll
         for (int st = 0; st < 2; st++) {
             const uint32_t pa[4] = {pack_f16(s8[4 * st], s8[4 * st + 1]), 0,

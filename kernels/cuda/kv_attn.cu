@@ -846,7 +846,7 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], const void *sme
 __device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int bytes)
 {
     unsigned addr = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(gmem), "r"(bytes));
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(gmem), "r"(bytes));
 }
 
 // 4 bytes, of which the first `bytes` are copied and the rest zeroed.
@@ -1079,9 +1079,9 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
 //  - p.v: lane (g, tig) reads value rows 4 tig .. 4 tig + 3, the D/8
 //    channels from g * D/8; b0 = tokens (4 tig, 4 tig + 2) and b1 =
 //    (4 tig + 1, 4 tig + 3), which is where those probabilities sit in the
-//    A fragment; n-tile j's column g is channel g * D/8 + j. FP8 and INT8
-//    pair the tokens after converting each row, E2M1 before (the halves
-//    of rows 0 and 2 side by side make the pairs of one conversion).
+//    A fragment; n-tile j's column g is channel g * D/8 + j. The halves
+//    of rows 0 and 2 (1 and 3) are put side by side before conversion,
+//    so each pair a conversion makes is two tokens of one channel.
 // Tiles are unpadded and their 16-byte chunks XOR-swizzled (chunk_at) so
 // that the eight lanes of a quarter warp hit different banks in both reads.
 
@@ -1352,7 +1352,7 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         // vbs (the lane's tokens 0 and 2, 1 and 3). MXFP4's values vbs as
         // e8m0_factors, paired alike.
         uint32_t kbs[2][2];
-        uint2 vbs[2];
+        uint2 vbs[2] = {};
         if (FMT == KV_NVFP4) {
             const uint32_t two14 = 0x74007400u;
             uint32_t v[2];
@@ -1430,42 +1430,25 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         const uint32_t pa[4] = {pack_op<F16>(s4[0] * vsc[0], s4[2] * vsc[2]), 0,
                                 pack_op<F16>(s4[1] * vsc[1], s4[3] * vsc[3]), 0};
         rescale_acc<D / 8, C::FP4>(o, alpha);
-        // o += p.v: the lane's four value rows. E2M1: the halves of rows 0 and
-        // 2 (1 and 3) side by side first, so that each converted pair is b0
-        // (b1) of one channel; FP8 and INT8: each row converted, then its
-        // pairs matched across tokens.
+        // o += p.v: the lane's four value rows, the halves of rows 0 and 2
+        // (1 and 3) side by side first, so that each converted pair is b0
+        // (b1) of one channel
         uint32_t vw[4][VW];
 #pragma unroll
         for (int i = 0; i < 4; i++)
             lds<C::CH, VW>(vt, 4 * tig + i, g * C::VB, vw[i]);
 #pragma unroll
-        for (int w = 0; w < VW; w++) {
-            if constexpr (C::FP4) {
+        for (int w = 0; w < VW; w++)
 #pragma unroll
-                for (int hi = 0; hi < 2; hi++) {
-                    uint32_t x[2][4];
+            for (int hi = 0; hi < 2; hi++) {
+                uint32_t x[2][NP];
 #pragma unroll
-                    for (int e = 0; e < 2; e++)
-                        to_pairs<FMT>(__byte_perm(vw[e][w], vw[e + 2][w], hi ? 0x7632 : 0x5410), vbs[e], x[e]);
+                for (int e = 0; e < 2; e++)
+                    to_pairs<FMT>(__byte_perm(vw[e][w], vw[e + 2][w], hi ? 0x7632 : 0x5410), vbs[e], x[e]);
 #pragma unroll
-                    for (int k = 0; k < 4; k++)     // channel 8 w + 4 hi + k
-                        mma_16816<F16>(o[w * 8 + hi * 4 + k], pa, x[0][k], x[1][k]);
-                }
-            } else {
-                uint32_t x[4][NP];
-#pragma unroll
-                for (int i = 0; i < 4; i++)
-                    to_pairs<FMT>(vw[i][w], make_uint2(0, 0), x[i]);
-#pragma unroll
-                for (int k = 0; k < NP; k++) {
-                    const int j = w * C::EPW + k;   // channels j and j + 2
-                    mma_16816<F16>(o[j], pa, __byte_perm(x[0][k], x[2][k], 0x5410),
-                                   __byte_perm(x[1][k], x[3][k], 0x5410));
-                    mma_16816<F16>(o[j + 2], pa, __byte_perm(x[0][k], x[2][k], 0x7632),
-                                   __byte_perm(x[1][k], x[3][k], 0x7632));
-                }
+                for (int k = 0; k < NP; k++)        // channel w EPW + hi NP + k
+                    mma_16816<F16>(o[w * C::EPW + hi * NP + k], pa, x[0][k], x[1][k]);
             }
-        }
         cur = next;
         __syncwarp();
     }

@@ -1460,17 +1460,22 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 // group of 32 tokens, staged by cp.async as it is stored (keys a 16-byte
 // row of 32 tokens per channel, their scales and minima per channel;
 // values per token, their scales and minima per 32 channels). A 4-bit code
-// q becomes the FP16 16 + q in two integer operations (q in the top four
-// mantissa bits of 16), and the 16 is taken back out of the sums:
-//  - q.k: x = zero + scale q per channel, so q.x = q.zero - 16 (q * scale).1
-//    + (q * scale).(16 + q): one MMA a k16 step gives both group terms
-//    (rows g: q * scale against -16, rows g + 8: q against the minima),
-//    and the same A fragments against the codes give the rest (rows g). A k16 step is channels
+// q becomes an FP16 whose mantissa holds it, 1024 + q or 1024 + 16 q for
+// keys (one logic operation: the bits stay where they lie), 16 + q for
+// values (two: a shift and one logic operation), and the offset is taken
+// back out of the sums:
+//  - q.k: x = zero + scale q per channel, so q.x = q.zero - 1024 (q *
+//    scale).1 + (q * scale).(1024 + q), the last over 16 where the code
+//    sat 16 higher: one MMA a k16 step gives both group terms (rows g:
+//    q * scale against -1024, rows g + 8: q against the minima), and the
+//    same A fragments against the codes give the rest (rows g). A k16 step is channels
 //    16 kk .. 16 kk + 15 in the standard layout. The key rows are B as
 //    ldmatrix.trans reads them: the four tokens 4 g .. 4 g + 3 of a
 //    channel are one 16-bit element, so one ldmatrix.x4 gives lane
 //    (g, tig) channels 2 tig and 2 tig + 1 of four blocks of eight
-//    channels (two k16 steps); n-tile n takes token 4 g + n of each.
+//    channels (two k16 steps); n-tile n takes token 4 g + n of each:
+//    tokens 4 g and 4 g + 1 in bits 0-3 and 4-7 of each half, the other
+//    two a byte higher.
 //  - scores: column 2 tig + i of n-tile n is token 8 tig + 4 i + n.
 //  - p.v, two k16 steps: step s takes value rows r = 8 tig + 2 s + {0, 1,
 //    4, 5}, b0 = rows (r0, r2) and b1 = (r1, r3), as the code kernel. One
@@ -1568,8 +1573,8 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
     uint32_t qh[D / 16][2];                 // q / sqrt(D), the standard A layout
     pack_q<D, true, Q_NATURAL>(qg, scale, g < G, tig, qh);
     const uint32_t minus16 = pack_f16(-16.0f, -16.0f);
-    // the group term's B: column 0 (lanes g = 0) -16, column 1 (g = 1) the minima
-    const uint32_t m16sel = g == 0 ? minus16 : 0, zsel = g == 1 ? ~0u : 0;
+    // the group term's B: column 0 (lanes g = 0) -1024, column 1 (g = 1) the minima
+    const uint32_t m1024sel = g == 0 ? pack_f16(-1024.0f, -1024.0f) : 0, zsel = g == 1 ? ~0u : 0;
     float o[D / 8][4];
     zero_acc<D / 8>(o);
     float m = -INFINITY, l = 0;
@@ -1597,9 +1602,10 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
             const uint32_t z0 = *(const uint32_t *)(kz + c), z1 = *(const uint32_t *)(kz + c + 8);
             qa[kk][0] = mul2<true>(qh[kk][0], s0), qa[kk][1] = qh[kk][0];
             qa[kk][2] = mul2<true>(qh[kk][1], s1), qa[kk][3] = qh[kk][1];
-            mma_16816<true>(gt, qa[kk], and_or(z0, zsel, m16sel), and_or(z1, zsel, m16sel));
+            mma_16816<true>(gt, qa[kk], and_or(z0, zsel, m1024sel), and_or(z1, zsel, m1024sel));
         }
-        const float bias = __shfl_sync(0xFFFFFFFFu, gt[0] + gt[3], lane & ~3);
+        // -1024 (q * scale).1 and q.zero, from the quad's first lane
+        const float g1024 = __shfl_sync(0xFFFFFFFFu, gt[0], lane & ~3), gz = __shfl_sync(0xFFFFFFFFu, gt[3], lane & ~3);
         float sc[4][4];
 #pragma unroll
         for (int n = 0; n < 4; n++)
@@ -1609,18 +1615,21 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
             uint32_t x[4];                  // channels 32 j + 8 i + 2 tig, + 1: tokens 4 g .. 4 g + 3
             ldmatrix_x4_trans(x, kc + 16 * (32 * j + lane));
 #pragma unroll
-            for (int half = 0; half < 2; half++)
+            for (int half = 0; half < 2; half++) {
+                const uint32_t b0[2] = {x[2 * half], x[2 * half] >> 8}, b1[2] = {x[2 * half + 1], x[2 * half + 1] >> 8};
 #pragma unroll
-                for (int n = 0; n < 4; n++)
-                    mma_16816<true>(sc[n], qa[2 * j + half], u4x2_f16(x[2 * half], n),
-                                    u4x2_f16(x[2 * half + 1], n));
+                for (int n = 0; n < 4; n++)     // 1024 + q (n even) or 1024 + 16 q (n odd)
+                    mma_16816<true>(sc[n], qa[2 * j + half],
+                                    and_or(b0[n / 2], n % 2 ? 0x00F000F0u : 0x000F000Fu, 0x64006400u),
+                                    and_or(b1[n / 2], n % 2 ? 0x00F000F0u : 0x000F000Fu, 0x64006400u));
+            }
         }
         float s8[8];                        // s8[2 n + i]: token 8 tig + 4 i + n
 #pragma unroll
         for (int n = 0; n < 4; n++)
 #pragma unroll
             for (int i = 0; i < 2; i++)
-                s8[2 * n + i] = sc[n][i] + bias;
+                s8[2 * n + i] = n % 2 ? (sc[n][i] + g1024) * 0.0625f + gz : sc[n][i] + g1024 + gz;
         const float alpha = softmax_step<8>(s8, m, l);
         rescale_acc<D / 8, false>(o, alpha);
 #pragma unroll

@@ -3,6 +3,8 @@
 
 #include "rotate.h"
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,33 @@ void experiment_init(Experiment *x)
     x->rope = ROPE_NONE;
     x->rope_theta = ROPE_THETA_LLAMA3;
     x->kivi_spec = (KiviSpec){.bits = 2, .group = 32, .residual = 0};
+}
+
+static double moved(const ExperimentResult *r, size_t t)
+{
+    return fabs(r->scores[t] - r->scores_ref[t]);
+}
+
+static bool moved_more(const ExperimentResult *r, size_t a, size_t b)
+{
+    double ma = moved(r, a), mb = moved(r, b);
+    return ma > mb || (ma == mb && a < b);
+}
+
+size_t experiment_most_moved(const ExperimentResult *r, size_t *order, size_t k)
+{
+    for (size_t i = 0; i < r->tokens; i++)
+        order[i] = i;
+    if (k > r->tokens)
+        k = r->tokens;
+    for (size_t i = 0; i < k; i++)
+        for (size_t j = i + 1; j < r->tokens; j++)
+            if (moved_more(r, order[j], order[i])) {
+                size_t t = order[i];
+                order[i] = order[j];
+                order[j] = t;
+            }
+    return k;
 }
 
 void experiment_result_free(ExperimentResult *r)

@@ -49,4 +49,10 @@ int experiment_run(const Experiment *x, const float *k, const float *v, const fl
                    size_t tokens, size_t d, ExperimentResult *r, Error *e);
 void experiment_result_free(ExperimentResult *r);
 
+/* The tokens whose scores moved most: order (room for r->tokens) gets
+ * every token once, the first min(k, tokens) of them by |score - reference|,
+ * largest first (a partial selection sort, k passes; ties keep the lower
+ * token first). Returns that count. */
+size_t experiment_most_moved(const ExperimentResult *r, size_t *order, size_t k);
+
 #endif

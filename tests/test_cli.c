@@ -455,6 +455,11 @@ START_TEST(bench_command)
     usage_error(RUN("bench", "--backend", "tpu"), "backend", "tpu");
     usage_error(RUN("bench", "--format", "fp7"), "fp7", NULL);
     usage_error(RUN("bench", "--contexts", "1k,x"), "--contexts", NULL);
+    // lists: an empty entry and one value too many are refused, not skipped or cut
+    usage_error(RUN("bench", "--batch", "1,,16"), "--batch", "empty entry");
+    usage_error(RUN("bench", "--contexts", "1k,"), "--contexts", "empty entry");
+    usage_error(RUN("bench", "--batch", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"), "--batch", "at most 16");
+    usage_error(RUN("calc", "--contexts", "1k,,8k"), "--contexts", "empty entry");
     usage_error(RUN("bench", "--fp8-path", "C"), "--fp8-path", "'C'");
     usage_error(RUN("bench", "--promote", "2"), "--promote", "path A");
     usage_error(RUN("bench", "--fp8-path", "A", "--promote", "0"), "--promote", "1 to 64");

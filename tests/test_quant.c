@@ -217,6 +217,49 @@ START_TEST(integer_bounds_random)
 }
 END_TEST
 
+/* experiment_most_moved: every token once; the first k by |score -
+ * reference|, largest first, ties by the lower token; none of the rest
+ * moved more than the k-th. Random scores from few values, so ties occur. */
+START_TEST(most_moved_random)
+{
+    Rng r = {test_seed() ^ 0x3E7};
+    for (int it = 0; it < 200; it++) {
+        size_t T = rng_range(&r, 1, 60), k = rng_range(&r, 0, T + 2);
+        ExperimentResult x = {.tokens = T};
+        x.scores = malloc(T * sizeof *x.scores), x.scores_ref = malloc(T * sizeof *x.scores_ref);
+        size_t *order = malloc(T * sizeof *order);
+        bool *seen = calloc(T, sizeof *seen);
+        for (size_t t = 0; t < T; t++) {
+            x.scores_ref[t] = (double)rng_range(&r, 0, 4) - 2;
+            x.scores[t] = x.scores_ref[t] + ((double)rng_range(&r, 0, 6) - 3) / 4;
+        }
+        size_t n = experiment_most_moved(&x, order, k);
+        ck_assert_uint_eq(n, k < T ? k : T);
+        for (size_t i = 0; i < T; i++) {
+            ck_assert_msg(order[i] < T && !seen[order[i]], "token %zu twice or out of range (seed %llu)",
+                          order[i], (unsigned long long)test_seed());
+            seen[order[i]] = true;
+        }
+        for (size_t i = 0; i < n; i++) {
+            double mi = fabs(x.scores[order[i]] - x.scores_ref[order[i]]);
+            if (i + 1 < n) {
+                double mn = fabs(x.scores[order[i + 1]] - x.scores_ref[order[i + 1]]);
+                ck_assert_msg(mi > mn || (mi == mn && order[i] < order[i + 1]),
+                              "positions %zu, %zu out of order (seed %llu)", i, i + 1,
+                              (unsigned long long)test_seed());
+            }
+            for (size_t j = n; j < T; j++) {
+                double mj = fabs(x.scores[order[j]] - x.scores_ref[order[j]]);
+                ck_assert_msg(mi > mj || (mi == mj && order[i] < order[j]),
+                              "token %zu left out before %zu (seed %llu)", order[j], order[i],
+                              (unsigned long long)test_seed());
+            }
+        }
+        free(x.scores), free(x.scores_ref), free(order), free(seen);
+    }
+}
+END_TEST
+
 /* FP8 with a dynamic scale: each element within half an ulp of E4M3
  * (2^-4 relative) or half the smallest subnormal step (s x 2^-10). */
 START_TEST(fp8_bounds_random)
@@ -560,6 +603,7 @@ Suite *suite_quant(void)
     tcase_add_test(t, worked_example);
     tcase_add_test(t, fp8_scales);
     tcase_add_test(t, integer_bounds_random);
+    tcase_add_test(t, most_moved_random);
     tcase_add_test(t, fp8_bounds_random);
     tcase_add_test(t, fp4_bounds_random);
     tcase_add_test(t, granularity_consistency);

@@ -146,6 +146,30 @@ int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e)
     }
 }
 
+int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
+                   int (*fn)(const char *, uint64_t *, Error *), Error *e)
+{
+    *n = 0;
+    for (const char *p = s;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        char item[256];
+        if (len == 0)
+            return error_set(e, "--%s: an empty entry in '%s'", opt, s);
+        if (len >= sizeof item)
+            return error_set(e, "--%s: '%.*s...' is too long for a number", opt, 20, p);
+        if (*n == max)
+            return error_set(e, "--%s: at most %zu values", opt, max);
+        memcpy(item, p, len);
+        item[len] = '\0';
+        if (fn(item, &out[(*n)++], e))
+            return error_prefix(e, "--%s", opt);
+        if (!comma)
+            return 0;
+        p = comma + 1;
+    }
+}
+
 int cli_fail(const char *cmd, int code, const Error *e)
 {
     fprintf(stderr, "kvlab%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", e->msg);

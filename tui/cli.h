@@ -88,6 +88,12 @@ bool cli_parse_float(const char *s, float *out);
 /* A comma-separated list of such floats, at most max. */
 int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e);
 
+/* A comma-separated list of at most max whole numbers, each read by fn
+ * (which says what is wrong with one); an empty entry is an error, and
+ * every error begins "--opt: ". */
+int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
+                   int (*fn)(const char *, uint64_t *, Error *), Error *e);
+
 /* Prints "kvlab CMD: message" on stderr and returns code. */
 int cli_fail(const char *cmd, int code, const Error *e);
 

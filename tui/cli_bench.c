@@ -74,21 +74,9 @@ typedef struct {
     bool have_model;
 } Bench;
 
-static int parse_u64_list(const char *opt, const char *s, uint64_t *out, size_t *n, bool ctx, Error *e)
+static int parse_batch(const char *s, uint64_t *v, Error *e)
 {
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s", s);
-    *n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (*n == MAX_POINTS)
-            return error_set(e, "--%s: at most %d values", opt, MAX_POINTS);
-        int rc = ctx ? units_parse_context(tok, &out[*n], e)
-                     : units_parse_count(tok, 1, 4096, &out[*n], e);
-        if (rc)
-            return error_prefix(e, "--%s", opt);
-        (*n)++;
-    }
-    return *n ? 0 : error_set(e, "--%s: expected a comma-separated list", opt);
+    return units_parse_count(s, 1, 4096, v, e);
 }
 
 /* FP8 path A and its promotion interval reach the CUDA plugin through its
@@ -258,10 +246,11 @@ int cmd_bench(int argc, char **argv)
         return cli_fail("bench", strstr(e.msg, "--") ? EXIT_USAGE : EXIT_RUNTIME, &e);
     uint64_t batches[MAX_POINTS], contexts[MAX_POINTS];
     size_t nb, nc;
-    if (parse_u64_list("batch", g.set[O_BATCH] ? g.val[O_BATCH] : "1,16", batches, &nb, false, &e) ||
-        parse_u64_list("contexts", g.set[O_CONTEXTS] ? g.val[O_CONTEXTS]
+    if (cli_parse_u64s("batch", g.set[O_BATCH] ? g.val[O_BATCH] : "1,16", batches, MAX_POINTS, &nb,
+                       parse_batch, &e) ||
+        cli_parse_u64s("contexts", g.set[O_CONTEXTS] ? g.val[O_CONTEXTS]
                                                      : (bs->cuda ? "1k,4k,16k,32k,64k,128k" : "1k,4k"),
-                       contexts, &nc, true, &e))
+                       contexts, MAX_POINTS, &nc, units_parse_context, &e))
         return cli_fail("bench", EXIT_USAGE, &e);
     if (!bs->cuda)
         fprintf(stderr, "kvlab bench: timing the CPU reference (%s)\n", bs->why_cpu);

@@ -66,32 +66,9 @@ static const CmdSpec CMD = {
     .max_words = 0,
 };
 
-/* Parses a comma-separated list with fn into out[]. */
-static int parse_list(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
-                      int (*fn)(const char *, uint64_t *, Error *), Error *e)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", s);
-    *n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (*n == max)
-            return error_set(e, "--%s: at most %zu entries", opt, max);
-        if (fn(tok, &out[(*n)++], e))
-            return error_prefix(e, "--%s", opt);
-    }
-    if (*n == 0)
-        return error_set(e, "--%s: expected a comma-separated list", opt);
-    return 0;
-}
-
 static int parse_layer(const char *s, uint64_t *v, Error *e)
 {
     return units_parse_count(s, 0, UINT32_MAX, v, e);
-}
-
-static int parse_ctx(const char *s, uint64_t *v, Error *e)
-{
-    return units_parse_context(s, v, e);
 }
 
 static int count_opt(const Given *g, int k, uint64_t min, uint64_t max, uint64_t *out, Error *e)
@@ -196,12 +173,12 @@ static int workload_options(const Given *g, Setup *s, Error *e)
     if (g->set[O_BF16_SLIDING])
         w->kv.bf16_sliding = true;
     if (g->set[O_BF16_LAYERS] &&
-        parse_list("bf16-layers", g->val[O_BF16_LAYERS], w->kv.bf16_layers, KV_OVERRIDES_MAX,
-                   &w->kv.n_bf16_layers, parse_layer, e))
+        cli_parse_u64s("bf16-layers", g->val[O_BF16_LAYERS], w->kv.bf16_layers, KV_OVERRIDES_MAX,
+                       &w->kv.n_bf16_layers, parse_layer, e))
         return -1;
     if (g->set[O_CONTEXTS] &&
-        parse_list("contexts", g->val[O_CONTEXTS], s->rp.contexts, REPORT_CONTEXTS_MAX,
-                   &s->rp.n_contexts, parse_ctx, e))
+        cli_parse_u64s("contexts", g->val[O_CONTEXTS], s->rp.contexts, REPORT_CONTEXTS_MAX,
+                       &s->rp.n_contexts, units_parse_context, e))
         return -1;
     return 0;
 }

@@ -444,17 +444,7 @@ static void scores_text(const ExperimentResult *r, FILE *out)
     size_t *idx = malloc(n * sizeof *idx);
     if (!idx)
         return;
-    for (size_t i = 0; i < n; i++)
-        idx[i] = i;
-    if (n > show)                     // partial selection of the largest errors
-        for (size_t i = 0; i < show; i++)
-            for (size_t j = i + 1; j < n; j++)
-                if (fabs(r->scores[idx[j]] - r->scores_ref[idx[j]]) >
-                    fabs(r->scores[idx[i]] - r->scores_ref[idx[i]])) {
-                    size_t t = idx[i];
-                    idx[i] = idx[j];
-                    idx[j] = t;
-                }
+    experiment_most_moved(r, idx, n > show ? show : 0);   // all in token order when they fit
     Table t;
     table_header(&t, "token", "score", "quantized", "error", NULL);
     for (size_t i = 0; i < show; i++) {

@@ -170,41 +170,49 @@ static double amax(const float *m, size_t n)
     return a > 0 ? a : 1;
 }
 
-static double score_moved(const ExperimentResult *r, size_t t)
-{
-    return fabs(r->scores[t] - r->scores_ref[t]);
-}
-
-/* The heatmaps' ranges and the tokens whose scores moved most (a partial
- * selection sort: MOVED_MAX passes over the tokens). */
+/* The heatmaps' ranges and the tokens whose scores moved most. */
 static void summarise(Quant *s)
 {
     size_t n = s->T * s->D;
     s->kmax = amax(s->cur.k_ref, n);
     s->emax = fmax(amax(s->err_tok, n), fmax(amax(s->err_chan, n), amax(s->err_cur, n)));
     size_t order[GEN_TOKENS];
-    for (size_t i = 0; i < s->T; i++)
-        order[i] = i;
-    s->n_moved = s->T < MOVED_MAX ? s->T : MOVED_MAX;
-    for (size_t i = 0; i < s->n_moved; i++) {
-        for (size_t j = i + 1; j < s->T; j++)
-            if (score_moved(&s->cur, order[j]) > score_moved(&s->cur, order[i])) {
-                size_t t = order[i];
-                order[i] = order[j];
-                order[j] = t;
-            }
+    s->n_moved = experiment_most_moved(&s->cur, order, MOVED_MAX);
+    for (size_t i = 0; i < s->n_moved; i++)
         s->moved[i] = order[i];
-    }
 }
 
+/* A copy of s without its results, to compute new ones beside the old. */
+static Quant *scratch(const Quant *s)
+{
+    Quant *t = malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    *t = *s;
+    memset(&t->cur, 0, sizeof t->cur);
+    memset(&t->tok, 0, sizeof t->tok);
+    memset(&t->chan, 0, sizeof t->chan);
+    return t;
+}
+
+/* The three runs in a scratch copy: if one fails, the figures drawn stay
+ * those of the last settings that worked. */
 static int recompute(void *st, Error *e)
 {
-    Quant *s = st;
-    s->have_avg = false;
-    if (run_all(s, s->seed, e))
-        return -1;
-    summarise(s);
-    return 0;
+    Quant *s = st, *t = scratch(s);
+    if (!t)
+        return error_set(e, "out of memory for the quantization experiment");
+    int rc = run_all(t, t->seed, e);
+    if (rc == 0) {
+        free_results(s);
+        *s = *t;
+        s->have_avg = false;
+        summarise(s);
+    } else {
+        free_results(t);
+    }
+    free(t);
+    return rc;
 }
 
 static const char *describe(const Quant *s, char *buf, size_t n)
@@ -292,13 +300,9 @@ static int average(Quant *s, Lab *lab)
         return KEY_REDRAW;
     }
     double sum[3] = {0};
-    Quant *tmp = malloc(sizeof *tmp);
+    Quant *tmp = scratch(s);
     if (!tmp)
         return KEY_IGNORED;
-    *tmp = *s;
-    memset(&tmp->cur, 0, sizeof tmp->cur);
-    memset(&tmp->tok, 0, sizeof tmp->tok);
-    memset(&tmp->chan, 0, sizeof tmp->chan);
     int done = 0;
     Error e;
     for (; done < AVG_SEEDS; done++) {

@@ -861,6 +861,12 @@ __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commi
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
+// The offset of the stage after the one at `at`, in a ring of `stages`.
+__device__ __forceinline__ int next_stage(int at, int stage, int stages)
+{
+    return at == (stages - 1) * stage ? 0 : at + stage;
+}
+
 // Stages one tile (16 tokens from t0, those >= end as zeros) of K and V.
 template <int D>
 __device__ __forceinline__ void stage_tile(const RowParams &p, size_t row0, int t0, int end,
@@ -1197,9 +1203,9 @@ __device__ __forceinline__ void stage_codes(const RowParams &p, size_t row0, int
 
 // The E2M1 block scales of one tile a lane needs, loaded a tile ahead (zero
 // past the end): the bytes of its two key rows (k[n]: the blocks of its D/4
-// channels) and of its four value rows (v[0], byte i).
+// channels) and of its four value rows (v, byte i).
 struct TileScales {
-    uint32_t k[2], v[2];
+    uint32_t k[2], v;
 };
 
 // Loads the scales of the tile at cp (rows from t0) and moves cp a stride on.
@@ -1207,7 +1213,7 @@ template <int FMT, int D>
 __device__ __forceinline__ void load_scales(int t0, int end, int g, int tig, CodeCopy &cp, TileScales &s)
 {
     using C = Codes<FMT, D>;
-    s.k[0] = s.k[1] = s.v[0] = s.v[1] = 0;
+    s.k[0] = s.k[1] = s.v = 0;
     if (C::FP4) {
         constexpr int KBL = (D / 4 + C::BS - 1) / C::BS;        // blocks of a lane's D/4 channels
         const int rem = end - t0, rk = 4 * (g >> 1) + 2 * (g & 1);
@@ -1218,7 +1224,7 @@ __device__ __forceinline__ void load_scales(int t0, int end, int g, int tig, Cod
 #pragma unroll
         for (int i = 0; i < 4; i++)
             if (4 * tig + i < rem)
-                s.v[0] |= (uint32_t)__ldg(cp.vb + i * C::NB) << (8 * i);
+                s.v |= (uint32_t)__ldg(cp.vb + i * C::NB) << (8 * i);
         cp.kb += WARPS * MMA_TILE * C::NB, cp.vb += WARPS * MMA_TILE * C::NB;
     }
 }
@@ -1343,8 +1349,7 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         cp_async_wait<C::STAGES - 1>();
         __syncwarp();
         const uint8_t *kt = wbuf + read, *vt = kt + C::TILE;
-        read = read == (C::STAGES - 1) * C::STAGE ? 0 : read + C::STAGE;
-        write = write == (C::STAGES - 1) * C::STAGE ? 0 : write + C::STAGE;
+        read = next_stage(read, C::STAGE, C::STAGES), write = next_stage(write, C::STAGE, C::STAGES);
 
         // E2M1 block scales as operand pairs. NVFP4's E4M3 as FP16, four at a
         // time, a 256th of their values times the 2^14 e2m1x8_f16 leaves
@@ -1358,7 +1363,7 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
             uint32_t v[2];
             e4m3x4_f16(cur.k[0], kbs[0]);
             e4m3x4_f16(cur.k[1], kbs[1]);
-            e4m3x4_f16(cur.v[0], v);
+            e4m3x4_f16(cur.v, v);
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 kbs[0][i] = mul2<true>(kbs[0][i], two14), kbs[1][i] = mul2<true>(kbs[1][i], two14);
@@ -1367,7 +1372,7 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         } else if (FMT == KV_MXFP4) {
 #pragma unroll
             for (int i = 0; i < 2; i++) {
-                const uint2 lo = e8m0_factors((cur.v[0] >> (8 * i)) & 0xFFu), hi = e8m0_factors(cur.v[0] >> (8 * i + 16) & 0xFFu);
+                const uint2 lo = e8m0_factors((cur.v >> (8 * i)) & 0xFFu), hi = e8m0_factors(cur.v >> (8 * i + 16) & 0xFFu);
                 vbs[i] = make_uint2(lo.x | hi.x << 16, lo.y | hi.y << 16);
             }
         }
@@ -1586,8 +1591,7 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
         cp_async_wait<K::STAGES - 1>();
         __syncwarp();
         const uint8_t *kc = wbuf + read, *vt = kc + K::KC + 2 * K::KS;
-        read = read == (K::STAGES - 1) * K::STAGE ? 0 : read + K::STAGE;
-        write = write == (K::STAGES - 1) * K::STAGE ? 0 : write + K::STAGE;
+        read = next_stage(read, K::STAGE, K::STAGES), write = next_stage(write, K::STAGE, K::STAGES);
         const __half *ks = (const __half *)(kc + K::KC), *kz = ks + D;
         const __half *vs = (const __half *)(vt + K::VC), *vz = vs + 32 * (D / 32);
 

@@ -462,6 +462,13 @@ START_TEST(bench_command)
     usage_error(RUN("calc", "--contexts", "1k,,8k"), "--contexts", "empty entry");
     usage_error(RUN("bench", "--fp8-path", "C"), "--fp8-path", "'C'");
     usage_error(RUN("bench", "--promote", "2"), "--promote", "path A");
+    // a path set in the environment counts as chosen: --promote goes with it
+    setenv("KVLAB_CUDA_PATH", "fp8a", 1);
+    r = RUN("bench", "--backend", "cpu", "--layers", "1", "--batch", "1", "--contexts", "256", "--format",
+            "fp8", "--iters", "1", "--promote", "2");
+    unsetenv("KVLAB_CUDA_PATH");
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    run_free(&r);
     usage_error(RUN("bench", "--fp8-path", "A", "--promote", "0"), "--promote", "1 to 64");
     usage_error(RUN("bench", "--format", "bf16", "--format", "fp8", "--format", "int8", "--format", "int4",
                     "--format", "nvfp4", "--format", "mxfp4", "--format", "bf16"),

@@ -123,51 +123,65 @@ bool cli_parse_float(const char *s, float *out)
     return end != buf && *end == '\0';
 }
 
-int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e)
+/* Splits s at its commas and hands each entry to item (with its index);
+ * refuses an empty entry, one too long for a number and more than max. */
+static int split_list(const char *s, size_t max, size_t *n,
+                      int (*item)(const char *tok, size_t i, void *ctx, Error *e), void *ctx, Error *e)
 {
     *n = 0;
-    const char *p = s;
-    for (;;) {
+    for (const char *p = s;;) {
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char item[256];
-        if (len >= sizeof item)
+        char tok[256];
+        if (len == 0)
+            return error_set(e, "an empty entry in '%s'", s);
+        if (len >= sizeof tok)
             return error_set(e, "'%.*s...' is too long for a number", 20, p);
-        memcpy(item, p, len);
-        item[len] = '\0';
         if (*n == max)
-            return error_set(e, "more than %zu numbers in '%s'", max, s);
-        if (!cli_parse_float(item, &out[*n]))
-            return error_set(e, "'%s' is not a number (in '%s')", item, s);
-        (*n)++;
+            return error_set(e, "at most %zu values in '%s'", max, s);
+        memcpy(tok, p, len);
+        tok[len] = '\0';
+        if (item(tok, (*n)++, ctx, e))
+            return -1;
         if (!comma)
             return 0;
         p = comma + 1;
     }
 }
 
+typedef struct {
+    const char *list;
+    float *out;
+} FloatList;
+
+static int float_item(const char *tok, size_t i, void *ctx, Error *e)
+{
+    FloatList *f = ctx;
+    return cli_parse_float(tok, &f->out[i]) ? 0 : error_set(e, "'%s' is not a number (in '%s')", tok, f->list);
+}
+
+int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e)
+{
+    FloatList f = {s, out};
+    return split_list(s, max, n, float_item, &f, e);
+}
+
+typedef struct {
+    uint64_t *out;
+    int (*fn)(const char *, uint64_t *, Error *);
+} U64List;
+
+static int u64_item(const char *tok, size_t i, void *ctx, Error *e)
+{
+    U64List *u = ctx;
+    return u->fn(tok, &u->out[i], e);
+}
+
 int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
                    int (*fn)(const char *, uint64_t *, Error *), Error *e)
 {
-    *n = 0;
-    for (const char *p = s;;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char item[256];
-        if (len == 0)
-            return error_set(e, "--%s: an empty entry in '%s'", opt, s);
-        if (len >= sizeof item)
-            return error_set(e, "--%s: '%.*s...' is too long for a number", opt, 20, p);
-        if (*n == max)
-            return error_set(e, "--%s: at most %zu values", opt, max);
-        memcpy(item, p, len);
-        item[len] = '\0';
-        if (fn(item, &out[(*n)++], e))
-            return error_prefix(e, "--%s", opt);
-        if (!comma)
-            return 0;
-        p = comma + 1;
-    }
+    U64List u = {out, fn};
+    return split_list(s, max, n, u64_item, &u, e) ? error_prefix(e, "--%s", opt) : 0;
 }
 
 int cli_fail(const char *cmd, int code, const Error *e)

@@ -85,7 +85,8 @@ int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g);
  * C locale whatever the user's; the whole text (bar surrounding blanks)
  * must be the number. */
 bool cli_parse_float(const char *s, float *out);
-/* A comma-separated list of such floats, at most max. */
+/* A comma-separated list of such floats, at most max; an empty entry is an
+ * error. */
 int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e);
 
 /* A comma-separated list of at most max whole numbers, each read by fn

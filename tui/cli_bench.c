@@ -79,8 +79,17 @@ static int parse_batch(const char *s, uint64_t *v, Error *e)
     return units_parse_count(s, 1, 4096, v, e);
 }
 
+/* The kernels the CUDA plugin will pick (KVLAB_CUDA_PATH, which --fp8-path
+ * sets): "A", "B" or "fp32". */
+static const char *fp8_path_name(void)
+{
+    const char *p = getenv("KVLAB_CUDA_PATH");
+    return !p ? "B" : !strcmp(p, "fp8a") ? "A" : !strcmp(p, "fp32") ? "fp32" : "B";
+}
+
 /* FP8 path A and its promotion interval reach the CUDA plugin through its
- * environment (KVLAB_CUDA_PATH, KVLAB_CUDA_FP8_PROMOTE), read at launch. */
+ * environment (KVLAB_CUDA_PATH, KVLAB_CUDA_FP8_PROMOTE), read at launch; a
+ * path already set there counts as chosen. */
 static int fp8_options(const Given *g, Error *e)
 {
     if (g->set[O_FP8_PATH]) {
@@ -96,19 +105,13 @@ static int fp8_options(const Given *g, Error *e)
         uint64_t n;
         if (units_parse_count(g->val[O_PROMOTE], 1, 64, &n, e))
             return error_prefix(e, "--promote");
-        if (!g->set[O_FP8_PATH] || (*g->val[O_FP8_PATH] != 'A' && *g->val[O_FP8_PATH] != 'a'))
+        if (strcmp(fp8_path_name(), "A"))
             return error_set(e, "--promote applies to --fp8-path A");
         char buf[24];
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)n);
         setenv("KVLAB_CUDA_FP8_PROMOTE", buf, 1);
     }
     return 0;
-}
-
-static const char *fp8_path_name(void)
-{
-    const char *p = getenv("KVLAB_CUDA_PATH");
-    return p && !strcmp(p, "fp8a") ? "A" : "B";
 }
 
 static int setup(const Given *g, Bench *b, Error *e)
@@ -118,7 +121,8 @@ static int setup(const Given *g, Bench *b, Error *e)
     if (bench_open(&b->s, g->set[O_BACKEND] ? g->val[O_BACKEND] : "auto", e))
         return error_prefix(e, "--backend");
     const GpuInfo *gi = &b->s.info;
-    if (b->s.cuda && !strcmp(fp8_path_name(), "A") && gi->cc_major * 10 + gi->cc_minor < 89)
+    if (b->s.cuda && g->set[O_FP8_PATH] && !strcmp(fp8_path_name(), "A") &&
+        gi->cc_major * 10 + gi->cc_minor < 89)
         return error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
                             "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
     bool typed = g->set[O_KV_HEADS] || g->set[O_HEAD_DIM] || g->set[O_Q_HEADS] || g->set[O_LAYERS];

@@ -309,10 +309,10 @@ static int source(const Given *g, Setup *s, Error *e)
         return error_set(e, "--matrix needs a query: a \"query\" field in the file or --query");
     if (g->set[O_QUERY]) {
         size_t got;
-        float *tmp = malloc((s->in.d + 1) * sizeof *tmp);
+        float *tmp = malloc(s->in.d * sizeof *tmp);
         if (!tmp)
             return error_set(e, "out of memory");
-        int rc = cli_parse_floats(g->val[O_QUERY], tmp, s->in.d + 1, &got, e);
+        int rc = cli_parse_floats(g->val[O_QUERY], tmp, s->in.d, &got, e);
         if (!rc && got != s->in.d)
             rc = error_set(e, "expected %zu numbers, one per channel, got %zu", s->in.d, got);
         if (!rc)

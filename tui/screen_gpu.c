@@ -42,7 +42,6 @@ typedef struct {
     size_t n_ctx;
     bool complete;                          // a whole sweep is in rows
     double slope[KV_FORMATS];               // of the sweep, ms per context token
-    uint64_t layers;                        // of the model swept
     Table slopes;                           // the slopes against the published ones
 } GpuLab;
 
@@ -165,9 +164,15 @@ static void slopes_table(const GpuLab *s, Table *t)
         const double sl = s->slope[f];
         table_row(t);
         table_cell(t, "%s", kv_format_id((KvFormat)f));
-        table_cell(t, "%.3e", sl);
-        table_cell(t, "%.3e", sl * (double)s->layers);
-        table_cell(t, "%.2f", sl / base);
+        if (isnan(sl)) {                    // one context: no line to fit
+            table_cell(t, "needs 2+ contexts");
+            table_cell(t, "-");
+            table_cell(t, "-");
+        } else {
+            table_cell(t, "%.3e", sl);
+            table_cell(t, "%.3e", sl * (double)s->b.shape.layers);
+            table_cell(t, "%.2f", sl / base);
+        }
         const char *pub = "-";
         char pb[64];
         for (size_t k = 0; k < sizeof PUBLISHED / sizeof PUBLISHED[0]; k++)
@@ -190,8 +195,6 @@ static int sweep(GpuLab *s, Lab *lab)
             return KEY_REDRAW;
         }
         s->opened = true;
-        Error ignore;
-        recompute(s, &ignore);
     }
     s->n = s->n_ctx = 0;
     s->complete = false;
@@ -221,7 +224,6 @@ static int sweep(GpuLab *s, Lab *lab)
     /* the slopes of this sweep, kept: the fields may change before the next */
     for (int f = 0; f < KV_FORMATS; f++)
         s->slope[f] = bench_slope(s->rows, s->n, (KvFormat)f, (uint32_t)s->batch, false);
-    s->layers = s->b.shape.layers;
     slopes_table(s, &s->slopes);
     s->complete = true;
     snprintf(s->status, sizeof s->status, "%zu points, batch %llu, median of %d runs each; r runs "

@@ -301,13 +301,16 @@ static int average(Quant *s, Lab *lab)
     }
     double sum[3] = {0};
     Quant *tmp = scratch(s);
-    if (!tmp)
-        return KEY_IGNORED;
-    int done = 0;
+    if (!tmp) {
+        lab_status(lab, true, "out of memory for averaging");
+        return KEY_REDRAW;
+    }
+    int done = 0, failed = 0;
     Error e;
     for (; done < AVG_SEEDS; done++) {
-        if (lab_progress(lab, "mean over seeds", done, AVG_SEEDS) ||
-            run_all(tmp, s->seed + (uint64_t)done, &e))
+        if (lab_progress(lab, "mean over seeds", done, AVG_SEEDS))
+            break;
+        if ((failed = run_all(tmp, s->seed + (uint64_t)done, &e)))
             break;
         sum[0] += tmp->cur.err.rel_fro_k;
         sum[1] += tmp->tok.err.rel_fro_k;
@@ -315,6 +318,10 @@ static int average(Quant *s, Lab *lab)
     }
     free_results(tmp);
     free(tmp);
+    if (failed) {
+        lab_status(lab, true, "averaging stopped at seed %llu: %s", (unsigned long long)s->seed + done, e.msg);
+        return KEY_REDRAW;
+    }
     if (done < AVG_SEEDS) {
         lab_status(lab, false, "averaging cancelled after %d of %d seeds", done, AVG_SEEDS);
         return KEY_REDRAW;

@@ -45,17 +45,18 @@ START_TEST(slots_static_and_paged)
         w.pool = rng_range(&g, 1, (uint64_t)1 << 40);
         const Format *f = format_at((size_t)rng_range(&g, 0, format_count() - 1));
         FormatResult x;
-        ck_assert_int_eq(budget_compute(&w, f, &x, NULL), 0);
-        ck_assert(x.paged_slots <= x.slots);
-        ck_assert(x.slots * x.fp.bytes_per_sequence <= w.pool);
-        ck_assert((x.slots + 1) * x.fp.bytes_per_sequence > w.pool);
+        ck_assert_seeded(budget_compute(&w, f, &x, NULL) == 0, "case %d", i);
+        ck_assert_seeded(x.paged_slots <= x.slots, "case %d", i);
+        ck_assert_seeded(x.slots * x.fp.bytes_per_sequence <= w.pool, "case %d", i);
+        ck_assert_seeded((x.slots + 1) * x.fp.bytes_per_sequence > w.pool, "case %d", i);
         /* a full-attention sequence costs the same bytes for every token */
         u128 blocks = (w.context + w.block_tokens - 1) / w.block_tokens;
-        ck_assert(x.paged_bytes_per_sequence * w.context ==
-                  x.fp.bytes_per_sequence * blocks * w.block_tokens);
-        ck_assert(x.paged_slots == w.pool / x.paged_bytes_per_sequence);
+        ck_assert_seeded(x.paged_bytes_per_sequence * w.context ==
+                             x.fp.bytes_per_sequence * blocks * w.block_tokens,
+                         "case %d", i);
+        ck_assert_seeded(x.paged_slots == w.pool / x.paged_bytes_per_sequence, "case %d", i);
         if (w.context % w.block_tokens == 0)
-            ck_assert(x.paged_slots == x.slots);
+            ck_assert_seeded(x.paged_slots == x.slots, "case %d", i);
     }
 }
 END_TEST

@@ -64,9 +64,8 @@ START_TEST(decimal_rounding_random)
             snprintf(want, sizeof want, "%s", ip);
         }
         q_str(got, sizeof got, q_make(num, den), d, false);
-        ck_assert_msg(strcmp(want, got) == 0, "%llu/%llu to %d places: want %s got %s (seed %llu)",
-                      (unsigned long long)num, (unsigned long long)den, d, want, got,
-                      (unsigned long long)test_seed());
+        ck_assert_seeded(strcmp(want, got) == 0, "%llu/%llu to %d places: want %s got %s",
+                         (unsigned long long)num, (unsigned long long)den, d, want, got);
     }
 }
 END_TEST

@@ -413,13 +413,14 @@ START_TEST(roundtrip_command)
 END_TEST
 
 /* kvlab bench on the CPU reference: one row per (format, batch, context),
- * KV bytes from calc, a BF16 slope ratio of exactly 1, a slope that needs
+ * KV bytes of one layer (layers 3, KV heads 2: the bytes must not grow
+ * with the layers), a BF16 slope ratio of exactly 1 for each batch, a slope that needs
  * two contexts, and usage errors that name the option (more --format
  * options than there are formats among them). */
 START_TEST(bench_command)
 {
     RunResult r = RUN("bench", "--backend", "cpu", "--kv-heads", "2", "--q-heads", "4", "--head-dim", "64",
-                      "--layers", "2", "--batch", "1,2", "--contexts", "256,512", "--format", "bf16",
+                      "--layers", "3", "--batch", "1,2", "--contexts", "256,512", "--format", "bf16",
                       "--format", "int8", "--iters", "1", "--json");
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     cJSON *j = json_of(&r);
@@ -429,9 +430,9 @@ START_TEST(bench_command)
     cJSON_ArrayForEach(row, cJSON_GetObjectItem(j, "rows")) {
         const char *f = cJSON_GetObjectItem(row, "format")->valuestring;
         double B = num(row, "batch"), T = num(row, "context");
-        /* BF16: 2 bytes for each of K and V, per KV head, dim, token, sequence */
-        if (!strcmp(f, "bf16"))
-            ck_assert_double_eq(num(row, "kv_bytes"), 2 * 2 * 2 * 64 * T * B);
+        /* K and V for each of 2 KV heads, token and sequence: BF16 2 bytes a
+         * channel; INT8 1 byte a channel and an FP16 scale a vector */
+        ck_assert_double_eq(num(row, "kv_bytes"), 2 * 2 * (!strcmp(f, "bf16") ? 2 * 64 : 64 + 2) * T * B);
         ck_assert(num(row, "attention_ms") > 0);
         n++;
     }
@@ -442,7 +443,7 @@ START_TEST(bench_command)
             ck_assert_double_eq(num(row, "ratio_to_bf16"), 1);
             bf16_fits++;
         }
-    ck_assert_int_ge(bf16_fits, 1);
+    ck_assert_int_eq(bf16_fits, 2);
     cJSON_Delete(j);
     run_free(&r);
 

@@ -192,9 +192,8 @@ START_TEST(nearest_random)
                 }
             }
             float want = minifloat_decode(f, (uint8_t)best_code);
-            ck_assert_msg(same(minifloat_round(f, x, false), want), "%s(%a) = %a, want %a (seed %llu)",
-                          f->name, x, minifloat_round(f, x, false), want,
-                          (unsigned long long)test_seed());
+            ck_assert_seeded(same(minifloat_round(f, x, false), want), "%s(%a) = %a, want %a", f->name, x,
+                             minifloat_round(f, x, false), want);
         }
     }
 }

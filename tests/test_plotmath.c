@@ -26,6 +26,19 @@ START_TEST(ticks_nice)
         for (int k = 0; k < n; k++)
             ck_assert(t[k] >= lo - 1e-9 * fabs(hi - lo) && t[k] <= hi + 1e-9 * fabs(hi - lo));
         bool ends = n == 2 && t[0] == lo && t[1] == hi;
+        if (ends) {
+            /* the smallest 1, 2 or 5 x 10^k step that max ticks allow has
+             * fewer than two multiples in [lo, hi], or exactly lo and hi */
+            double raw = (hi - lo) / (max - 1), mag = pow(10, floor(log10(raw))), step = 10 * mag;
+            static const double NICE[] = {5, 2, 1};
+            for (int k = 0; k < 3; k++)
+                if (NICE[k] * mag >= raw)
+                    step = NICE[k] * mag;
+            double first = ceil(lo / step - 1e-9), last = floor(hi / step + 1e-9);
+            ck_assert_seeded(last - first + 1 < 2 || (last - first == 1 && fabs(first * step - lo) <= 1e-9 * step &&
+                                                      fabs(last * step - hi) <= 1e-9 * step),
+                             "[%g, %g], %d ticks: step %g fits, yet the ends were given", lo, hi, max, step);
+        }
         if (n >= 2 && !ends) {
             /* ticks far from zero lose digits in t[1] - t[0]: allow for it */
             double step = t[1] - t[0], tol = 1e-6 + 1e-12 * fabs(t[n - 1]) / step;

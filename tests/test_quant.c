@@ -205,9 +205,8 @@ START_TEST(integer_bounds_random)
         }
         for (size_t i = 0; i < n; i++) {
             float step = int_step(q.scheme, q.bits, lo[id[i]], hi[id[i]]);
-            ck_assert_msg(within_bound(m.out[i], m.x[i], step / 2),
-                          "%s %u-bit: |%g - %g| > step %g / 2 (seed %llu)", scheme_str(q.scheme),
-                          q.bits, m.out[i], m.x[i], step, (unsigned long long)test_seed());
+            ck_assert_seeded(within_bound(m.out[i], m.x[i], step / 2), "%s %u-bit: |%g - %g| > step %g / 2",
+                             scheme_str(q.scheme), q.bits, m.out[i], m.x[i], step);
         }
         if (q.scheme == SCHEME_INT_ZP && it % 3 == 0)
             ck_assert_float_eq(m.out[0], 0.0f);
@@ -236,23 +235,20 @@ START_TEST(most_moved_random)
         size_t n = experiment_most_moved(&x, order, k);
         ck_assert_uint_eq(n, k < T ? k : T);
         for (size_t i = 0; i < T; i++) {
-            ck_assert_msg(order[i] < T && !seen[order[i]], "token %zu twice or out of range (seed %llu)",
-                          order[i], (unsigned long long)test_seed());
+            ck_assert_seeded(order[i] < T && !seen[order[i]], "token %zu twice or out of range", order[i]);
             seen[order[i]] = true;
         }
         for (size_t i = 0; i < n; i++) {
             double mi = fabs(x.scores[order[i]] - x.scores_ref[order[i]]);
             if (i + 1 < n) {
                 double mn = fabs(x.scores[order[i + 1]] - x.scores_ref[order[i + 1]]);
-                ck_assert_msg(mi > mn || (mi == mn && order[i] < order[i + 1]),
-                              "positions %zu, %zu out of order (seed %llu)", i, i + 1,
-                              (unsigned long long)test_seed());
+                ck_assert_seeded(mi > mn || (mi == mn && order[i] < order[i + 1]),
+                                 "positions %zu, %zu out of order", i, i + 1);
             }
             for (size_t j = n; j < T; j++) {
                 double mj = fabs(x.scores[order[j]] - x.scores_ref[order[j]]);
-                ck_assert_msg(mi > mj || (mi == mj && order[i] < order[j]),
-                              "token %zu left out before %zu (seed %llu)", order[j], order[i],
-                              (unsigned long long)test_seed());
+                ck_assert_seeded(mi > mj || (mi == mj && order[i] < order[j]),
+                                 "token %zu left out before %zu", order[j], order[i]);
             }
         }
         free(x.scores), free(x.scores_ref), free(order), free(seen);
@@ -274,8 +270,8 @@ START_TEST(fp8_bounds_random)
             float s = amax_of(x, m.cols) / 448.0f;
             for (size_t c = 0; c < m.cols; c++) {
                 float bound = fmaxf(fabsf(x[c]) * ldexpf(1, -4), s * ldexpf(1, -10));
-                ck_assert_msg(fabsf(o[c] - x[c]) <= bound * (1 + BOUND_REL_SLACK), "fp8: %g -> %g",
-                              x[c], o[c]);
+                ck_assert_seeded(fabsf(o[c] - x[c]) <= bound * (1 + BOUND_REL_SLACK), "fp8: %g -> %g",
+                                 x[c], o[c]);
             }
         }
         sample_free(&m);
@@ -302,8 +298,8 @@ START_TEST(fp4_bounds_random)
                     float amax = amax_of(x, n);
                     float bound = mx ? 2 * ldexpf(1, ilogbf(amax) - 2) : amax / 6 * 17 / 16;
                     for (size_t i = 0; i < n; i++)
-                        ck_assert_msg(within_bound(o[i], x[i], bound), "%s: %g -> %g, bound %g",
-                                      mx ? "mxfp4" : "nvfp4", x[i], o[i], bound);
+                        ck_assert_seeded(within_bound(o[i], x[i], bound), "%s: %g -> %g, bound %g",
+                                         mx ? "mxfp4" : "nvfp4", x[i], o[i], bound);
                 }
         }
         sample_free(&m);
@@ -499,14 +495,16 @@ START_TEST(generator_and_collapse)
         }
     out_mag /= (double)(T - 1);
     other /= (double)((T - 1) * (D - 2));
-    ck_assert_msg(out_mag / other > OUTLIER_MARGIN * p.outlier_scale, "outlier ratio %g",
-                  out_mag / other);
+    ck_assert_seeded(out_mag / other > OUTLIER_MARGIN * p.outlier_scale, "outlier ratio %g",
+                     out_mag / other);
 
     ExperimentResult tok, chan;
     token_and_channel(k, v, q, T, D, &tok, &chan);
-    ck_assert_msg(tok.err.rel_fro_k > K_ERROR_MARGIN * chan.err.rel_fro_k, "token %g channel %g",
-                  tok.err.rel_fro_k, chan.err.rel_fro_k);
-    ck_assert(tok.err.max_score_error > SCORE_ERROR_MARGIN * chan.err.max_score_error);
+    ck_assert_seeded(tok.err.rel_fro_k > K_ERROR_MARGIN * chan.err.rel_fro_k, "token %g channel %g",
+                     tok.err.rel_fro_k, chan.err.rel_fro_k);
+    ck_assert_seeded(tok.err.max_score_error > SCORE_ERROR_MARGIN * chan.err.max_score_error,
+                     "max score error: token %g channel %g", tok.err.max_score_error,
+                     chan.err.max_score_error);
     experiment_result_free(&tok);
     experiment_result_free(&chan);
 
@@ -589,9 +587,8 @@ START_TEST(sink_survives_rope)
         with += sink_share(test_seed() + i, ROPE_THETA_LLAMA3) / 16;
         without += sink_share(test_seed() + i, 0) / 16;
     }
-    ck_assert_msg(with > SHARE_MIN && with > GAIN_MIN * without,
-                  "mean sink share %g, %g without (seed %llu)", with, without,
-                  (unsigned long long)test_seed());
+    ck_assert_seeded(with > SHARE_MIN && with > GAIN_MIN * without, "mean sink share %g, %g without", with,
+                     without);
 }
 END_TEST
 

@@ -17,6 +17,21 @@
 
 static char sock[64];
 
+/* Runs a shell command; its output NUL-terminated in out (at most n - 1
+ * bytes), or drained when out is NULL. Returns pclose's status. */
+static int shell(const char *cmd, char *out, size_t n)
+{
+    FILE *p = popen(cmd, "r");
+    ck_assert(p != NULL);
+    size_t got = out ? fread(out, 1, n - 1, p) : 0;
+    if (out)
+        out[got] = '\0';
+    else
+        while (fgetc(p) != EOF) {
+        }
+    return pclose(p);
+}
+
 /* Runs a tmux command on the test's own server; its stdout in out. */
 __attribute__((format(printf, 3, 4)))
 static int tmux(char *out, size_t n, const char *fmt, ...)
@@ -27,15 +42,7 @@ static int tmux(char *out, size_t n, const char *fmt, ...)
     vsnprintf(args, sizeof args, fmt, ap);
     va_end(ap);
     snprintf(cmd, sizeof cmd, "tmux -L %s %s 2>/dev/null", sock, args);
-    FILE *p = popen(cmd, "r");
-    ck_assert(p != NULL);
-    size_t got = out ? fread(out, 1, n - 1, p) : 0;
-    if (out)
-        out[got] = '\0';
-    else
-        while (fgetc(p) != EOF) {
-        }
-    return pclose(p);
+    return shell(cmd, out, n);
 }
 
 /* Starts kvlab in a w x h window; `env` is prepended to the command. */
@@ -254,16 +261,6 @@ START_TEST(no_color)
 }
 END_TEST
 
-/* The output of a shell command, NUL-terminated, at most n - 1 bytes. */
-static const char *command_output(char *out, size_t n, const char *cmd)
-{
-    FILE *p = popen(cmd, "r");
-    ck_assert(p != NULL);
-    size_t got = fread(out, 1, n - 1, p);
-    out[got] = '\0';
-    pclose(p);
-    return out;
-}
 
 /* e writes the screen's CSV and SVG into the working directory and names
  * them in the status line. */
@@ -280,12 +277,12 @@ START_TEST(export_files)
     quit_lab();
     char cmd[1200], out[4096];
     snprintf(cmd, sizeof cmd, "cat %s/kvlab-calculator-*.csv %s/kvlab-calculator-*.svg", dir, dir);
-    command_output(out, sizeof out, cmd);
+    shell(cmd, out, sizeof out);
     ck_assert(strncmp(out, "format,bytes_per_sequence", 25) == 0 && strstr(out, "\nfp8_e4m3,"));
     ck_assert(strstr(out, "<svg") && strstr(out, "<polyline") && strstr(out, "</svg>"));
     /* the scenarios CSV: six fields a line, numbers with commas quoted */
     snprintf(cmd, sizeof cmd, "cat %s/kvlab-scenarios-*.csv", dir);
-    command_output(out, sizeof out, cmd);
+    shell(cmd, out, sizeof out);
     ck_assert_msg(strstr(out, "\"elements, K and V\",bf16,elements,\"8,589,934,592\",\"8,589,934,592\",agrees"),
                   "%s", out);
     ck_assert_int_eq(chdir(cwd), 0);

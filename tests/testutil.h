@@ -45,6 +45,10 @@ typedef struct {
 uint64_t rng_next(Rng *r);
 uint64_t rng_range(Rng *r, uint64_t lo, uint64_t hi);   // inclusive
 uint64_t test_seed(void);                               // KVLAB_SEED or time
+/* ck_assert_msg with the run's seed after the message, for checks on
+ * random data. */
+#define ck_assert_seeded(cond, fmt, ...)                                                              \
+    ck_assert_msg(cond, fmt " (seed %llu)", ##__VA_ARGS__, (unsigned long long)test_seed())
 
 /* Runs KVLAB_BIN with argv (NULL-terminated, without the program name),
  * feeding stdin_text; captures stdout and stderr (NUL-terminated, heap). */

@@ -14,5 +14,6 @@ for lib in libcjson.so.1 libsubunit.so.0; do
     path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !found { print $NF; found = 1 }')
     [ -n "$path" ] && cp -L "$path" "$out"/
 done
-[ -f "$peer" ] && cp "$peer" "$out"/
+[ -f "$peer" ] || { echo "bundle.sh: no torch peer at $peer (give its path second)" >&2; exit 1; }
+cp "$peer" "$out"/
 ls -la "$out"

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """perf_table.py - kernels/PERF.md's tables from one run's results:
 kvlab bench --json (bench.json), torch_peer.py --out (peer.json) and
-kvlab bench --itl --json (itl.json), all from the same GPU lease.
+kvlab bench --itl --json (itl.json), all from the same GPU lease, and,
+when RESULTS_DIR/fp8_paths/ holds them, FP8 path A's runs beside path B.
 usage: perf_table.py RESULTS_DIR"""
-import json, sys
+import json, os, sys
 
 d = sys.argv[1]
 b = json.load(open(d + "/bench.json"))
@@ -46,7 +47,6 @@ for f in itl["fits"]:
 
 # FP8 path B (bench.json) against path A (and A with a promotion after every
 # block): kvlab bench --format bf16 --format fp8 --fp8-path A --json in fp8_paths/
-import os
 fp = d + "/fp8_paths"
 if os.path.isdir(fp):
     runs = [("A", "path_a.json"), ("A, promote 1", "path_a_promote1.json")]

@@ -19,16 +19,27 @@
  *           v_scale, v_zero  uint16 (B, H, C, D/32)  FP16 per 32 channels of a token
  *           k_res, v_res uint16 (B, H, R + 32, D)    BF16 residual window: tokens
  *                                                    `quantized` .. len-1
- *   nvfp4   k, v        uint8  (B, H, C, D/2)        E2M1, element 2j in the low nibble
+ *   nvfp4   k, v        uint16 (B, H, C, D/4)        E2M1, channels 4j .. 4j+3 in word j
+ *                                                    (little-endian; bits: kv_e2m1_code)
  *           k_block...  uint8  (B, H, C, D/16)       E4M3 block scales
  *           k_tensor... float  (1)                   FP32 tensor scale
- *   mxfp4   k, v        uint8  (B, H, C, D/2)        E2M1 as above
+ *   mxfp4   k, v        uint16 (B, H, C, D/4)        E2M1 as above, its own bit order
  *           k_block...  uint8  (B, H, C, D/32)       E8M0 block scales
  *
  * Integer values are x = zero + scale x q (int4, q in 0..15) and
  * x = scale x q (int8, q in -127..127). Tensor scales (fp8, nvfp4) are fixed
  * by the first append (amax / 448, amax / (448 x 6)), as a calibration pass
  * would fix them; later values beyond them saturate.
+ *
+ * An E2M1 word holds four codes, each a sign s and three magnitude bits
+ * e1 e0 m, at bit positions chosen per format (KV_E2M1_SIGN_*, KV_E2M1_MAG_*:
+ * nibble i of each is code i's sign bit and the lowest bit of its
+ * magnitude). They are chosen so that the CUDA kernels make the four FP16
+ * (nvfp4) or BF16 (mxfp4) operand pairs of two words, channels (k, k + 4),
+ * in eleven integer operations where plain nibbles take fifteen: code 0 of
+ * nvfp4 already sits where FP16 wants it and needs one mask, code 1 one
+ * shift more, and the others a shift for the magnitude and one for the
+ * sign (kernels/cuda/kv_attn.cu, e2m1x8).
  */
 #ifndef KVLAB_KV_ATTN_H
 #define KVLAB_KV_ATTN_H
@@ -45,7 +56,41 @@ extern "C" {
 
 #define KV_KIVI_GROUP 32
 
+#ifdef __CUDACC__
+#define KV_INLINE static inline __host__ __device__
+#else
+#define KV_INLINE static inline
+#endif
+
 typedef enum { KV_BF16, KV_FP8, KV_INT8, KV_INT4, KV_NVFP4, KV_MXFP4, KV_FORMATS } KvFormat;
+
+#define KV_E2M1_SIGN_NVFP4 0xEDCFu      // signs at bits 15, 12, 13, 14
+#define KV_E2M1_MAG_NVFP4 0x0369u       // magnitudes from bits 9, 6, 3, 0
+#define KV_E2M1_SIGN_MXFP4 0xB9CAu      // 10, 12, 9, 11
+#define KV_E2M1_MAG_MXFP4 0xD036u       // 6, 3, 0, 13
+
+/* Where code i (0..3) of an E2M1 word of format f (nvfp4, mxfp4) keeps its
+ * sign, and its magnitude's lowest bit. */
+KV_INLINE unsigned kv_e2m1_sign_at(KvFormat f, unsigned i)
+{
+    return ((f == KV_NVFP4 ? KV_E2M1_SIGN_NVFP4 : KV_E2M1_SIGN_MXFP4) >> 4 * i) & 15;
+}
+
+KV_INLINE unsigned kv_e2m1_mag_at(KvFormat f, unsigned i)
+{
+    return ((f == KV_NVFP4 ? KV_E2M1_MAG_NVFP4 : KV_E2M1_MAG_MXFP4) >> 4 * i) & 15;
+}
+
+/* Code i of a word, s e1 e0 m; and a code's bits as code i of a word. */
+KV_INLINE unsigned kv_e2m1_code(KvFormat f, unsigned word, unsigned i)
+{
+    return (word >> kv_e2m1_sign_at(f, i) & 1) << 3 | (word >> kv_e2m1_mag_at(f, i) & 7);
+}
+
+KV_INLINE unsigned kv_e2m1_bits(KvFormat f, unsigned code, unsigned i)
+{
+    return (code >> 3 & 1) << kv_e2m1_sign_at(f, i) | (code & 7) << kv_e2m1_mag_at(f, i);
+}
 
 /* The calc/format.h id of each ("bf16", "fp8_e4m3", ...). */
 const char *kv_format_id(KvFormat f);

@@ -182,17 +182,30 @@ static void put_nibbles(const uint8_t *codes, size_t n, uint8_t *out)
         out[i / 2] = (uint8_t)(codes[i] | codes[i + 1] << 4);
 }
 
-static void put_fp4_blocks(const float *x, size_t D, size_t block, const float *tensor, uint8_t *q,
+/* n E2M1 codes as n/4 words, little-endian, in f's bit order. */
+static void put_e2m1(KvFormat f, const uint8_t *codes, size_t n, uint8_t *out)
+{
+    for (size_t j = 0; j < n / 4; j++) {
+        unsigned w = 0;
+        for (unsigned i = 0; i < 4; i++)
+            w |= kv_e2m1_bits(f, codes[4 * j + i], i);
+        out[2 * j] = (uint8_t)w, out[2 * j + 1] = (uint8_t)(w >> 8);
+    }
+}
+
+/* NVFP4 (E4M3 block scales of 16 over the tensor scale) or MXFP4 (E8M0 of 32). */
+static void put_fp4_blocks(KvFormat f, const float *x, size_t D, const float *tensor, uint8_t *q,
                            uint8_t *scales)
 {
+    const size_t block = f == KV_NVFP4 ? 16 : 32;
     uint8_t codes[256];
     for (size_t b0 = 0; b0 < D; b0 += block) {
         float a = amax(x + b0, block, 1), s;
-        if (tensor) {                                       // NVFP4: E4M3 block scale
+        if (f == KV_NVFP4) {                                // E4M3 block scale
             uint8_t sc = minifloat_encode(&MF_E4M3, a / MF_E2M1.max / *tensor, true);
             scales[b0 / block] = sc;
             s = minifloat_decode(&MF_E4M3, sc) * *tensor;
-        } else {                                            // MXFP4: E8M0, floor(log2 amax) - 2
+        } else {                                            // E8M0, floor(log2 amax) - 2
             uint8_t sc = e8m0_from_exponent(a > 0 ? ilogbf(a) - 2 : -127);
             scales[b0 / block] = sc;
             s = e8m0_decode(sc);
@@ -200,7 +213,7 @@ static void put_fp4_blocks(const float *x, size_t D, size_t block, const float *
         for (size_t i = 0; i < block; i++)
             codes[b0 + i] = s > 0 ? minifloat_encode(&MF_E2M1, x[b0 + i] / s, true) : 0;
     }
-    put_nibbles(codes, D, q);
+    put_e2m1(f, codes, D, q);
 }
 
 /* Fixes the tensor scales from the first tokens written. */
@@ -301,12 +314,12 @@ static void put_token(KvCache *c, uint32_t b, uint32_t h, uint32_t t, const floa
         break;
     }
     case KV_NVFP4:
-        put_fp4_blocks(k, D, 16, c->k_tensor, c->k + vi * D / 2, c->k_block + vi * (D / 16));
-        put_fp4_blocks(v, D, 16, c->v_tensor, c->v + vi * D / 2, c->v_block + vi * (D / 16));
+        put_fp4_blocks(KV_NVFP4, k, D, c->k_tensor, c->k + vi * D / 2, c->k_block + vi * (D / 16));
+        put_fp4_blocks(KV_NVFP4, v, D, c->v_tensor, c->v + vi * D / 2, c->v_block + vi * (D / 16));
         break;
     case KV_MXFP4:
-        put_fp4_blocks(k, D, 32, NULL, c->k + vi * D / 2, c->k_block + vi * (D / 32));
-        put_fp4_blocks(v, D, 32, NULL, c->v + vi * D / 2, c->v_block + vi * (D / 32));
+        put_fp4_blocks(KV_MXFP4, k, D, NULL, c->k + vi * D / 2, c->k_block + vi * (D / 32));
+        put_fp4_blocks(KV_MXFP4, v, D, NULL, c->v + vi * D / 2, c->v_block + vi * (D / 32));
         break;
     default:
         break;
@@ -420,9 +433,11 @@ int kv_fill_random(KvCache *c, uint32_t len, uint64_t seed, Error *e)
  * Dequantization: the definition
  */
 
-static float nib(const uint8_t *p, size_t i)
+/* E2M1 code i of a row of words p. */
+static float e2m1_at(KvFormat f, const uint8_t *p, size_t i)
 {
-    return minifloat_decode(&MF_E2M1, (uint8_t)((p[i / 2] >> (4 * (i % 2))) & 0xF));
+    unsigned w = p[i / 4 * 2] | (unsigned)p[i / 4 * 2 + 1] << 8;
+    return minifloat_decode(&MF_E2M1, (uint8_t)kv_e2m1_code(f, w, (unsigned)(i % 4)));
 }
 
 void kv_dequant(const KvCache *c, uint32_t b, uint32_t h, uint32_t t, float *k, float *v)
@@ -475,14 +490,14 @@ void kv_dequant(const KvCache *c, uint32_t b, uint32_t h, uint32_t t, float *k, 
         break;
     case KV_NVFP4:
         for (size_t d = 0; d < D; d++) {
-            k[d] = nib(c->k + vi * D / 2, d) * minifloat_decode(&MF_E4M3, c->k_block[vi * (D / 16) + d / 16]) * c->k_tensor[0];
-            v[d] = nib(c->v + vi * D / 2, d) * minifloat_decode(&MF_E4M3, c->v_block[vi * (D / 16) + d / 16]) * c->v_tensor[0];
+            k[d] = e2m1_at(KV_NVFP4, c->k + vi * D / 2, d) * minifloat_decode(&MF_E4M3, c->k_block[vi * (D / 16) + d / 16]) * c->k_tensor[0];
+            v[d] = e2m1_at(KV_NVFP4, c->v + vi * D / 2, d) * minifloat_decode(&MF_E4M3, c->v_block[vi * (D / 16) + d / 16]) * c->v_tensor[0];
         }
         break;
     case KV_MXFP4:
         for (size_t d = 0; d < D; d++) {
-            k[d] = nib(c->k + vi * D / 2, d) * e8m0_decode(c->k_block[vi * (D / 32) + d / 32]);
-            v[d] = nib(c->v + vi * D / 2, d) * e8m0_decode(c->v_block[vi * (D / 32) + d / 32]);
+            k[d] = e2m1_at(KV_MXFP4, c->k + vi * D / 2, d) * e8m0_decode(c->k_block[vi * (D / 32) + d / 32]);
+            v[d] = e2m1_at(KV_MXFP4, c->v + vi * D / 2, d) * e8m0_decode(c->v_block[vi * (D / 32) + d / 32]);
         }
         break;
     default:

@@ -67,8 +67,10 @@ static double rel_l2(const float *x, const float *ref, size_t n)
 /* Runs `count` random caches of the formats given (NULL: all) through the
  * GPU and the CPU and compares. An int4 cache at it % 4 == 3 (every fourth
  * when only int4 runs, every second among all formats) is shorter than its
- * BF16 window plus one group, so that it has no quantized part. */
-static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t salt)
+ * BF16 window plus one group, so that it has no quantized part. `wide`:
+ * value rows of magnitudes from 2^-60 to 2^60 (block scales far beyond
+ * what FP16 or a BF16 factor can hold), keys as usual. */
+static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t salt, bool wide)
 {
     const KvCudaApi *api = gpu();
     if (!api)
@@ -95,8 +97,9 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
         for (size_t i = 0; i < n; i++) {
             int row_exp = (int)((uint32_t)(i / D) * 0x9E3779B1u >> 16) % 13;
             float m = spread ? ldexpf(1.0f, -row_exp) : 1.0f;
+            float mv = wide ? ldexpf(1.0f, (int)((uint32_t)(i / D) * 0x85EBCA77u >> 16) % 121 - 60) : m;
             k[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 4 * m;
-            v[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 4 * m;
+            v[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 4 * mv;
         }
         for (size_t i = 0; i < nq; i++)
             q[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 2;
@@ -127,7 +130,17 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
  * reference's, within the tolerance of the kernel that ran. */
 START_TEST(gpu_matches_cpu)
 {
-    gpu_vs_cpu(NULL, 0, 36, 0x6B0);
+    gpu_vs_cpu(NULL, 0, 36, 0x6B0, false);
+}
+END_TEST
+
+/* MXFP4's E8M0 block scales from 2^-60 to 2^60 in one tile: the kernel
+ * moves each tile's operands by its largest scale (e8m0_tile_shift) and
+ * must still match the reference. */
+START_TEST(gpu_mxfp4_wide_scales)
+{
+    static const KvFormat MX[] = {KV_MXFP4};
+    gpu_vs_cpu(MX, 1, 8, 0xE8, true);
 }
 END_TEST
 
@@ -137,7 +150,7 @@ END_TEST
 START_TEST(gpu_int4_kivi)
 {
     static const KvFormat INT4[] = {KV_INT4};
-    gpu_vs_cpu(INT4, 1, 16, 0x1A4);
+    gpu_vs_cpu(INT4, 1, 16, 0x1A4, false);
 }
 END_TEST
 
@@ -146,7 +159,7 @@ END_TEST
 START_TEST(gpu_fp32_path)
 {
     setenv("KVLAB_CUDA_PATH", "fp32", 1);
-    gpu_vs_cpu(NULL, 0, 18, 0xF32);
+    gpu_vs_cpu(NULL, 0, 18, 0xF32, false);
     unsetenv("KVLAB_CUDA_PATH");
 }
 END_TEST
@@ -169,9 +182,9 @@ START_TEST(gpu_fp8_path_a)
         return;
     }
     setenv("KVLAB_CUDA_PATH", "fp8a", 1);
-    gpu_vs_cpu(FP8, 1, 10, 0xF8A);
+    gpu_vs_cpu(FP8, 1, 10, 0xF8A, false);
     setenv("KVLAB_CUDA_FP8_PROMOTE", "1", 1);
-    gpu_vs_cpu(FP8, 1, 10, 0xF8A1);
+    gpu_vs_cpu(FP8, 1, 10, 0xF8A1, false);
     unsetenv("KVLAB_CUDA_FP8_PROMOTE");
     unsetenv("KVLAB_CUDA_PATH");
 }
@@ -198,6 +211,7 @@ Suite *suite_gpu(void)
     TCase *t = tcase_create("cuda");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, gpu_matches_cpu);
+    tcase_add_test(t, gpu_mxfp4_wide_scales);
     tcase_add_test(t, gpu_int4_kivi);
     tcase_add_test(t, gpu_fp32_path);
     tcase_add_test(t, gpu_fp8_path_a);

@@ -40,6 +40,29 @@ START_TEST(fp16_codec)
 }
 END_TEST
 
+/* The E2M1 word layouts (kv_attn.h) are bijections: every 16-bit word is
+ * four codes that give back the same word, and each code's bits land only
+ * where kv_e2m1_code reads it. The kernels' conversions rely on the two
+ * agreeing; the GPU suite checks those against this CPU reading. */
+START_TEST(e2m1_words)
+{
+    const KvFormat fmts[2] = {KV_NVFP4, KV_MXFP4};
+    for (int f = 0; f < 2; f++) {
+        for (unsigned w = 0; w < 65536; w++) {
+            unsigned back = 0;
+            for (unsigned i = 0; i < 4; i++)
+                back |= kv_e2m1_bits(fmts[f], kv_e2m1_code(fmts[f], w, i), i);
+            ck_assert_msg(back == w, "%s: word %04x -> %04x", kv_format_id(fmts[f]), w, back);
+        }
+        for (unsigned i = 0; i < 4; i++)
+            for (unsigned code = 0; code < 16; code++)
+                for (unsigned j = 0; j < 4; j++)
+                    ck_assert_msg(kv_e2m1_code(fmts[f], kv_e2m1_bits(fmts[f], code, i), j) == (j == i ? code : 0),
+                                  "%s: code %u at %u read at %u", kv_format_id(fmts[f]), code, i, j);
+    }
+}
+END_TEST
+
 static KvShape shape(KvFormat f, uint32_t B, uint32_t H, uint32_t G, uint32_t D, uint32_t cap)
 {
     KvShape s = {f, B, H, H * G, D, cap, f == KV_INT4 ? 64 : 0, false};
@@ -228,6 +251,7 @@ Suite *suite_kernels(void)
     TCase *t = tcase_create("cpu");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, fp16_codec);
+    tcase_add_test(t, e2m1_words);
     tcase_add_test(t, write_read_bounds);
     tcase_add_test(t, cpu_matches_f64);
     tcase_add_test(t, kivi_window);

@@ -336,7 +336,7 @@ __device__ __forceinline__ void load_row(const RowParams &p, size_t vi, int d0, 
 #pragma unroll
         for (int i = 0; i < E; i++) {
             float sc = FMT == KV_NVFP4 ? s[E >= 16 ? i / 16 : 0] : s[0];
-            x[i] = e2m1_f((w[i / 8] >> (4 * (i % 8))) & 0xFu) * sc;
+            x[i] = e2m1_f(kv_e2m1_code((KvFormat)FMT, w[i / 8] >> (16 * (i / 4 % 2)), i % 4)) * sc;
         }
     }
 }
@@ -785,29 +785,28 @@ __device__ __forceinline__ uint32_t and_or(uint32_t x, uint32_t mask, uint32_t y
     return d;
 }
 
-// Eight E2M1 codes (the nibbles of w, low first) as the pairs (k, k + 4),
-// k = 0 .. 3, of 2^-14 times their values in FP16: the sign to bit 15, the
-// exponent's two bits and the mantissa bit to bits 11 .. 9, FP16's two low
-// exponent bits and first mantissa bit. FP16 then reads them with its own
-// bias, 14 more than E2M1's, subnormals (0 and 0.5) included.
-__device__ __forceinline__ void e2m1x8_f16(uint32_t w, uint32_t out[4])
+// Eight E2M1 codes, two stored words (kv_attn.h) as the low and high half
+// of w, as four operand pairs (k, k + 4): code k of each word with its sign
+// at bit 15 and its three magnitude bits (e1 e0 m) at MAG + 2 .. MAG, where
+// they are the operand's two low exponent bits and its first mantissa bit.
+// FP16 (MAG 9) then reads 2^-14 times the E2M1 value, BF16 (MAG 6) 2^-126
+// times it, with their own bias, subnormals (0 and 0.5) included. A code
+// whose sign and magnitude lie the same distance from there takes one
+// shift and one mask, nvfp4's code 0 only the mask; the others a shift each
+// and two logic operations.
+template <KvFormat F>
+__device__ __forceinline__ void e2m1x8(uint32_t w, uint32_t out[4])
 {
+    constexpr int MAG = F == KV_NVFP4 ? 9 : 6;
+    constexpr uint32_t SIGNS = 0x80008000u, MAGS = 0x70007u << MAG;
 #pragma unroll
     for (int k = 0; k < 4; k++) {
-        const uint32_t mag = 4 * k <= 9 ? w << (9 - 4 * k) : w >> (4 * k - 9);
-        out[k] = and_or(w << (12 - 4 * k), 0x80008000u, mag & 0x0E000E00u);
-    }
-}
-
-// The same pairs in BF16 (MXFP4's operands, for their range), 2^-126 times
-// their values: the three magnitude bits to bits 8 .. 6, BF16's two low
-// exponent bits and first mantissa bit.
-__device__ __forceinline__ void e2m1x8_bf16(uint32_t w, uint32_t out[4])
-{
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        const uint32_t mag = 4 * k <= 6 ? w << (6 - 4 * k) : w >> (4 * k - 6);
-        out[k] = and_or(w << (12 - 4 * k), 0x80008000u, mag & 0x01C001C0u);
+        const int d = MAG - (int)kv_e2m1_mag_at(F, k), e = 15 - (int)kv_e2m1_sign_at(F, k);
+        const uint32_t mag = d >= 0 ? w << d : w >> -d;
+        if (d == e)
+            out[k] = mag & (SIGNS | MAGS);
+        else
+            out[k] = and_or(e >= 0 ? w << e : w >> -e, SIGNS, mag & MAGS);
     }
 }
 
@@ -1229,14 +1228,26 @@ __device__ __forceinline__ void load_scales(int t0, int end, int g, int tig, Cod
     }
 }
 
-// An MXFP4 block scale, E8M0 code c for 2^(c - 127), times the 2^126 that
-// e2m1x8_bf16 leaves out: 2^(c - 1), which BF16 cannot always hold, as two
-// factors that it can, 2^e and 2^(c - 1 - e) with e = floor((c - 1) / 2),
-// each a BF16 in the low half. NVFP4's E4M3 scales go through e4m3x4_f16.
-__device__ __forceinline__ uint2 e8m0_factors(uint32_t c)
+// MXFP4's block scales for one tile. An E8M0 code c is 2^(c - 127); with
+// the 2^126 that e2m1x8 leaves out for BF16 it is 2^(c - 1), which BF16
+// holds only for c <= 128. So a tile's operands carry 2^(c - 1 - x), where
+// x = max(0, cmax - 128) for the largest code cmax among the tile's key and
+// value scales (0 unless some block's scale exceeds 2), and its scores and
+// probabilities are multiplied by 2^x in FP32 instead; the factors'
+// exponent fields, c + 126 - x, then lie in 0 .. 254 (0, a factor of zero,
+// only for a block of 2^-127 in a tile that also holds one of 2^127).
+// Returns x; the bytes past the end are zeros and change nothing.
+__device__ __forceinline__ int e8m0_tile_shift(const TileScales &s)
 {
-    const int x = (int)c - 1, e = x >> 1;
-    return make_uint2((uint32_t)(e + 127) << 7, (uint32_t)(x - e + 127) << 7);
+    uint32_t c = max(max(s.v & 0xFFu, s.v >> 8 & 0xFFu), max(s.v >> 16 & 0xFFu, s.v >> 24));
+    c = max(c, max(s.k[0], s.k[1]));                // one byte each (a lane's D/4 channels <= a block)
+    return max((int)__reduce_max_sync(0xFFFFFFFFu, c) - 128, 0);
+}
+
+// The BF16 factor 2^(c - 1 - x) (exponent field c + 126 - x) in both halves.
+__device__ __forceinline__ uint32_t e8m0_factor2(uint32_t c, int x)
+{
+    return (c + 126 - x) * 0x10001u << 7;
 }
 
 template <bool F16>
@@ -1251,26 +1262,19 @@ __device__ __forceinline__ uint32_t mul2(uint32_t a, uint32_t b)
 }
 
 // A word of codes as operand pairs of elements (0, 2) and (1, 3) (FP8,
-// INT8) or (k, k + 4) (E2M1) times the block scales: NVFP4's s2.x, MXFP4's
-// s2.x then s2.y (e8m0_factors).
+// INT8) or (k, k + 4) (E2M1, times the block scale pair s2).
 template <int FMT>
-__device__ __forceinline__ void to_pairs(uint32_t w, uint2 s2, uint32_t *out)
+__device__ __forceinline__ void to_pairs(uint32_t w, uint32_t s2, uint32_t *out)
 {
     if (FMT == KV_FP8) {
         e4m3x4_f16(w, out);
     } else if (FMT == KV_INT8) {
         int8x4_f16(w, out);
     } else {
-        if (FMT == KV_NVFP4)
-            e2m1x8_f16(w, out);
-        else
-            e2m1x8_bf16(w, out);
+        e2m1x8<(KvFormat)FMT>(w, out);
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            out[i] = mul2<Op<FMT>::F16>(out[i], s2.x);
-            if (FMT == KV_MXFP4)
-                out[i] = mul2<false>(out[i], s2.y);
-        }
+        for (int i = 0; i < 4; i++)
+            out[i] = mul2<Op<FMT>::F16>(out[i], s2);
     }
 }
 
@@ -1352,12 +1356,12 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         read = next_stage(read, C::STAGE, C::STAGES), write = next_stage(write, C::STAGE, C::STAGES);
 
         // E2M1 block scales as operand pairs. NVFP4's E4M3 as FP16, four at a
-        // time, a 256th of their values times the 2^14 e2m1x8_f16 leaves
+        // time, a 256th of their values times the 2^14 e2m1x8 leaves
         // out: keys kbs[n][b] (block b of row n in the low half), values
-        // vbs (the lane's tokens 0 and 2, 1 and 3). MXFP4's values vbs as
-        // e8m0_factors, paired alike.
-        uint32_t kbs[2][2];
-        uint2 vbs[2] = {};
+        // vbs (the lane's tokens 0 and 2, 1 and 3). MXFP4's as
+        // e8m0_factor2 over the tile's shift, keys kbs[n][0] in both halves.
+        uint32_t kbs[2][2], vbs[2] = {};
+        float tile_scale = 1;
         if (FMT == KV_NVFP4) {
             const uint32_t two14 = 0x74007400u;
             uint32_t v[2];
@@ -1367,14 +1371,14 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 kbs[0][i] = mul2<true>(kbs[0][i], two14), kbs[1][i] = mul2<true>(kbs[1][i], two14);
-                vbs[i].x = mul2<true>(v[i], two14);
+                vbs[i] = mul2<true>(v[i], two14);
             }
         } else if (FMT == KV_MXFP4) {
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                const uint2 lo = e8m0_factors((cur.v >> (8 * i)) & 0xFFu), hi = e8m0_factors(cur.v >> (8 * i + 16) & 0xFFu);
-                vbs[i] = make_uint2(lo.x | hi.x << 16, lo.y | hi.y << 16);
-            }
+            const int x = e8m0_tile_shift(cur);
+            const uint32_t y = cur.v + (126 - x) * 0x01010101u;     // no byte carries: c + 126 - x <= 254
+            tile_scale = __int_as_float((127 + x) << 23);
+            kbs[0][0] = e8m0_factor2(cur.k[0], x), kbs[1][0] = e8m0_factor2(cur.k[1], x);
+            vbs[0] = __byte_perm(y, 0, 0x4240) << 7, vbs[1] = __byte_perm(y, 0, 0x4341) << 7;
         }
         // s = q.k: n-tile n, column 2 tig + i is token 4 tig + 2 i + n. The
         // A fragments of k16 steps 2j and 2j + 1 share four registers (rows
@@ -1400,14 +1404,11 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
             } else {
 #pragma unroll
             for (int w = 0; w < KW; w++) {
-                uint2 s2 = make_uint2(0, 0);
-                uint32_t pr[NP];
-                if (FMT == KV_NVFP4) {      // the block of channels tig * D/4 + 8 w: w / 2
-                    s2.x = __byte_perm(kbs[n][w * 8 / C::BS], 0, 0x1010);
-                } else if (FMT == KV_MXFP4) {
-                    s2 = e8m0_factors((cur.k[n] >> (8 * ((tig * (D / 4) % C::BS + w * 8) / C::BS))) & 0xFFu);
-                    s2 = make_uint2(s2.x * 0x10001u, s2.y * 0x10001u);
-                }
+                uint32_t s2 = 0, pr[NP];
+                if (FMT == KV_NVFP4)        // the block of channels tig * D/4 + 8 w: w / 2
+                    s2 = __byte_perm(kbs[n][w * 8 / C::BS], 0, 0x1010);
+                else if (FMT == KV_MXFP4)   // one block
+                    s2 = kbs[n][0];
                 to_pairs<FMT>(kw[w], s2, pr);
 #pragma unroll
                 for (int hf = 0; hf < NP / 2; hf++) {
@@ -1422,8 +1423,8 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             const int t = t0 + 4 * tig + j;
-            float kscale = score_scale;
-            vsc[j] = 1;
+            float kscale = score_scale * tile_scale;
+            vsc[j] = tile_scale;
             if (FMT == KV_INT8) {           // from the words staged with the tile
                 const uint8_t *sw = kt + 2 * C::TILE + ((row0 + t0) * 2 & 3) + 2 * (4 * tig + j);
                 kscale *= h2f(*(const uint16_t *)sw);

@@ -63,7 +63,7 @@
 #define KV_U_DIV 1
 #endif
 #ifndef KV_WARP_TILES
-#define KV_WARP_TILES 64                    // tiles a warp should see before a third block an SM pays
+#define KV_WARP_TILES 64                    // tiles a warp should see before a third or fourth block an SM pays
 #endif
 #ifndef KV_BF16_STAGES
 #define KV_BF16_STAGES 3                    // BF16 tiles staged a warp (one in use, the rest in flight)
@@ -126,9 +126,9 @@ static size_t mma_smem(int fmt, int D, int G);
 
 // The tensor-core kernels: as many blocks as the SMs hold at once (their
 // occupancy, asked of the runtime), so that the step is one wave with no
-// tail; but no more than two an SM where each warp would see fewer than
-// KV_WARP_TILES tiles of 16 tokens (batch 1, short contexts at batch 16):
-// there fewer, longer blocks pay their start and end less often
+// tail; but one fewer an SM at a time, down to two, while each warp would
+// see fewer than KV_WARP_TILES tiles of 16 tokens (batch 1, short contexts
+// at batch 16): there fewer, longer blocks pay their start and end less often
 // (kernels/PERF.md, results/experiments/blocks_per_sm/). The FP32
 // kernels: at least four blocks per SM (the FP32 KIVI kernel keeps few
 // loads in flight and measured slower with fewer). Slices of at least 256
@@ -141,8 +141,8 @@ static void plan_splits(GpuCache *c)
     if (use_mma(c->s)) {
         const int G = (int)(c->s.q_heads / c->s.kv_heads);
         long r = mma_prepare(mma_kernel_for(c->s), mma_smem(c->s.format, (int)c->s.head_dim, G));
-        if (r > 2 && tokens * pairs / (r * sm_count() * WARPS * MMA_TILE) < KV_WARP_TILES)
-            r = 2;
+        while (r > 2 && tokens * pairs / (r * sm_count() * WARPS * MMA_TILE) < KV_WARP_TILES)
+            r--;
         if (r > 0)
             want = std::max(1L, r * sm_count() / pairs);
     }
@@ -927,11 +927,26 @@ __device__ __forceinline__ void rescale_acc(float (*o)[4], float alpha)
         o[j][0] *= alpha, o[j][1] *= alpha;
 }
 
+// o *= the factor of its head for the heads-as-columns layout (COLS in
+// finish_block): a0 for head 2 tig, a1 for 2 tig + 1; SKIP as above, on the
+// warp's own factors.
+template <int N, bool SKIP>
+__device__ __forceinline__ void rescale_cols(float (*o)[4], float a0, float a1, float alpha)
+{
+    if (SKIP && !__any_sync(0xFFFFFFFFu, alpha != 1.0f))
+        return;
+#pragma unroll
+    for (int j = 0; j < N; j++)
+        o[j][0] *= a0, o[j][1] *= a1, o[j][2] *= a0, o[j][3] *= a1;
+}
+
 // A warp's softmax state after its last tile goes to shared memory (the
-// tile buffers, free by then), where write_split merges the warps. Lane
-// (g, tig) holds output channels col(j, 2 tig) and col(j, 2 tig + 1) of
-// n-tile j, where col is the kernel's channel order.
-template <int D, int G, typename Col>
+// tile buffers, free by then), where write_split merges the warps. Rows
+// (the BF16 and KIVI kernels): lane (g, tig) holds head g, channels
+// col(j, 2 tig) and col(j, 2 tig + 1) of n-tile j, where col is the
+// kernel's channel order. COLS (the code kernel, values as A): heads 2 tig
+// and 2 tig + 1 of m-tile j, o[j][2 r + i] head 2 tig + i, channel col(j, r).
+template <int D, int G, bool COLS = false, typename Col>
 __device__ __forceinline__ void finish_block(const RowParams &p, const float (*o)[4], float m, float l,
                                              float v_scale, Col col)
 {
@@ -944,9 +959,17 @@ __device__ __forceinline__ void finish_block(const RowParams &p, const float (*o
     float (*sm_m)[G] = (float (*)[G])smem_raw;
     float (*sm_l)[G] = (float (*)[G])(smem_raw + WARPS * G * sizeof(float));
     float (*sm_o)[G][256] = (float (*)[G][256])(smem_raw + 2 * WARPS * G * sizeof(float));
-    if (g < G) {
-        if (tig == 0)
-            sm_m[warp][g] = m, sm_l[warp][g] = l;
+    if (g < G && tig == 0)
+        sm_m[warp][g] = m, sm_l[warp][g] = l;
+    if (COLS) {
+#pragma unroll
+        for (int j = 0; j < D / 16; j++)
+#pragma unroll
+            for (int i = 0; i < 2; i++)
+                if (2 * tig + i < G)
+                    sm_o[warp][2 * tig + i][col(j, 0)] = o[j][i] * v_scale,
+                    sm_o[warp][2 * tig + i][col(j, 1)] = o[j][2 + i] * v_scale;
+    } else if (g < G) {
 #pragma unroll
         for (int j = 0; j < D / 8; j++) {
             sm_o[warp][g][col(j, tig * 2)] = o[j][0] * v_scale;
@@ -956,6 +979,16 @@ __device__ __forceinline__ void finish_block(const RowParams &p, const float (*o
     __syncthreads();
     write_split<G>(sm_m, sm_l, sm_o, D, p.Hq, blockIdx.z, blockIdx.y, blockIdx.x + p.split0, p.splits,
                    p.part_o, p.part_m, p.part_l);
+}
+
+// e^x on the SFU, results below 2^-126 flushed to zero: x <= 0 here, and a
+// probability that small beside the row's largest adds nothing to its sums.
+// (__expf keeps them, at three more instructions a call.)
+__device__ __forceinline__ float exp_ftz(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x * 1.4426950408889634f));
+    return y;
 }
 
 // Online softmax of row g over a tile: s4 holds the lane's N scores
@@ -971,10 +1004,10 @@ __device__ __forceinline__ float softmax_step(float s4[N], float &m, float &l)
         mx = fmaxf(mx, s4[i]);
     mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-    float mn = fmaxf(m, mx), alpha = __expf(m - mn), sum = 0;
+    float mn = fmaxf(m, mx), alpha = exp_ftz(m - mn), sum = 0;
 #pragma unroll
     for (int i = 0; i < N; i++)
-        sum += (s4[i] = __expf(s4[i] - mn));
+        sum += (s4[i] = exp_ftz(s4[i] - mn));
     sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
     sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
     l = l * alpha + sum;
@@ -1090,14 +1123,16 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
 // Tiles are unpadded and their 16-byte chunks XOR-swizzled (chunk_at) so
 // that the eight lanes of a quarter warp hit different banks in both reads.
 
-// Tiles in flight a warp: 16 KiB of codes, at most eight tiles. INT8's
+// Tiles in flight a warp: 12 KiB of codes, at most eight tiles, so that
+// four blocks fit an SM's shared memory (48 KiB each; their registers,
+// 113-128 a thread, allow four as well). INT8's
 // per-token scales ride with their tile (CODE_SCALES bytes: K's, then V's,
 // each the 4-byte words that cover 16 FP16 scales).
 #define CODE_SCALES 96
 
 __host__ __device__ constexpr int code_stages(int stage_bytes)
 {
-    return 16384 / stage_bytes < 8 ? 16384 / stage_bytes : 8;
+    return 12288 / stage_bytes < 8 ? 12288 / stage_bytes : 8;
 }
 
 __host__ __device__ constexpr int code_stage_bytes(int fmt, int D)
@@ -1179,14 +1214,22 @@ __device__ __forceinline__ void stage_codes(const RowParams &p, size_t row0, int
     using C = Codes<FMT, D>;
     constexpr int R = 32 / C::CH, J = MMA_TILE / R;             // rows apart; chunks a lane of K (and of V)
     const int lr = lane / C::CH, c = lane % C::CH;
-    const bool full = end - t0 >= MMA_TILE;
+    if (end - t0 >= MMA_TILE) {
 #pragma unroll
-    for (int j = 0; j < J; j++) {
-        const int at = chunk_at<C::CH>(lr + R * j, c) * 16;
-        const bool in = full || lr + R * j < end - t0;
-        const size_t back = in ? 0 : (size_t)(lr + R * j) * C::ROW;   // past the end: a row in range, no bytes read
-        cp_async16(buf + at, cp.k + 512 * j - back, in ? 16 : 0);
-        cp_async16(buf + C::TILE + at, cp.v + 512 * j - back, in ? 16 : 0);
+        for (int j = 0; j < J; j++) {
+            const int at = chunk_at<C::CH>(lr + R * j, c) * 16;
+            cp_async16(buf + at, cp.k + 512 * j, 16);
+            cp_async16(buf + C::TILE + at, cp.v + 512 * j, 16);
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < J; j++) {
+            const int at = chunk_at<C::CH>(lr + R * j, c) * 16;
+            const bool in = lr + R * j < end - t0;
+            const size_t back = in ? 0 : (size_t)(lr + R * j) * C::ROW;   // past the end: a row in range, no bytes read
+            cp_async16(buf + at, cp.k + 512 * j - back, in ? 16 : 0);
+            cp_async16(buf + C::TILE + at, cp.v + 512 * j - back, in ? 16 : 0);
+        }
     }
     if (FMT == KV_INT8 && lane < 18) {      // nine words of scales each, zero from `end`
         const int which = lane / 9;
@@ -1339,8 +1382,8 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
     for (int j = 0; j < D / 32; j++)
         q4[j][0] = qa[2 * j][0], q4[j][1] = qa[2 * j + 1][0], q4[j][2] = qa[2 * j][1], q4[j][3] = qa[2 * j + 1][1];
     const int every = p.promote > 0 ? p.promote : D / 32;
-    float o[D / 8][4];
-    zero_acc<D / 8>(o);
+    float o[D / 16][4];                     // m-tiles of 16 channels (values as A), heads as columns
+    zero_acc<D / 16>(o);
     float m = -INFINITY, l = 0;
 
     for (; t0 < end; t0 += stride) {
@@ -1433,12 +1476,18 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
             s4[j] = t < end ? (sc[j % 2][j / 2] + so[j % 2][j / 2 + 2]) * kscale : -INFINITY;
         }
         const float alpha = softmax_step(s4, m, l);
-        const uint32_t pa[4] = {pack_op<F16>(s4[0] * vsc[0], s4[2] * vsc[2]), 0,
-                                pack_op<F16>(s4[1] * vsc[1], s4[3] * vsc[3]), 0};
-        rescale_acc<D / 8, C::FP4>(o, alpha);
-        // o += p.v: the lane's four value rows, the halves of rows 0 and 2
-        // (1 and 3) side by side first, so that each converted pair is b0
-        // (b1) of one channel
+        // o += p.v with the values as A and the probabilities as B: B's k =
+        // 2 tig + i (+ 8) is token 4 tig + 2 i (+ 1), its column g head g,
+        // just where the scores of row g lie; o's columns are heads, so a
+        // lane rescales by the factors of heads 2 tig and 2 tig + 1
+        const uint32_t pb0 = pack_op<F16>(s4[0] * vsc[0], s4[2] * vsc[2]),
+                       pb1 = pack_op<F16>(s4[1] * vsc[1], s4[3] * vsc[3]);
+        rescale_cols<D / 16, C::FP4>(o, __shfl_sync(0xFFFFFFFFu, alpha, 8 * tig),
+                                     __shfl_sync(0xFFFFFFFFu, alpha, 8 * tig + 4), alpha);
+        // the lane's four value rows, the halves of rows 0 and 2 (1 and 3)
+        // side by side first, so that each converted pair is two tokens of
+        // one channel: channels c and c + 1 (c even) of the lane's D/8 are
+        // rows g and g + 8 of m-tile c / 2
         uint32_t vw[4][VW];
 #pragma unroll
         for (int i = 0; i < 4; i++)
@@ -1452,13 +1501,15 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
                 for (int e = 0; e < 2; e++)
                     to_pairs<FMT>(__byte_perm(vw[e][w], vw[e + 2][w], hi ? 0x7632 : 0x5410), vbs[e], x[e]);
 #pragma unroll
-                for (int k = 0; k < NP; k++)        // channel w EPW + hi NP + k
-                    mma_16816<F16>(o[w * C::EPW + hi * NP + k], pa, x[0][k], x[1][k]);
+                for (int k = 0; k < NP; k += 2) {   // channels w EPW + hi NP + k, + 1
+                    const uint32_t a[4] = {x[0][k], x[0][k + 1], x[1][k], x[1][k + 1]};
+                    mma_16816<F16>(o[(w * C::EPW + hi * NP + k) / 2], a, pb0, pb1);
+                }
             }
         cur = next;
         __syncwarp();
     }
-    finish_block<D, G>(p, o, m, l, v_tensor, [](int j, int c) { return c * CPL + j; });
+    finish_block<D, G, true>(p, o, m, l, v_tensor, [g](int j, int r) { return g * CPL + 2 * j + r; });
 }
 
 // ---------------------------------------------------------------------------

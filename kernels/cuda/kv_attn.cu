@@ -65,6 +65,9 @@
 #ifndef KV_WARP_TILES
 #define KV_WARP_TILES 64                    // tiles a warp should see before a third or fourth block an SM pays
 #endif
+#ifndef KV_KIVI_WARP_TILES
+#define KV_KIVI_WARP_TILES 8                // the same for the KIVI kernel (16-token tiles)
+#endif
 #ifndef KV_BF16_STAGES
 #define KV_BF16_STAGES 3                    // BF16 tiles staged a warp (one in use, the rest in flight)
 #endif
@@ -127,9 +130,10 @@ static size_t mma_smem(int fmt, int D, int G);
 // The tensor-core kernels: as many blocks as the SMs hold at once (their
 // occupancy, asked of the runtime), so that the step is one wave with no
 // tail; but one fewer an SM at a time, down to two, while each warp would
-// see fewer than KV_WARP_TILES tiles of 16 tokens (batch 1, short contexts
-// at batch 16): there fewer, longer blocks pay their start and end less often
-// (kernels/PERF.md, results/experiments/blocks_per_sm/). The FP32
+// see fewer than KV_WARP_TILES tiles of 16 tokens (KV_KIVI_WARP_TILES for
+// the KIVI kernel; batch 1, short contexts at batch 16): there fewer,
+// longer blocks pay their start and end less often (kernels/PERF.md,
+// results/experiments/blocks_per_sm/ and values_as_a/). The FP32
 // kernels: at least four blocks per SM (the FP32 KIVI kernel keeps few
 // loads in flight and measured slower with fewer). Slices of at least 256
 // tokens (KIVI: whole groups of 32, plus one slice for the residual window).
@@ -141,7 +145,8 @@ static void plan_splits(GpuCache *c)
     if (use_mma(c->s)) {
         const int G = (int)(c->s.q_heads / c->s.kv_heads);
         long r = mma_prepare(mma_kernel_for(c->s), mma_smem(c->s.format, (int)c->s.head_dim, G));
-        while (r > 2 && tokens * pairs / (r * sm_count() * WARPS * MMA_TILE) < KV_WARP_TILES)
+        const long least = c->s.format == KV_INT4 ? KV_KIVI_WARP_TILES : KV_WARP_TILES;
+        while (r > 2 && tokens * pairs / (r * sm_count() * WARPS * MMA_TILE) < least)
             r--;
         if (r > 0)
             want = std::max(1L, r * sm_count() / pairs);
@@ -913,28 +918,18 @@ __device__ __forceinline__ void zero_acc(float (*o)[4])
         o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0;
 }
 
-// o *= alpha for the rows a lane holds. SKIP: not when no row of the warp
-// has a new maximum (alpha is then exactly 1), as is usual after the first
-// tiles; that vote pays for the kernels bound by their arithmetic (E2M1)
-// and measured slower for those bound by memory.
-template <int N, bool SKIP>
-__device__ __forceinline__ void rescale_acc(float (*o)[4], float alpha)
-{
-    if (SKIP && !__any_sync(0xFFFFFFFFu, alpha != 1.0f))
-        return;
-#pragma unroll
-    for (int j = 0; j < N; j++)
-        o[j][0] *= alpha, o[j][1] *= alpha;
-}
-
 // o *= the factor of its head for the heads-as-columns layout (COLS in
-// finish_block): a0 for head 2 tig, a1 for 2 tig + 1; SKIP as above, on the
-// warp's own factors.
+// finish_block): lane (g, tig) holds heads 2 tig and 2 tig + 1, whose
+// factors the lanes of quads 2 tig and 2 tig + 1 hold. SKIP: not when no
+// head of the warp has a new reference maximum (every factor is exactly
+// 1), as is usual after the first tiles and nearly always with LAZY
+// (softmax_step).
 template <int N, bool SKIP>
-__device__ __forceinline__ void rescale_cols(float (*o)[4], float a0, float a1, float alpha)
+__device__ __forceinline__ void rescale_cols(float (*o)[4], float alpha, int tig)
 {
     if (SKIP && !__any_sync(0xFFFFFFFFu, alpha != 1.0f))
         return;
+    const float a0 = __shfl_sync(0xFFFFFFFFu, alpha, 8 * tig), a1 = __shfl_sync(0xFFFFFFFFu, alpha, 8 * tig + 4);
 #pragma unroll
     for (int j = 0; j < N; j++)
         o[j][0] *= a0, o[j][1] *= a1, o[j][2] *= a0, o[j][3] *= a1;
@@ -994,8 +989,13 @@ __device__ __forceinline__ float exp_ftz(float x)
 // Online softmax of row g over a tile: s4 holds the lane's N scores
 // (-inf past the end), whose row is spread over the four lanes of a
 // quad. Updates m and l, leaves the probabilities in s4 and returns the
-// factor the accumulator is rescaled by.
-template <int N = 4>
+// factor the accumulator is rescaled by. LAZY: m, the reference the
+// probabilities are taken against, moves only when the tile's maximum
+// passes it by more than 8 ln 2, so that probabilities reach up to 256
+// (exact enough in FP16 and BF16, which hold them to 2^-11 and 2^-8 of
+// themselves as they do below 1) and the factor is exactly 1, the
+// rescale skipped, on all but a few tiles.
+template <int N = 4, bool LAZY = false>
 __device__ __forceinline__ float softmax_step(float s4[N], float &m, float &l)
 {
     float mx = s4[0];
@@ -1004,7 +1004,8 @@ __device__ __forceinline__ float softmax_step(float s4[N], float &m, float &l)
         mx = fmaxf(mx, s4[i]);
     mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
     mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
-    float mn = fmaxf(m, mx), alpha = exp_ftz(m - mn), sum = 0;
+    const float mn = LAZY ? (mx > m + 5.5451774f ? mx : m) : fmaxf(m, mx);
+    float alpha = exp_ftz(m - mn), sum = 0;
 #pragma unroll
     for (int i = 0; i < N; i++)
         sum += (s4[i] = exp_ftz(s4[i] - mn));
@@ -1326,6 +1327,9 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 {
     using C = Codes<FMT, D>;
     constexpr bool F16 = Op<FMT>::F16;
+    // lazy rescaling (softmax_step) for E2M1 only: FP8 measured slower with
+    // it, and INT8's probabilities times its value scales (FP16) could overflow
+    constexpr bool LAZY = C::FP4;
     constexpr int KW = C::KB / 4, VW = C::VB / 4, NP = C::EPW / 2, CPL = D / 8;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int split = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
@@ -1475,15 +1479,14 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
             }
             s4[j] = t < end ? (sc[j % 2][j / 2] + so[j % 2][j / 2 + 2]) * kscale : -INFINITY;
         }
-        const float alpha = softmax_step(s4, m, l);
+        const float alpha = softmax_step<4, LAZY>(s4, m, l);
         // o += p.v with the values as A and the probabilities as B: B's k =
         // 2 tig + i (+ 8) is token 4 tig + 2 i (+ 1), its column g head g,
         // just where the scores of row g lie; o's columns are heads, so a
         // lane rescales by the factors of heads 2 tig and 2 tig + 1
         const uint32_t pb0 = pack_op<F16>(s4[0] * vsc[0], s4[2] * vsc[2]),
                        pb1 = pack_op<F16>(s4[1] * vsc[1], s4[3] * vsc[3]);
-        rescale_cols<D / 16, C::FP4>(o, __shfl_sync(0xFFFFFFFFu, alpha, 8 * tig),
-                                     __shfl_sync(0xFFFFFFFFu, alpha, 8 * tig + 4), alpha);
+        rescale_cols<D / 16, LAZY>(o, alpha, tig);
         // the lane's four value rows, the halves of rows 0 and 2 (1 and 3)
         // side by side first, so that each converted pair is two tokens of
         // one channel: channels c and c + 1 (c even) of the lane's D/8 are
@@ -1632,8 +1635,8 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
     const uint32_t minus16 = pack_f16(-16.0f, -16.0f);
     // the group term's B: column 0 (lanes g = 0) -1024, column 1 (g = 1) the minima
     const uint32_t m1024sel = g == 0 ? pack_f16(-1024.0f, -1024.0f) : 0, zsel = g == 1 ? ~0u : 0;
-    float o[D / 8][4];
-    zero_acc<D / 8>(o);
+    float o[D / 16][4];                     // values as A, heads as columns (the code kernel's layout)
+    zero_acc<D / 16>(o);
     float m = -INFINITY, l = 0;
 
     for (; t0 < end; t0 += stride) {
@@ -1686,12 +1689,11 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
 #pragma unroll
             for (int i = 0; i < 2; i++)
                 s8[2 * n + i] = n % 2 ? (sc[n][i] + g1024) * 0.0625f + gz : sc[n][i] + g1024 + gz;
-        const float alpha = softmax_step<8>(s8, m, l);
-        rescale_acc<D / 8, false>(o, alpha);
+        const float alpha = softmax_step<8, true>(s8, m, l);
+        rescale_cols<D / 16, true>(o, alpha, tig);
 #pragma unroll
         for (int st = 0; st < 2; st++) {
-            const uint32_t pa[4] = {pack_f16(s8[4 * st], s8[4 * st + 1]), 0,
-                                    pack_f16(s8[4 * st + 2], s8[4 * st + 3]), 0};
+            const uint32_t pb0 = pack_f16(s8[4 * st], s8[4 * st + 1]), pb1 = pack_f16(s8[4 * st + 2], s8[4 * st + 3]);
             uint32_t vw[4][VW];
             __half sv[4], zv[4];
 #pragma unroll
@@ -1715,21 +1717,24 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
                 for (int hi = 0; hi < 2; hi++) {
                     const uint32_t y[2] = {__byte_perm(vw[0][w], vw[2][w], hi ? 0x7632 : 0x5410),
                                            __byte_perm(vw[1][w], vw[3][w], hi ? 0x7632 : 0x5410)};
+                    uint32_t bv[4][2];
 #pragma unroll
-                    for (int k = 0; k < 4; k++) {
-                        uint32_t bv[2];
+                    for (int k = 0; k < 4; k++)
 #pragma unroll
                         for (int e = 0; e < 2; e++) {
                             const uint32_t u = u4x2_f16(y[e], k);
-                            bv[e] = h2_bits(__hfma2(*(const __half2 *)&u, s2[e], z2[e]));
+                            bv[k][e] = h2_bits(__hfma2(*(const __half2 *)&u, s2[e], z2[e]));
                         }
-                        mma_16816<true>(o[w * 8 + hi * 4 + k], pa, bv[0], bv[1]);  // channel 8 w + 4 hi + k
+#pragma unroll
+                    for (int k = 0; k < 4; k += 2) {    // channels 8 w + 4 hi + k, + 1
+                        const uint32_t a[4] = {bv[k][0], bv[k + 1][0], bv[k][1], bv[k + 1][1]};
+                        mma_16816<true>(o[(w * 8 + hi * 4 + k) / 2], a, pb0, pb1);
                     }
                 }
         }
         __syncwarp();
     }
-    finish_block<D, G>(p, o, m, l, 1.0f, [](int j, int c) { return c * CPL + j; });
+    finish_block<D, G, true>(p, o, m, l, 1.0f, [g](int j, int r) { return g * CPL + 2 * j + r; });
 }
 
 static size_t mma_smem(int fmt, int D, int G)

@@ -21,8 +21,8 @@
 //   into 16-byte (or 8-byte) chunks, one per lane; L = D / E lanes share a
 //   token, so a warp works on 32 / L tokens at once; the dot product is a
 //   shuffle reduction over L lanes. Conversions happen in registers: FP8
-//   and E2M1 bits are moved into FP16 position and scaled (exact), BF16 is
-//   a shift.
+//   and E2M1 bits are moved into FP16 position and scaled (exact; E2M1
+//   read through kv_e2m1_code), BF16 is a shift.
 //
 //   KIVI kernel (int4): keys are stored channel-major in groups of 32
 //   tokens, so a warp takes one group, one lane per token; every lane reads
@@ -1115,18 +1115,20 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
 //  - the key row lane g reads for n-tile n is token 4 (g / 2) + 2 (g % 2)
 //    + n, so the four scores of lane (g, tig) are tokens 4 tig .. 4 tig + 3:
 //    column 2 tig + i of n-tile n is token 4 tig + 2 i + n.
-//  - p.v: lane (g, tig) reads value rows 4 tig .. 4 tig + 3, the D/8
-//    channels from g * D/8; b0 = tokens (4 tig, 4 tig + 2) and b1 =
-//    (4 tig + 1, 4 tig + 3), which is where those probabilities sit in the
-//    A fragment; n-tile j's column g is channel g * D/8 + j. The halves
-//    of rows 0 and 2 (1 and 3) are put side by side before conversion,
-//    so each pair a conversion makes is two tokens of one channel.
+//  - p.v, the values as A and the probabilities as B: lane (g, tig)
+//    reads value rows 4 tig .. 4 tig + 3, the D/8 channels from g * D/8;
+//    a0 and a1 = tokens (4 tig, 4 tig + 2) and a2 and a3 = (4 tig + 1,
+//    4 tig + 3) of its channels 2 j and 2 j + 1 (rows g and g + 8 of
+//    m-tile j), which is where those probabilities sit in B (its column g
+//    is head g, as the scores of row g lie). The halves of rows 0 and 2
+//    (1 and 3) are put side by side before conversion, so each pair a
+//    conversion makes is two tokens of one channel.
 // Tiles are unpadded and their 16-byte chunks XOR-swizzled (chunk_at) so
 // that the eight lanes of a quarter warp hit different banks in both reads.
 
 // Tiles in flight a warp: 12 KiB of codes, at most eight tiles, so that
-// four blocks fit an SM's shared memory (48 KiB each; their registers,
-// 113-128 a thread, allow four as well). INT8's
+// four blocks fit an SM's shared memory (48 KiB each; the code kernel's
+// registers, 117-128 a thread at D 128, allow four as well). INT8's
 // per-token scales ride with their tile (CODE_SCALES bytes: K's, then V's,
 // each the 4-byte words that cover 16 FP16 scales).
 #define CODE_SCALES 96
@@ -1537,8 +1539,9 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 //    tokens 4 g and 4 g + 1 in bits 0-3 and 4-7 of each half, the other
 //    two a byte higher.
 //  - scores: column 2 tig + i of n-tile n is token 8 tig + 4 i + n.
-//  - p.v, two k16 steps: step s takes value rows r = 8 tig + 2 s + {0, 1,
-//    4, 5}, b0 = rows (r0, r2) and b1 = (r1, r3), as the code kernel. One
+//  - p.v, two k16 steps, the values as A as in the code kernel: step s
+//    takes value rows r = 8 tig + 2 s + {0, 1, 4, 5}, rows (r0, r2) in
+//    a0 and a1, (r1, r3) in a2 and a3. One
 //    byte permute puts halves of rows r0 and r2 (r1 and r3) side by side,
 //    so that each extraction is a pair of tokens; values are zero +
 //    scale q, one packed multiply-add, as (16 + q) scale + (zero - 16 scale).

@@ -66,7 +66,7 @@
 #define KV_WARP_TILES 64                    // tiles a warp should see before a third or fourth block an SM pays
 #endif
 #ifndef KV_KIVI_WARP_TILES
-#define KV_KIVI_WARP_TILES 8                // the same for the KIVI kernel (16-token tiles)
+#define KV_KIVI_WARP_TILES 8                // the same for the KIVI kernel (counted in 16 tokens)
 #endif
 #ifndef KV_BF16_STAGES
 #define KV_BF16_STAGES 3                    // BF16 tiles staged a warp (one in use, the rest in flight)
@@ -994,7 +994,9 @@ __device__ __forceinline__ float exp_ftz(float x)
 // passes it by more than 8 ln 2, so that probabilities reach up to 256
 // (exact enough in FP16 and BF16, which hold them to 2^-11 and 2^-8 of
 // themselves as they do below 1) and the factor is exactly 1, the
-// rescale skipped, on all but a few tiles.
+// rescale skipped, on all but a few tiles; for kernels whose value
+// operands are bounded (the KIVI kernel's FP16), where 256 times them
+// cannot overflow.
 template <int N = 4, bool LAZY = false>
 __device__ __forceinline__ float softmax_step(float s4[N], float &m, float &l)
 {
@@ -1127,8 +1129,10 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
 // that the eight lanes of a quarter warp hit different banks in both reads.
 
 // Tiles in flight a warp: 12 KiB of codes, at most eight tiles, so that
-// four blocks fit an SM's shared memory (48 KiB each; the code kernel's
-// registers, 117-128 a thread at D 128, allow four as well). INT8's
+// four blocks fit an SM's shared memory (48 KiB each, INT8's 49 with its
+// scales; the code kernel's registers, 117-128 a thread at D 128, allow
+// four as well). The KIVI kernel's groups count alike: two in flight at
+// D 128, one in use and one loading. INT8's
 // per-token scales ride with their tile (CODE_SCALES bytes: K's, then V's,
 // each the 4-byte words that cover 16 FP16 scales).
 #define CODE_SCALES 96
@@ -1282,6 +1286,10 @@ __device__ __forceinline__ void load_scales(int t0, int end, int g, int tig, Cod
 // probabilities are multiplied by 2^x in FP32 instead; the factors'
 // exponent fields, c + 126 - x, then lie in 0 .. 254 (0, a factor of zero,
 // only for a block of 2^-127 in a tile that also holds one of 2^127).
+// The factors are exact; a block more than 2^133 below the tile's largest
+// becomes a BF16 subnormal operand, and zero below about 2^137, far under
+// what FP32 sums of the larger ones keep. The cache never holds code 255
+// (e8m0_from_exponent stops at 254), which would let x reach 127.
 // Returns x; the bytes past the end are zeros and change nothing.
 __device__ __forceinline__ int e8m0_tile_shift(const TileScales &s)
 {
@@ -1329,9 +1337,12 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 {
     using C = Codes<FMT, D>;
     constexpr bool F16 = Op<FMT>::F16;
-    // lazy rescaling (softmax_step) for E2M1 only: FP8 measured slower with
-    // it, and INT8's probabilities times its value scales (FP16) could overflow
-    constexpr bool LAZY = C::FP4;
+    // The rescale skipped by a warp vote where no head's maximum moved: E2M1,
+    // bound by its arithmetic (FP8 and INT8 measured slower with it). Not
+    // the lazy softmax (the KIVI kernel's): its probabilities, up to 256,
+    // times MXFP4's 2^x could overflow BF16 and, times the value scales,
+    // NVFP4's FP32 output near FLT_MAX, as INT8's would overflow FP16.
+    constexpr bool SKIP = C::FP4;
     constexpr int KW = C::KB / 4, VW = C::VB / 4, NP = C::EPW / 2, CPL = D / 8;
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int split = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
@@ -1481,14 +1492,14 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
             }
             s4[j] = t < end ? (sc[j % 2][j / 2] + so[j % 2][j / 2 + 2]) * kscale : -INFINITY;
         }
-        const float alpha = softmax_step<4, LAZY>(s4, m, l);
+        const float alpha = softmax_step(s4, m, l);
         // o += p.v with the values as A and the probabilities as B: B's k =
         // 2 tig + i (+ 8) is token 4 tig + 2 i (+ 1), its column g head g,
         // just where the scores of row g lie; o's columns are heads, so a
         // lane rescales by the factors of heads 2 tig and 2 tig + 1
         const uint32_t pb0 = pack_op<F16>(s4[0] * vsc[0], s4[2] * vsc[2]),
                        pb1 = pack_op<F16>(s4[1] * vsc[1], s4[3] * vsc[3]);
-        rescale_cols<D / 16, LAZY>(o, alpha, tig);
+        rescale_cols<D / 16, SKIP>(o, alpha, tig);
         // the lane's four value rows, the halves of rows 0 and 2 (1 and 3)
         // side by side first, so that each converted pair is two tokens of
         // one channel: channels c and c + 1 (c even) of the lane's D/8 are

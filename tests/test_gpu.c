@@ -99,6 +99,60 @@ static int wide_exp(int it, size_t row)
     return BASE[it % 5] + (int)(hash % 17) - 8;
 }
 
+/* One cache of this shape through the GPU and the CPU, compared head by
+ * head. `it` picks the kind of rows (every third spread, `wide` values)
+ * and FP8's per-head scales (it % 7 == 1). */
+typedef struct {
+    KvFormat f;
+    uint32_t B, H, G, D, T;
+    int it;
+} Case;
+
+static void check_case(const KvCudaApi *api, Rng *r, Case cs, uint64_t salt, bool wide)
+{
+    const char *path = getenv("KVLAB_CUDA_PATH");
+    const uint32_t B = cs.B, H = cs.H, G = cs.G, D = cs.D, T = cs.T;
+    const int it = cs.it;
+    KvShape s = {cs.f, B, H, H * G, D, 3072, cs.f == KV_INT4 ? KIVI_RESIDUAL : 0, it % 7 == 1};
+    KvCache c;
+    ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
+    size_t n = (size_t)B * H * T * D, nq = (size_t)B * s.q_heads * D;
+    float *k = malloc(n * 4), *v = malloc(n * 4), *q = malloc(nq * 4);
+    float *cpu = malloc(nq * 4), *dev = malloc(nq * 4);
+    /* every third cache: rows of magnitudes from 1 down to 2^-12, so
+     * that block scales of one tensor span subnormals and normals */
+    const bool spread = it % 3 == 2;
+    for (size_t i = 0; i < n; i++) {
+        int row_exp = (int)((uint32_t)(i / D) * 0x9E3779B1u >> 16) % 13;
+        float m = spread ? ldexpf(1.0f, -row_exp) : 1.0f;
+        float mv = wide ? ldexpf(1.0f, wide_exp(it, i / D)) : m;
+        k[i] = ((float)(rng_next(r) >> 40) / (float)(1 << 24) - 0.5f) * 4 * m;
+        v[i] = ((float)(rng_next(r) >> 40) / (float)(1 << 24) - 0.5f) * 4 * mv;
+    }
+    for (size_t i = 0; i < nq; i++)
+        q[i] = ((float)(rng_next(r) >> 40) / (float)(1 << 24) - 0.5f) * 2;
+    ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
+    bool fp8a = path && !strcmp(path, "fp8a") && cs.f == KV_FP8 && D <= 128;
+    float *qref = malloc(nq * 4);
+    memcpy(qref, q, nq * 4);
+    if (fp8a)
+        round_q_e4m3(qref, (size_t)B * s.q_heads, D);
+    ck_assert_int_eq(kv_decode_cpu(&c, qref, cpu, 0, NULL), 0);
+    GpuCache *g;
+    char err[512];
+    ck_assert_msg(api->upload(&c, &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(api->decode(g, q, dev, err, sizeof err) == 0, "%s", err);
+    double e = worst_head(dev, cpu, (size_t)B * s.q_heads, D);
+    bool mma = D <= 128 && !(path && !strcmp(path, "fp32"));
+    ck_assert_msg(e < (mma ? GPU_MMA_VS_CPU_TOL : GPU_VS_CPU_TOL),
+                  "%s B=%u H=%u G=%u D=%u T=%u: GPU vs CPU %g (seed %llu, salt %#llx, cache %d)",
+                  kv_format_id(cs.f), B, H, G, D, T, e, (unsigned long long)test_seed(),
+                  (unsigned long long)salt, it);
+    api->release(g);
+    free(k), free(v), free(q), free(qref), free(cpu), free(dev);
+    kv_cache_done(&c);
+}
+
 static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t salt, bool wide)
 {
     const KvCudaApi *api = gpu();
@@ -106,54 +160,37 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
         return;
     Rng r = {test_seed() ^ salt};
     static const uint32_t DIMS[] = {64, 128, 256}, GROUPS[] = {1, 2, 4, 8};
-    const char *path = getenv("KVLAB_CUDA_PATH");
     for (int it = 0; it < count; it++) {
-        KvFormat f = only ? only[it % n_only] : (KvFormat)(it % KV_FORMATS);
-        uint32_t D = DIMS[rng_range(&r, 0, 2)], G = GROUPS[rng_range(&r, 0, 3)];
-        uint32_t B = (uint32_t)rng_range(&r, 1, 3), H = (uint32_t)rng_range(&r, 1, 4);
-        bool no_groups = f == KV_INT4 && it % 4 == 3;
+        Case cs = {only ? only[it % n_only] : (KvFormat)(it % KV_FORMATS), 0, 0, 0, 0, 0, it};
+        cs.D = DIMS[rng_range(&r, 0, 2)], cs.G = GROUPS[rng_range(&r, 0, 3)];
+        cs.B = (uint32_t)rng_range(&r, 1, 3), cs.H = (uint32_t)rng_range(&r, 1, 4);
+        bool no_groups = cs.f == KV_INT4 && it % 4 == 3;
         uint32_t longest = no_groups ? KIVI_RESIDUAL + KV_KIVI_GROUP - 1 : 3000;
-        uint32_t T = (uint32_t)rng_range(&r, 1, longest) | 1;
-        KvShape s = {f, B, H, H * G, D, 3072, f == KV_INT4 ? KIVI_RESIDUAL : 0, it % 7 == 1};
-        KvCache c;
-        ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
-        size_t n = (size_t)B * H * T * D, nq = (size_t)B * s.q_heads * D;
-        float *k = malloc(n * 4), *v = malloc(n * 4), *q = malloc(nq * 4);
-        float *cpu = malloc(nq * 4), *dev = malloc(nq * 4);
-        /* every third cache: rows of magnitudes from 1 down to 2^-12, so
-         * that block scales of one tensor span subnormals and normals */
-        const bool spread = it % 3 == 2;
-        for (size_t i = 0; i < n; i++) {
-            int row_exp = (int)((uint32_t)(i / D) * 0x9E3779B1u >> 16) % 13;
-            float m = spread ? ldexpf(1.0f, -row_exp) : 1.0f;
-            float mv = wide ? ldexpf(1.0f, wide_exp(it, i / D)) : m;
-            k[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 4 * m;
-            v[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 4 * mv;
-        }
-        for (size_t i = 0; i < nq; i++)
-            q[i] = ((float)(rng_next(&r) >> 40) / (float)(1 << 24) - 0.5f) * 2;
-        ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
-        bool fp8a = path && !strcmp(path, "fp8a") && f == KV_FP8 && D <= 128;
-        float *qref = malloc(nq * 4);
-        memcpy(qref, q, nq * 4);
-        if (fp8a)
-            round_q_e4m3(qref, (size_t)B * s.q_heads, D);
-        ck_assert_int_eq(kv_decode_cpu(&c, qref, cpu, 0, NULL), 0);
-        GpuCache *g;
-        char err[512];
-        ck_assert_msg(api->upload(&c, &g, err, sizeof err) == 0, "%s", err);
-        ck_assert_msg(api->decode(g, q, dev, err, sizeof err) == 0, "%s", err);
-        double e = worst_head(dev, cpu, (size_t)B * s.q_heads, D);
-        bool mma = D <= 128 && !(path && !strcmp(path, "fp32"));
-        ck_assert_msg(e < (mma ? GPU_MMA_VS_CPU_TOL : GPU_VS_CPU_TOL),
-                      "%s B=%u H=%u G=%u D=%u T=%u: GPU vs CPU %g (seed %llu, salt %#llx, cache %d)",
-                      kv_format_id(f), B, H, G, D, T, e, (unsigned long long)test_seed(),
-                      (unsigned long long)salt, it);
-        api->release(g);
-        free(k), free(v), free(q), free(qref), free(cpu), free(dev);
-        kv_cache_done(&c);
+        cs.T = (uint32_t)rng_range(&r, 1, longest) | 1;
+        check_case(api, &r, cs, salt, wide);
     }
 }
+
+/* Every format at every head dimension and group size the kernels take
+ * (D 64 and 128 on the tensor cores, 256 on the FP32 kernels; 1 to 8
+ * query heads a KV head, which decide where each lane's outputs go), on
+ * random odd lengths of a few hundred tokens: none left to chance. */
+START_TEST(gpu_every_shape)
+{
+    const KvCudaApi *api = gpu();
+    if (!api)
+        return;
+    Rng r = {test_seed() ^ 0x5A4E};
+    static const uint32_t DIMS[] = {64, 128, 256}, GROUPS[] = {1, 2, 4, 8};
+    int it = 0;
+    for (int f = 0; f < KV_FORMATS; f++)
+        for (int d = 0; d < 3; d++)
+            for (int gi = 0; gi < 4; gi++, it++) {
+                Case cs = {(KvFormat)f, 2, 2, GROUPS[gi], DIMS[d], (uint32_t)rng_range(&r, 160, 700) | 1, it};
+                check_case(api, &r, cs, 0x5A4E, false);
+            }
+}
+END_TEST
 
 /* Every format on random shapes and contexts: the GPU's output is the CPU
  * reference's, within the tolerance of the kernel that ran. */
@@ -241,6 +278,7 @@ Suite *suite_gpu(void)
     TCase *t = tcase_create("cuda");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, gpu_matches_cpu);
+    tcase_add_test(t, gpu_every_shape);
     tcase_add_test(t, gpu_mxfp4_wide_scales);
     tcase_add_test(t, gpu_int4_kivi);
     tcase_add_test(t, gpu_fp32_path);

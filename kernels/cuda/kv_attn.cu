@@ -62,12 +62,6 @@
 #ifndef KV_U_DIV
 #define KV_U_DIV 1
 #endif
-#ifndef KV_WARP_TILES
-#define KV_WARP_TILES 64                    // tiles a warp should see before a third or fourth block an SM pays
-#endif
-#ifndef KV_KIVI_WARP_TILES
-#define KV_KIVI_WARP_TILES 8                // the same for the KIVI kernel (counted in 16 tokens)
-#endif
 #ifndef KV_BF16_STAGES
 #define KV_BF16_STAGES 3                    // BF16 tiles staged a warp (one in use, the rest in flight)
 #endif
@@ -130,10 +124,12 @@ static size_t mma_smem(int fmt, int D, int G);
 // The tensor-core kernels: as many blocks as the SMs hold at once (their
 // occupancy, asked of the runtime), so that the step is one wave with no
 // tail; but one fewer an SM at a time, down to two, while each warp would
-// see fewer than KV_WARP_TILES tiles of 16 tokens (KV_KIVI_WARP_TILES for
-// the KIVI kernel; batch 1, short contexts at batch 16): there fewer,
-// longer blocks pay their start and end less often (kernels/PERF.md,
-// results/experiments/blocks_per_sm/ and values_as_a/). The FP32
+// see fewer than 64 tiles of 16 tokens (8 for the KIVI kernel; batch 1,
+// short contexts at batch 16), and one where BF16, FP8 and INT8 would see
+// fewer than 16 with two: there fewer, longer blocks pay their start and
+// end less often. The formats bound by their instructions keep two
+// (kernels/PERF.md; results/experiments/blocks_per_sm/, values_as_a/,
+// kivi_values_as_a/warp_tiles/, one_block/). The FP32
 // kernels: at least four blocks per SM (the FP32 KIVI kernel keeps few
 // loads in flight and measured slower with fewer). Slices of at least 256
 // tokens (KIVI: whole groups of 32, plus one slice for the residual window).
@@ -145,9 +141,15 @@ static void plan_splits(GpuCache *c)
     if (use_mma(c->s)) {
         const int G = (int)(c->s.q_heads / c->s.kv_heads);
         long r = mma_prepare(mma_kernel_for(c->s), mma_smem(c->s.format, (int)c->s.head_dim, G));
-        const long least = c->s.format == KV_INT4 ? KV_KIVI_WARP_TILES : KV_WARP_TILES;
-        while (r > 2 && tokens * pairs / (r * sm_count() * WARPS * MMA_TILE) < least)
+        // tiles a warp should see before a third or fourth block an SM pays,
+        // and before a second does (0: always two or more), by format
+        static const long MORE[KV_FORMATS] = {64, 64, 64, 8, 64, 64}, SECOND[KV_FORMATS] = {16, 16, 16, 0, 0, 0};
+        const int f = c->s.format;
+        auto tiles = [&](long blocks) { return tokens * pairs / (blocks * sm_count() * WARPS * MMA_TILE); };
+        while (r > 2 && tiles(r) < MORE[f])
             r--;
+        if (r == 2 && tiles(2) < SECOND[f])
+            r = 1;
         if (r > 0)
             want = std::max(1L, r * sm_count() / pairs);
     }

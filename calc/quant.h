@@ -81,7 +81,6 @@ int quant_spec_check(const QuantSpec *q, Error *e);
 int quantize_ref(const QuantSpec *q, const float *x, size_t rows, size_t cols, float *out,
                  Error *e);
 
-
 /* ------------------------------------------------------------------------
  * KIVI: keys per channel in groups of G tokens, values per token in groups
  * of G channels, both int-min with `bits`; the most recent `residual`

@@ -2,7 +2,6 @@
 #include "rotate.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 int rope_apply(float *x, size_t rows, size_t d, size_t first, double theta, Error *e)
 {
@@ -11,25 +10,19 @@ int rope_apply(float *x, size_t rows, size_t d, size_t first, double theta, Erro
     if (!(theta > 1))
         return error_set(e, "RoPE theta must be greater than 1");
     size_t half = d / 2;
-    /* A channel pair's frequency is the same at every position: one pow per
-     * pair, not one per element. */
-    double *freq = malloc(half * sizeof *freq);
-    if (half && !freq)
-        return error_set(e, "out of memory for RoPE over %zu channels", d);
-    for (size_t i = 0; i < half; i++)
-        freq[i] = pow(theta, -2.0 * (double)i / (double)d);
-    for (size_t r = 0; r < rows; r++) {
-        float *v = x + r * d;
-        double pos = (double)(first + r);
-        for (size_t i = 0; i < half; i++) {
-            double ang = pos * freq[i];
+    /* A channel pair's frequency is the same at every position: pairs
+     * outside, rows inside, one pow per pair. */
+    for (size_t i = 0; i < half; i++) {
+        double freq = pow(theta, -2.0 * (double)i / (double)d);
+        for (size_t r = 0; r < rows; r++) {
+            float *v = x + r * d;
+            double ang = (double)(first + r) * freq;
             double c = cos(ang), s = sin(ang);
             double a = v[i], b = v[i + half];
             v[i] = (float)(a * c - b * s);
             v[i + half] = (float)(a * s + b * c);
         }
     }
-    free(freq);
     return 0;
 }
 

@@ -99,7 +99,10 @@ static int recompute(void *st, Error *e)
 static void series(GpuLab *s, Series *out, char names[][48])
 {
     for (int f = 0; f < KV_FORMATS; f++) {
-        snprintf(names[f], 48, "%s %.2e ms/tok", kv_format_id((KvFormat)f), s->slope[f]);
+        if (isnan(s->slope[f]))             // one context: no line to fit
+            snprintf(names[f], 48, "%s (needs 2+ contexts)", kv_format_id((KvFormat)f));
+        else
+            snprintf(names[f], 48, "%s %.2e ms/tok", kv_format_id((KvFormat)f), s->slope[f]);
         out[f] = (Series){names[f], s->xs, s->ys[f], s->n_ctx};
     }
 }

@@ -155,9 +155,12 @@ void draw_table(Rect r, const Table *t, int hi)
  * Bars
  */
 
-/* `full` whole cells from (y, x), then `eighths` of the next (bar_cells). */
-static void put_bar(int y, int x, int full, int eighths, int attr)
+/* A bar of v out of max in `width` cells from (y, x), in eighths of a
+ * cell (bar_cells). */
+static void put_bar(int y, int x, double v, double max, int width, int attr)
 {
+    int full, eighths;
+    bar_cells(v, max, width, &full, &eighths);
     attron(attr);
     for (int k = 0; k < full; k++)
         mvaddstr(y, x + k, crt_glyph(GLYPH_BLOCK_8));
@@ -183,9 +186,7 @@ void draw_bars(Rect r, const BarItem *items, size_t n)
     for (size_t i = 0; i < n && (int)i < r.h; i++) {
         int y = r.y + (int)i;
         put_text(y, r.x, label_w, crt_attr(ROLE_NORMAL), items[i].label);
-        int full, eighths;
-        bar_cells(items[i].value, max, bar_w, &full, &eighths);
-        put_bar(y, r.x + label_w + 1, full, eighths,
+        put_bar(y, r.x + label_w + 1, items[i].value, max, bar_w,
                 crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(i % SERIES_COUNT))));
         if (items[i].text && text_w > 0)
             put_text(y, r.x + label_w + 2 + bar_w, text_w, crt_attr(ROLE_DIM), items[i].text);
@@ -338,9 +339,7 @@ void draw_progress(Rect r, const char *label, double done, double total, double 
     snprintf(line, sizeof line, "%s  %3.0f%%  %s left  (Esc cancels)", label,
              total > 0 ? 100 * done / total : 0, eta);
     put_text(r.y, r.x, r.w, crt_attr(ROLE_NORMAL), line);
-    int full, eighths;
-    bar_cells(done, total, r.w, &full, &eighths);
-    put_bar(r.y + 1, r.x, full, eighths, crt_attr(ROLE_SERIES_1));
+    put_bar(r.y + 1, r.x, done, total, r.w, crt_attr(ROLE_SERIES_1));
 }
 
 void draw_function_bar(int y, int w, const BarKey *keys, size_t n)

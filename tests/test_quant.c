@@ -441,6 +441,22 @@ START_TEST(rope_relative)
 }
 END_TEST
 
+/* Rows of one call are positions first, first + 1, ...: the same, bit for
+ * bit, as one call a row. */
+START_TEST(rope_rows)
+{
+    Rng r = {test_seed() ^ 0x2024};
+    size_t D = 32, rows = 5;
+    float *x = fill_random(&r, rows * D, 1), *y = malloc(rows * D * sizeof *y);
+    memcpy(y, x, rows * D * sizeof *y);
+    ck_assert_int_eq(rope_apply(x, rows, D, 7, 10000, NULL), 0);
+    for (size_t i = 0; i < rows; i++)
+        ck_assert_int_eq(rope_apply(y + i * D, 1, D, 7 + i, 10000, NULL), 0);
+    ck_assert_seeded(!memcmp(x, y, rows * D * sizeof *y), "%s", "rows differ from single-row calls");
+    free(x), free(y);
+}
+END_TEST
+
 /* 4-bit keys per token and per channel, values exact, on one cache. */
 static void token_and_channel(const float *k, const float *v, const float *q, size_t T, size_t D,
                               ExperimentResult *tok, ExperimentResult *chan)
@@ -607,6 +623,7 @@ Suite *suite_quant(void)
     tcase_add_test(t, kivi_layout);
     tcase_add_test(t, hadamard_rotation);
     tcase_add_test(t, rope_relative);
+    tcase_add_test(t, rope_rows);
     tcase_add_test(t, generator_and_collapse);
     tcase_add_test(t, fp4_exact_blocks);
     tcase_add_test(t, sink_survives_rope);

@@ -79,12 +79,22 @@ static int parse_batch(const char *s, uint64_t *v, Error *e)
     return units_parse_count(s, 1, 4096, v, e);
 }
 
-/* The kernels the CUDA plugin will pick (KVLAB_CUDA_PATH, which --fp8-path
- * sets): "A", "B" or "fp32". */
-static const char *fp8_path_name(void)
+/* KVLAB_CUDA_PATH (which --fp8-path sets) asks for FP8 path A. */
+static bool fp8a_chosen(void)
 {
     const char *p = getenv("KVLAB_CUDA_PATH");
-    return !p ? "B" : !strcmp(p, "fp8a") ? "A" : !strcmp(p, "fp32") ? "fp32" : "B";
+    return p && !strcmp(p, "fp8a");
+}
+
+/* The kernels the CUDA plugin runs: "fp32" when asked for; "A" where path A
+ * was chosen and the GPU has E4M3 MMAs (compute capability 8.9), as the
+ * plugin decides; else "B". */
+static const char *fp8_path_name(const BenchSetup *bs)
+{
+    const char *p = getenv("KVLAB_CUDA_PATH");
+    if (p && !strcmp(p, "fp32"))
+        return "fp32";
+    return fp8a_chosen() && bs->info.cc_major * 10 + bs->info.cc_minor >= 89 ? "A" : "B";
 }
 
 /* FP8 path A and its promotion interval reach the CUDA plugin through its
@@ -98,14 +108,14 @@ static int fp8_options(const Given *g, Error *e)
             return error_set(e, "--fp8-path: expected A or B, not '%s'", v);
         if (*v == 'A' || *v == 'a')
             setenv("KVLAB_CUDA_PATH", "fp8a", 1);
-        else if (getenv("KVLAB_CUDA_PATH") && !strcmp(getenv("KVLAB_CUDA_PATH"), "fp8a"))
+        else if (fp8a_chosen())
             unsetenv("KVLAB_CUDA_PATH");
     }
     if (g->set[O_PROMOTE]) {
         uint64_t n;
         if (units_parse_count(g->val[O_PROMOTE], 1, 64, &n, e))
             return error_prefix(e, "--promote");
-        if (strcmp(fp8_path_name(), "A"))
+        if (!fp8a_chosen())
             return error_set(e, "--promote applies to --fp8-path A");
         char buf[24];
         snprintf(buf, sizeof buf, "%llu", (unsigned long long)n);
@@ -121,7 +131,7 @@ static int setup(const Given *g, Bench *b, Error *e)
     if (bench_open(&b->s, g->set[O_BACKEND] ? g->val[O_BACKEND] : "auto", e))
         return error_prefix(e, "--backend");
     const GpuInfo *gi = &b->s.info;
-    if (b->s.cuda && g->set[O_FP8_PATH] && !strcmp(fp8_path_name(), "A") &&
+    if (b->s.cuda && g->set[O_FP8_PATH] && fp8a_chosen() &&
         gi->cc_major * 10 + gi->cc_minor < 89)
         return error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
                             "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
@@ -179,9 +189,9 @@ static void print_json(const BenchSetup *b, const Row *rows, size_t n, const KvF
     if (itl)
         cJSON_AddNumberToObject(root, "weights_ms", b->weights_ms);
     if (b->cuda) {
-        cJSON_AddStringToObject(root, "fp8_path", fp8_path_name());
+        cJSON_AddStringToObject(root, "fp8_path", fp8_path_name(b));
         const char *pr = getenv("KVLAB_CUDA_FP8_PROMOTE");
-        if (!strcmp(fp8_path_name(), "A"))
+        if (!strcmp(fp8_path_name(b), "A"))
             cJSON_AddNumberToObject(root, "fp8_promote", pr ? atof(pr) : 0);
     }
     cJSON *shape = cJSON_AddObjectToObject(root, "shape");
@@ -284,7 +294,7 @@ int cmd_bench(int argc, char **argv)
                    bs->cuda ? "CUDA" : "CPU reference", bs->cuda ? bs->info.name : bs->why_cpu,
                    (unsigned long long)bs->shape.q_heads, (unsigned long long)bs->shape.kv_heads,
                    (unsigned long long)bs->shape.head_dim,
-                   bs->cuda && !strcmp(fp8_path_name(), "A") ? "; FP8 path A" : "");
+                   bs->cuda && !strcmp(fp8_path_name(bs), "A") ? "; FP8 path A" : "");
         printf(g.set[O_CSV] ? "format,batch,context,attention_ms,kv_bytes,GBps%s%s\n"
                             : "%-9s %5s %8s %12s %14s %8s%s%s\n",
                g.set[O_CSV] ? (bs->cuda ? ",copy_fraction" : "") : "format",

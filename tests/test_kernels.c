@@ -6,6 +6,7 @@
 
 #include "kv_attn.h"
 #include "minifloat.h"
+#include "quant.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -91,7 +92,11 @@ START_TEST(write_read_bounds)
         fill(&r, v, n, 3);
         ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
         /* bound as a fraction of the tensor's amax (3): bf16 half an ulp,
-         * fp8 and fp4 their relative steps, int8 half a step widened by 1%
+         * fp8 half its relative step; nvfp4 E2M1's widest step (1 of 6)
+         * widened by 1/16 for its E4M3 block scale; mxfp4 half a block's
+         * amax, the clamp of values between 6 and 8 times its power-of-two
+         * scale (fp4_matches_ref pins both to the reference exactly); int8
+         * half a step widened by 1%
          * for its FP16 scale; int4 half a step of a group's range (6 / 15),
          * plus half the step's own FP16 rounding (2^-13 / 2), plus the BF16 rounding its
          * tokens took in the residual window before they were quantized.
@@ -114,6 +119,55 @@ START_TEST(write_read_bounds)
                     }
                 }
         free(k), free(v);
+        kv_cache_done(&c);
+    }
+}
+END_TEST
+
+/* The cache's NVFP4 and MXFP4 are calc/quant's (quantize_ref, the
+ * definition): one append of random rows whose magnitudes span 2^-12 to 1
+ * reads back as the reference quantizes the whole tensor. MXFP4's scales
+ * are powers of two, so the two agree bit for bit; NVFP4's product of
+ * code, block scale and tensor scale is formed in another order, within
+ * FP4_VS_REF_TOL of each other. */
+#define FP4_VS_REF_TOL 0x1p-22
+START_TEST(fp4_matches_ref)
+{
+    Rng r = {test_seed() ^ 0xF4F4};
+    const KvFormat FMT[2] = {KV_NVFP4, KV_MXFP4};
+    const Scheme SCH[2] = {SCHEME_NVFP4, SCHEME_MXFP4};
+    for (int f = 0; f < 2; f++) {
+        KvShape s = shape(FMT[f], 2, 2, 1, 64, 128);
+        KvCache c;
+        ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
+        uint32_t T = 97;
+        size_t rows = (size_t)s.batch * s.kv_heads * T, n = rows * s.head_dim;
+        float *k = malloc(n * 4), *v = malloc(n * 4), *rk = malloc(n * 4), *rv = malloc(n * 4);
+        for (size_t i = 0; i < n; i++) {
+            float m = ldexpf(1.0f, -(int)((i / 16 * 0x9E3779B1u) >> 20) % 13);  // a magnitude a block
+            k[i] = uniform(&r, 3) * m, v[i] = uniform(&r, 3) * m;
+        }
+        ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
+        QuantSpec q;
+        quant_spec_init(&q);
+        q.scheme = SCH[f];
+        ck_assert_int_eq(quantize_ref(&q, k, rows, s.head_dim, rk, NULL), 0);
+        ck_assert_int_eq(quantize_ref(&q, v, rows, s.head_dim, rv, NULL), 0);
+        float kd[64], vd[64];
+        for (size_t row = 0; row < rows; row++) {
+            kv_dequant(&c, (uint32_t)(row / T / s.kv_heads), (uint32_t)(row / T % s.kv_heads),
+                       (uint32_t)(row % T), kd, vd);
+            for (uint32_t d = 0; d < s.head_dim; d++) {
+                const float *want[2] = {rk + row * s.head_dim + d, rv + row * s.head_dim + d};
+                const float got[2] = {kd[d], vd[d]};
+                const double tol = FMT[f] == KV_MXFP4 ? 0 : FP4_VS_REF_TOL;
+                for (int i = 0; i < 2; i++)
+                    ck_assert_seeded(fabs(got[i] - *want[i]) <= tol * fabs(*want[i]),
+                                     "%s %s row %zu channel %u: %a vs %a", kv_format_id(FMT[f]),
+                                     i ? "v" : "k", row, d, got[i], *want[i]);
+            }
+        }
+        free(k), free(v), free(rk), free(rv);
         kv_cache_done(&c);
     }
 }
@@ -150,18 +204,6 @@ static void reference(const KvCache *c, const float *q, double *out)
                 o[d] /= sum;
         }
     free(sc);
-}
-
-static double rel_l2(const float *x, const double *ref, size_t n)
-{
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (isnan(x[i]))
-            return INFINITY;
-        num += (x[i] - ref[i]) * (x[i] - ref[i]);
-        den += ref[i] * ref[i];
-    }
-    return sqrt(num / den);
 }
 
 /* The CPU kernel against float64, every format, random shapes: GQA groups
@@ -204,7 +246,7 @@ START_TEST(cpu_matches_f64)
             out[i] = NAN;
         ck_assert_int_eq(kv_decode_cpu(&c, q, out, 2, NULL), 0);
         reference(&c, q, ref);
-        double err = rel_l2(out, ref, nq);
+        double err = worst_head(out, ref, (size_t)B * s.q_heads, D);
         ck_assert_msg(err < CPU_VS_F64_TOL, "%s B=%u H=%u G=%u D=%u T=%u: error %g",
                       kv_format_id(f), B, H, G, D, T, err);
         free(k), free(v), free(q), free(out), free(ref), free(k2), free(v2);
@@ -253,6 +295,7 @@ Suite *suite_kernels(void)
     tcase_add_test(t, fp16_codec);
     tcase_add_test(t, e2m1_words);
     tcase_add_test(t, write_read_bounds);
+    tcase_add_test(t, fp4_matches_ref);
     tcase_add_test(t, cpu_matches_f64);
     tcase_add_test(t, kivi_window);
     suite_add_tcase(s, t);

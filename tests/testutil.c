@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -170,4 +171,27 @@ void run_free(RunResult *r)
 {
     free(r->out);
     free(r->err);
+}
+
+double rel_l2(const float *x, const double *ref, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(x[i]))
+            return INFINITY;
+        num += (x[i] - ref[i]) * (x[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : num > 0 ? INFINITY : 0;
+}
+
+double worst_head(const float *x, const double *ref, size_t heads, size_t d)
+{
+    double worst = 0;
+    for (size_t h = 0; h < heads; h++) {
+        const double e = rel_l2(x + h * d, ref + h * d, d);
+        if (!(e <= worst))                  // NaN too
+            worst = e;
+    }
+    return worst;
 }

@@ -55,6 +55,10 @@ extern "C" {
 #endif
 
 #define KV_KIVI_GROUP 32
+#define KV_HEAD_DIM_MAX 256             // kv_shape_check
+#define KV_NVFP4_BLOCK 16               // channels a block scale covers
+#define KV_MXFP4_BLOCK 32
+#define KV_FP4_BLOCK(f) ((f) == KV_NVFP4 ? KV_NVFP4_BLOCK : KV_MXFP4_BLOCK)
 
 #ifdef __CUDACC__
 #define KV_INLINE static inline __host__ __device__

@@ -45,9 +45,9 @@ int kv_shape_check(const KvShape *s, Error *e)
     if (s->q_heads % s->kv_heads)
         return error_set(e, "query heads (%u) must be a multiple of KV heads (%u)", s->q_heads,
                          s->kv_heads);
-    if (s->head_dim % 32 || s->head_dim > 256)
+    if (s->head_dim % 32 || s->head_dim > KV_HEAD_DIM_MAX)
         return error_set(e, "the kernels take a head dimension that is a multiple of 32, at most "
-                            "256 (not %u)", s->head_dim);
+                            "%d (not %u)", KV_HEAD_DIM_MAX, s->head_dim);
     if (s->format == KV_INT4 && (s->capacity % KV_KIVI_GROUP || s->residual % KV_KIVI_GROUP))
         return error_set(e, "int4 (KIVI) needs a capacity and residual window in multiples of 32");
     return 0;
@@ -78,12 +78,12 @@ void kv_array_bytes(const KvShape *s, size_t b[KV_ARRAYS])
         break;
     case KV_NVFP4:
         b[0] = b[1] = vec * D / 2;
-        b[6] = b[7] = vec * (D / 16);
+        b[6] = b[7] = vec * (D / KV_NVFP4_BLOCK);
         b[8] = b[9] = sizeof(float);
         break;
     case KV_MXFP4:
         b[0] = b[1] = vec * D / 2;
-        b[6] = b[7] = vec * (D / 32);
+        b[6] = b[7] = vec * (D / KV_MXFP4_BLOCK);
         break;
     default:
         break;
@@ -193,23 +193,25 @@ static void put_e2m1(KvFormat f, const uint8_t *codes, size_t n, uint8_t *out)
     }
 }
 
-/* NVFP4 (E4M3 block scales of 16 over the tensor scale) or MXFP4 (E8M0 of 32). */
+/* The scale a block's codes multiply: NVFP4's E4M3 block scale times the
+ * tensor scale, MXFP4's E8M0 (no tensor scale). */
+static float fp4_scale(KvFormat f, uint8_t code, const float *tensor)
+{
+    return f == KV_NVFP4 ? minifloat_decode(&MF_E4M3, code) * *tensor : e8m0_decode(code);
+}
+
+/* NVFP4 (E4M3 block scales over the tensor scale) or MXFP4 (E8M0). */
 static void put_fp4_blocks(KvFormat f, const float *x, size_t D, const float *tensor, uint8_t *q,
                            uint8_t *scales)
 {
-    const size_t block = f == KV_NVFP4 ? 16 : 32;
-    uint8_t codes[256];
+    const size_t block = KV_FP4_BLOCK(f);
+    uint8_t codes[KV_HEAD_DIM_MAX];
     for (size_t b0 = 0; b0 < D; b0 += block) {
-        float a = amax(x + b0, block, 1), s;
-        if (f == KV_NVFP4) {                                // E4M3 block scale
-            uint8_t sc = minifloat_encode(&MF_E4M3, a / MF_E2M1.max / *tensor, true);
-            scales[b0 / block] = sc;
-            s = minifloat_decode(&MF_E4M3, sc) * *tensor;
-        } else {                                            // E8M0, floor(log2 amax) - 2
-            uint8_t sc = e8m0_from_exponent(a > 0 ? ilogbf(a) - 2 : -127);
-            scales[b0 / block] = sc;
-            s = e8m0_decode(sc);
-        }
+        float a = amax(x + b0, block, 1);
+        uint8_t sc = f == KV_NVFP4 ? minifloat_encode(&MF_E4M3, a / MF_E2M1.max / *tensor, true)
+                                   : e8m0_from_exponent(a > 0 ? ilogbf(a) - 2 : -127);  // floor(log2 amax) - 2
+        scales[b0 / block] = sc;
+        const float s = fp4_scale(f, sc, tensor);
         for (size_t i = 0; i < block; i++)
             codes[b0 + i] = s > 0 ? minifloat_encode(&MF_E2M1, x[b0 + i] / s, true) : 0;
     }
@@ -253,7 +255,7 @@ static void kivi_flush(KvCache *c)
         for (uint32_t b = 0; b < s->batch; b++)
             for (uint32_t h = 0; h < s->kv_heads; h++) {
                 size_t bh = (size_t)b * s->kv_heads + h;
-                float kf[KV_KIVI_GROUP * 256], vf[256];
+                float kf[KV_KIVI_GROUP * KV_HEAD_DIM_MAX], vf[KV_HEAD_DIM_MAX];
                 const uint16_t *kr = c->k_res + bh * res_cap * D, *vr = c->v_res + bh * res_cap * D;
                 for (size_t i = 0; i < KV_KIVI_GROUP * D; i++)
                     kf[i] = bf16_value(kr[i]);
@@ -266,7 +268,7 @@ static void kivi_flush(KvCache *c)
                 }
                 for (uint32_t t = 0; t < KV_KIVI_GROUP; t++) {  // values: per token, 32 channels
                     size_t vi = vec_index(s, b, h, c->quantized + t);
-                    uint8_t codes[256];
+                    uint8_t codes[KV_HEAD_DIM_MAX];
                     for (size_t d = 0; d < D; d++)
                         vf[d] = bf16_value(vr[t * D + d]);
                     for (size_t g32 = 0; g32 < D / 32; g32++)
@@ -314,13 +316,12 @@ static void put_token(KvCache *c, uint32_t b, uint32_t h, uint32_t t, const floa
         break;
     }
     case KV_NVFP4:
-        put_fp4_blocks(KV_NVFP4, k, D, c->k_tensor, c->k + vi * D / 2, c->k_block + vi * (D / 16));
-        put_fp4_blocks(KV_NVFP4, v, D, c->v_tensor, c->v + vi * D / 2, c->v_block + vi * (D / 16));
+    case KV_MXFP4: {
+        const size_t nb = D / KV_FP4_BLOCK(s->format);
+        put_fp4_blocks(s->format, k, D, c->k_tensor, c->k + vi * D / 2, c->k_block + vi * nb);
+        put_fp4_blocks(s->format, v, D, c->v_tensor, c->v + vi * D / 2, c->v_block + vi * nb);
         break;
-    case KV_MXFP4:
-        put_fp4_blocks(KV_MXFP4, k, D, NULL, c->k + vi * D / 2, c->k_block + vi * (D / 32));
-        put_fp4_blocks(KV_MXFP4, v, D, NULL, c->v + vi * D / 2, c->v_block + vi * (D / 32));
-        break;
+    }
     default:
         break;
     }
@@ -489,17 +490,18 @@ void kv_dequant(const KvCache *c, uint32_t b, uint32_t h, uint32_t t, float *k, 
         }
         break;
     case KV_NVFP4:
-        for (size_t d = 0; d < D; d++) {
-            k[d] = e2m1_at(KV_NVFP4, c->k + vi * D / 2, d) * minifloat_decode(&MF_E4M3, c->k_block[vi * (D / 16) + d / 16]) * c->k_tensor[0];
-            v[d] = e2m1_at(KV_NVFP4, c->v + vi * D / 2, d) * minifloat_decode(&MF_E4M3, c->v_block[vi * (D / 16) + d / 16]) * c->v_tensor[0];
+    case KV_MXFP4: {                        // a block's scale decoded once
+        const size_t bs = KV_FP4_BLOCK(s->format), nb = D / bs;
+        for (size_t b0 = 0; b0 < D; b0 += bs) {
+            const float sk = fp4_scale(s->format, c->k_block[vi * nb + b0 / bs], c->k_tensor);
+            const float sv = fp4_scale(s->format, c->v_block[vi * nb + b0 / bs], c->v_tensor);
+            for (size_t d = b0; d < b0 + bs; d++) {
+                k[d] = e2m1_at(s->format, c->k + vi * D / 2, d) * sk;
+                v[d] = e2m1_at(s->format, c->v + vi * D / 2, d) * sv;
+            }
         }
         break;
-    case KV_MXFP4:
-        for (size_t d = 0; d < D; d++) {
-            k[d] = e2m1_at(KV_MXFP4, c->k + vi * D / 2, d) * e8m0_decode(c->k_block[vi * (D / 32) + d / 32]);
-            v[d] = e2m1_at(KV_MXFP4, c->v + vi * D / 2, d) * e8m0_decode(c->v_block[vi * (D / 32) + d / 32]);
-        }
-        break;
+    }
     default:
         break;
     }

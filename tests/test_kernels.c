@@ -126,11 +126,7 @@ END_TEST
 
 /* The cache's NVFP4 and MXFP4 are calc/quant's (quantize_ref, the
  * definition): one append of random rows whose magnitudes span 2^-12 to 1
- * reads back as the reference quantizes the whole tensor. MXFP4's scales
- * are powers of two, so the two agree bit for bit; NVFP4's product of
- * code, block scale and tensor scale is formed in another order, within
- * FP4_VS_REF_TOL of each other. */
-#define FP4_VS_REF_TOL 0x1p-22
+ * reads back, bit for bit, as the reference quantizes the whole tensor. */
 START_TEST(fp4_matches_ref)
 {
     Rng r = {test_seed() ^ 0xF4F4};
@@ -160,9 +156,8 @@ START_TEST(fp4_matches_ref)
             for (uint32_t d = 0; d < s.head_dim; d++) {
                 const float *want[2] = {rk + row * s.head_dim + d, rv + row * s.head_dim + d};
                 const float got[2] = {kd[d], vd[d]};
-                const double tol = FMT[f] == KV_MXFP4 ? 0 : FP4_VS_REF_TOL;
                 for (int i = 0; i < 2; i++)
-                    ck_assert_seeded(fabs(got[i] - *want[i]) <= tol * fabs(*want[i]),
+                    ck_assert_seeded(got[i] == *want[i],
                                      "%s %s row %zu channel %u: %a vs %a", kv_format_id(FMT[f]),
                                      i ? "v" : "k", row, d, got[i], *want[i]);
             }

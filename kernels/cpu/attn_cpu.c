@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #define G_MAX 64                // query heads per KV head
-#define D_MAX 256               // head dimension (kv_shape_check)
 
 typedef struct {
     const KvCache *c;
@@ -27,8 +26,8 @@ static void one_pair(const KvCache *c, uint32_t b, uint32_t h, const float *q, f
 {
     const KvShape *s = &c->s;
     uint32_t D = s->head_dim, G = s->q_heads / s->kv_heads;
-    float k[D_MAX], v[D_MAX], m[G_MAX], l[G_MAX];
-    float o[G_MAX * D_MAX];                         // (G, D) accumulators
+    float k[KV_HEAD_DIM_MAX], v[KV_HEAD_DIM_MAX], m[G_MAX], l[G_MAX];
+    float o[G_MAX * KV_HEAD_DIM_MAX];                         // (G, D) accumulators
     memset(o, 0, (size_t)G * D * sizeof *o);
     const float scale = 1.0f / sqrtf((float)D);
     for (uint32_t g = 0; g < G; g++)

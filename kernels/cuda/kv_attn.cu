@@ -1160,7 +1160,7 @@ struct Codes {
     static constexpr int STAGES = code_stages(2 * TILE);
     static constexpr int KB = ROW / 4, VB = ROW / 8;             // bytes a lane reads of a K, V row
     static constexpr int EPW = FP4 ? 8 : 4;                      // codes a 32-bit word
-    static constexpr int BS = FMT == KV_NVFP4 ? 16 : 32;         // E2M1 block
+    static constexpr int BS = KV_FP4_BLOCK(FMT);                 // E2M1 block
     static constexpr int NB = D / BS;                            // E2M1 block scales a row
 };
 

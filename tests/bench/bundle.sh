@@ -6,6 +6,7 @@
 set -euo pipefail
 out=${1:-.gpu}
 peer=${2:-../shared/bench/torch_peer.py}
+[ -f "$peer" ] || { echo "bundle.sh: no torch peer at $peer (give its path second)" >&2; exit 1; }
 make -s kvlab libkvlab_cuda.so build/tests/run_tests
 rm -rf "$out" && mkdir -p "$out"
 cp kvlab libkvlab_cuda.so build/tests/run_tests tests/bench/perf_run.sh "$out"/
@@ -14,6 +15,5 @@ for lib in libcjson.so.1 libsubunit.so.0; do
     path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !found { print $NF; found = 1 }')
     [ -n "$path" ] && cp -L "$path" "$out"/
 done
-[ -f "$peer" ] || { echo "bundle.sh: no torch peer at $peer (give its path second)" >&2; exit 1; }
 cp "$peer" "$out"/
 ls -la "$out"

@@ -4,19 +4,25 @@
 # tests, kvlab bench over every format, the torch peer, the ITL fits, FP8
 # path A, the GPU lab as drawn after its sweep, and nvidia-smi's report.
 # Stops at the first step that fails, and when the GPU tests were skipped;
-# every kvlab bench asks for the CUDA backend, so none falls back to the CPU.
+# every kvlab bench asks for the CUDA backend, so none falls back to the CPU,
+# and a GPU lab that measured the CPU reference fails the run.
 # usage: ./perf_run.sh OUTDIR; then tests/bench/perf_table.py OUTDIR
 set -euo pipefail
 out=${1:?usage: perf_run.sh OUTDIR}
+mkdir -p "$out" && out=$(cd "$out" && pwd)  # absolute: the script works from its own folder
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$here${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export KVLAB_CUDA_PLUGIN=$here/libkvlab_cuda.so KVLAB_DATA=$here/scenarios
 cd "$here"
 mkdir -p "$out/fp8_paths"
 nvidia-smi > "$out/smi.txt"
-KVLAB_TESTDATA=/tmp CK_RUN_SUITE=gpu ./run_tests > "$out/tests.txt" 2>&1
-if grep -q "gpu tests skipped" "$out/tests.txt"; then
-    echo "perf_run.sh: the GPU tests were skipped:" >&2
+if ! KVLAB_TESTDATA=/tmp CK_RUN_SUITE=gpu ./run_tests > "$out/tests.txt" 2>&1; then
+    echo "perf_run.sh: the GPU tests failed:" >&2
+    cat "$out/tests.txt" >&2
+    exit 1
+fi
+if grep -q "skipped" "$out/tests.txt"; then
+    echo "perf_run.sh: GPU tests were skipped:" >&2
     cat "$out/tests.txt" >&2
     exit 1
 fi
@@ -31,7 +37,7 @@ bench --format bf16 --format fp8 --fp8-path A --promote 1 --json > "$out/fp8_pat
 screen() { tmux -L kvlab-perf capture-pane -p > "$out/gpu_screen.txt"; }
 wait_for() {                            # at most $2 seconds for text $1 on the screen
     for _ in $(seq "$2"); do
-        screen
+        screen || { echo "perf_run.sh: the lab exited before showing '$1'" >&2; return 1; }
         grep -q "$1" "$out/gpu_screen.txt" && return 0
         sleep 1
     done
@@ -45,3 +51,7 @@ tmux -L kvlab-perf send-keys F5
 wait_for "Measured decode attention" 30
 tmux -L kvlab-perf send-keys r
 wait_for "sweep done" 300
+if grep -q "CPU reference" "$out/gpu_screen.txt"; then
+    echo "perf_run.sh: the GPU lab measured the CPU reference, not the GPU" >&2
+    exit 1
+fi

@@ -38,7 +38,7 @@ for f in ["fp8_e4m3", "int8", "int4", "nvfp4", "mxfp4"]:
         cells.append("B=%d: %s" % (B, " / ".join(ratios)))
     print("| %s | %s |" % (f, "; ".join(cells)))
 print()
-print("Weight stream (Llama-3.1-8B, %.2f GB read once): %.3f ms." % (16.06, itl["weights_ms"]))
+print("Weight stream (the model's weights read once): %.3f ms." % itl["weights_ms"])
 print()
 print("| format | ITL slope, ms per context token (32 layers + weights, B=1) | ratio to BF16 |")
 print("|---|---|---|")
@@ -48,8 +48,8 @@ for f in itl["fits"]:
 # FP8 path B (bench.json) against path A (and A with a promotion after every
 # block): kvlab bench --format bf16 --format fp8 --fp8-path A --json in fp8_paths/
 fp = d + "/fp8_paths"
-if os.path.isdir(fp):
-    runs = [("A", "path_a.json"), ("A, promote 1", "path_a_promote1.json")]
+runs = [("A", "path_a.json"), ("A, promote 1", "path_a_promote1.json")]
+if all(os.path.isfile(fp + "/" + f) for _, f in runs):
     data = [("B", rows)] + [(name, {(r["format"], r["batch"], r["context"]): r
                                     for r in json.load(open(fp + "/" + f))["rows"]}) for name, f in runs]
     print()

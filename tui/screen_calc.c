@@ -188,7 +188,7 @@ static void draw(void *st, Rect r, int scroll)
         c->stale = false;
     }
     Rect tr = {r.y + 3, r.x, (int)c->table.rows, r.w};
-    draw_table(tr, &c->table, -1);
+    draw_table(tr, &c->table, 0);
     int y = tr.y + tr.h + 1, h = r.y + r.h - y;
     if (h < 6)
         return;

@@ -154,7 +154,7 @@ static void draw(void *st, Rect r, int scroll)
     int bx = r.x + r.w * 3 / 5 + 1, bw = r.w - (bx - r.x);
     draw_title((Rect){top, bx, 1, bw}, "bandwidth at the longest context");
     draw_bars((Rect){top + 1, bx, ph - 1, bw}, items, nb);
-    draw_table((Rect){top + ph + 1, r.x, r.y + r.h - top - ph - 1, r.w}, &s->slopes, -1);
+    draw_table((Rect){top + ph + 1, r.x, r.y + r.h - top - ph - 1, r.w}, &s->slopes, 0);
 }
 
 /* The sweep's slopes against the published ones (whole model: layers x ours). */

@@ -26,15 +26,13 @@ typedef struct {
     bool fig_ok[SCENARIO_FIGURES_MAX];
     Report rp;
     Results res;
-    /* The tables as drawn, rebuilt only when recompute has run (`stale`),
-     * the view's width or the scroll changed: a key that changes nothing
-     * else redraws them as they are. */
+    /* The tables as drawn, rebuilt only when recompute has run (`stale`)
+     * or the view's width changed: a key that changes nothing else redraws
+     * them as they are. */
     bool stale;
     int fit_w;                  // the width `table` and `figs` were fitted to
-    int shown_skip;             // the figures `shown` leaves out, -1: none built
     Table table;                // the formats
     Table figs;                 // the figures the seed quotes
-    Table shown;                // figs without its first shown_skip figures
 } Scen;
 
 static void *create(Error *e)
@@ -190,24 +188,7 @@ static void fit_tables(Scen *s, int w)
     if (table_width(&s->figs) > w)          /* still narrow: short verdicts, clipped labels */
         narrow(&s->figs, w);
     s->fit_w = w;
-    s->shown_skip = -1;
     s->stale = false;
-}
-
-/* The figures table without its first `skip` figures (the header stays). */
-static void scroll_figures(Scen *s, int skip)
-{
-    if (s->shown_skip == skip)
-        return;
-    const Table *ft = &s->figs;
-    table_init(&s->shown, ft->cols);
-    for (size_t row = 0; row < ft->rows; row++)
-        if (row == 0 || (int)row > skip) {
-            table_row(&s->shown);
-            for (size_t c = 0; c < ft->cols; c++)
-                table_cell(&s->shown, "%s", ft->cell[row][c]);
-        }
-    s->shown_skip = skip;
 }
 
 static void draw(void *st, Rect r, int scroll)
@@ -222,7 +203,7 @@ static void draw(void *st, Rect r, int scroll)
                  "inputs changed: the seed's figures were for the original workload");
     y++;
     fit_tables(s, r.w);
-    draw_table((Rect){y, r.x, (int)s->table.rows, r.w}, &s->table, -1);
+    draw_table((Rect){y, r.x, (int)s->table.rows, r.w}, &s->table, 0);
     y += (int)s->table.rows + 1;
     /* the figures and the notes on wrong seeds scroll together */
     Rect fr = {y, r.x, r.y + r.h - y, r.w};
@@ -231,9 +212,8 @@ static void draw(void *st, Rect r, int scroll)
     int skip = scroll < (int)s->figs.rows - 1 ? scroll : (int)s->figs.rows - 2;
     if (skip < 0)
         skip = 0;
-    scroll_figures(s, skip);
-    draw_table(fr, &s->shown, -1);
-    int ny = fr.y + (int)s->shown.rows + 1;
+    draw_table(fr, &s->figs, skip);
+    int ny = fr.y + (int)s->figs.rows - skip + 1;
     for (size_t i = 0; i < s->sc.n_figures && ny < r.y + r.h; i++) {
         if (!s->sc.figures[i].seed_error[0] || (int)i + 1 <= skip)
             continue;

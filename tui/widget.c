@@ -107,7 +107,7 @@ static bool numeric(const char *s)
     return (*s >= '0' && *s <= '9') || *s == '\0' || strcmp(s, "never") == 0 || *s == '-';
 }
 
-void draw_table(Rect r, const Table *t, int hi)
+void draw_table(Rect r, const Table *t, int skip)
 {
     int width[TABLE_COLS] = {0};
     bool right[TABLE_COLS] = {0};
@@ -122,19 +122,15 @@ void draw_table(Rect r, const Table *t, int hi)
                 right[c] = false;
         }
     }
-    for (size_t row = 0; row < t->rows && (int)row < r.h; row++) {
+    for (int line = 0; line < r.h; line++) {
+        size_t row = line == 0 ? 0 : (size_t)(line + (skip > 0 ? skip : 0));
+        if (row >= t->rows)
+            break;
         int x = r.x;
-        int base = row == 0 ? crt_attr(ROLE_TITLE) : ((int)row == hi ? crt_attr(ROLE_FIELD_ON)
-                                                                       : crt_attr(ROLE_NORMAL));
-        if ((int)row == hi) {
-            attron(base);
-            mvhline(r.y + (int)row, r.x, ' ', r.w);
-            attroff(base);
-        }
         for (size_t c = 0; c < t->cols && x < r.x + r.w; c++) {
             const char *s = t->cell[row][c];
-            int attr = base;
-            if ((int)row != hi && row > 0) {
+            int attr = row == 0 ? crt_attr(ROLE_TITLE) : crt_attr(ROLE_NORMAL);
+            if (row > 0) {
                 if (*s == '!')
                     attr = crt_attr(ROLE_BAD);
                 else if (*s == '~')
@@ -144,8 +140,7 @@ void draw_table(Rect r, const Table *t, int hi)
             }
             s = cell_text(s);
             int pad = width[c] - text_width(s);
-            put_text(r.y + (int)row, x + (right[c] ? pad : 0), r.x + r.w - x - (right[c] ? pad : 0),
-                     attr, s);
+            put_text(r.y + line, x + (right[c] ? pad : 0), r.x + r.w - x - (right[c] ? pad : 0), attr, s);
             x += width[c] + 2;
         }
     }

@@ -25,10 +25,11 @@ void draw_title(Rect r, const char *title);
 /* Words wrapped into r starting at line `skip`; returns the total line count. */
 int draw_wrapped(Rect r, int attr, const char *text, int skip);
 
-/* A Table (cli.h) in r; row `hi` (>= 1) highlighted; cells whose text
- * starts with '!' are drawn in ROLE_BAD, '~' in ROLE_WARN, '+' in ROLE_GOOD
- * (the marker is not shown). */
-void draw_table(Rect r, const Table *t, int hi);
+/* A Table (cli.h) in r: its header, then its rows from the `skip`-th after
+ * it (0: all), in columns as wide as every row needs, so that they stay
+ * put as the rows scroll; cells whose text starts with '!' are drawn in
+ * ROLE_BAD, '~' in ROLE_WARN, '+' in ROLE_GOOD (the marker is not shown). */
+void draw_table(Rect r, const Table *t, int skip);
 
 typedef struct {
     const char *label;

@@ -212,6 +212,8 @@ START_TEST(calc_errors)
     usage_error(RUN("calc", "--bandwidth", "3.35Tb/s"), "bits", NULL);
     usage_error(RUN("calc", "--bandwidth", "3352"), "per second", NULL);
     usage_error(RUN("calc", "--json", "--csv"), "not both", NULL);
+    usage_error(RUN("formats", "--json", "--csv"), "not both", NULL);     // one rule, every command
+    usage_error(RUN("bench", "--json", "--csv"), "not both", NULL);
     usage_error(RUN("calc", "--memory", "80GB"), "need --gpu", NULL);
 }
 END_TEST

@@ -238,10 +238,6 @@ int cmd_bench(int argc, char **argv)
     Error e;
     static Bench b;
     memset(&b, 0, sizeof b);
-    if (g.set[O_JSON] && g.set[O_CSV]) {
-        error_set(&e, "give --json or --csv, not both");
-        return cli_fail("bench", EXIT_USAGE, &e);
-    }
     KvFormat fmts[KV_FORMATS];
     size_t nf = 0;
     if (g.n_repeat > KV_FORMATS) {

@@ -267,10 +267,6 @@ int cmd_calc(int argc, char **argv)
     if (shape_options(&g, &s, &e) || workload_options(&g, &s, &e) ||
         machine_options(&g, &s, &e) || format_options(&g, &s, &e))
         return cli_fail("calc", EXIT_USAGE, &e);
-    if (g.set[O_JSON] && g.set[O_CSV]) {
-        error_set(&e, "give --json or --csv, not both");
-        return cli_fail("calc", EXIT_USAGE, &e);
-    }
     if (g.set[O_JSON]) {
         cJSON *j = report_json(&s.rp, &e);
         if (!j)

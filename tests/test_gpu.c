@@ -250,11 +250,20 @@ START_TEST(gpu_out_of_memory)
 }
 END_TEST
 
+/* Every test starts from the kernels' defaults, also after one that set
+ * KVLAB_CUDA_PATH and failed before it could unset it (CK_FORK=no). */
+static void default_path(void)
+{
+    unsetenv("KVLAB_CUDA_PATH");
+    unsetenv("KVLAB_CUDA_FP8_PROMOTE");
+}
+
 Suite *suite_gpu(void)
 {
     Suite *s = suite_create("gpu");
     TCase *t = tcase_create("cuda");
     tcase_set_timeout(t, 300);
+    tcase_add_checked_fixture(t, default_path, NULL);
     tcase_add_test(t, gpu_matches_cpu);
     tcase_add_test(t, gpu_every_shape);
     tcase_add_test(t, gpu_mxfp4_wide_scales);

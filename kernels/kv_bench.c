@@ -104,7 +104,6 @@ int bench_point(BenchSetup *b, KvFormat f, uint32_t B, uint64_t S, BenchRow *row
                 : time_cpu(b, &ks, (uint32_t)S, &row->ms, e))
         return -1;
     row->gbps = bytes / (row->ms * 1e-3) / 1e9;
-    row->step_ms = b->weights_ms > 0 ? (double)b->shape.layers * row->ms + b->weights_ms : 0;
     return 0;
 }
 
@@ -148,12 +147,19 @@ int bench_open(BenchSetup *b, const char *backend, Error *e)
     return 0;
 }
 
-int bench_weights(BenchSetup *b, u128 weight_bytes, Error *e)
+int bench_weights_here(const BenchSetup *b, Error *e)
 {
-    if (!b->cuda)
-        return error_set(e, "the weight stream is measured on the GPU: %s", b->why_cpu);
+    return b->cuda ? 0 : error_set(e, "the weight stream is measured on the GPU: %s", b->why_cpu);
+}
+
+int bench_weights(BenchSetup *b, u128 weight_bytes, BenchRow *rows, size_t n, Error *e)
+{
+    if (bench_weights_here(b, e))
+        return -1;
     char err[ERROR_MSG_MAX];
     if (b->api->time_read((size_t)weight_bytes, &b->weights_ms, err, sizeof err))
         return error_set(e, "%s", err);
+    for (size_t i = 0; i < n; i++)
+        rows[i].step_ms = (double)b->shape.layers * rows[i].ms + b->weights_ms;
     return 0;
 }

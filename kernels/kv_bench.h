@@ -41,8 +41,13 @@ typedef struct {
 
 /* backend: "auto", "cuda" or "cpu"; measures the copy bandwidth on a GPU. */
 int bench_open(BenchSetup *b, const char *backend, Error *e);
-/* Measures the weight stream of `weight_bytes` (GPU only). */
-int bench_weights(BenchSetup *b, u128 weight_bytes, Error *e);
+/* 0 where bench_weights can measure (a GPU), else an error saying why not. */
+int bench_weights_here(const BenchSetup *b, Error *e);
+/* Measures the weight stream of `weight_bytes` (GPU only) and sets the
+ * step_ms of the n rows. Call it after the rows are timed: the attention
+ * timed right after a read of the whole weights measured up to a tenth
+ * slower (kernels/PERF.md). */
+int bench_weights(BenchSetup *b, u128 weight_bytes, BenchRow *rows, size_t n, Error *e);
 int bench_point(BenchSetup *b, KvFormat f, uint32_t batch, uint64_t context, BenchRow *row, Error *e);
 /* Least-squares ms per context token over the rows of one format and
  * batch (step_ms with the weight stream); NaN with fewer than two. */

@@ -473,6 +473,11 @@ START_TEST(bench_command)
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     run_free(&r);
     usage_error(RUN("bench", "--fp8-path", "A", "--promote", "0"), "--promote", "1 to 64");
+    // --itl is refused before any point is timed: without a model's weights, and on the CPU
+    usage_error(RUN("bench", "--backend", "cpu", "--itl", "--layers", "2", "--kv-heads", "2", "--head-dim", "64",
+                    "--q-heads", "4"),
+                "--itl", "--model");
+    usage_error(RUN("bench", "--backend", "cpu", "--itl"), "--itl", "on the GPU");
     usage_error(RUN("bench", "--format", "bf16", "--format", "fp8", "--format", "int8", "--format", "int4",
                     "--format", "nvfp4", "--format", "mxfp4", "--format", "bf16"),
                 "--format", "at most 6");

@@ -165,12 +165,10 @@ static int setup(const Given *g, Bench *b, Error *e)
         return error_set(e, "--residual: a multiple of 32 tokens, not %llu", (unsigned long long)res);
     b->s.residual = (uint32_t)res;
     b->s.iters = (int)iters;
-    if (g->set[O_ITL]) {
-        if (!b->have_model)
-            return error_set(e, "--itl needs --model (its weights)");
-        if (bench_weights(&b->s, b->model.weight_bytes, e))
-            return error_prefix(e, "--itl");
-    }
+    if (g->set[O_ITL] && !b->have_model)
+        return error_set(e, "--itl needs --model (its weights)");
+    if (g->set[O_ITL] && bench_weights_here(&b->s, e))
+        return error_prefix(e, "--itl");
     return 0;
 }
 
@@ -282,6 +280,11 @@ int cmd_bench(int argc, char **argv)
                 }
                 n++;
             }
+    if (g.set[O_ITL] && bench_weights(&b.s, b.model.weight_bytes, rows, n, &e)) {   // last: see kv_bench.h
+        free(rows);
+        error_prefix(&e, "--itl");
+        return cli_fail("bench", EXIT_RUNTIME, &e);
+    }
     if (g.set[O_JSON]) {
         print_json(bs, rows, n, fmts, nf, batches, nb, g.set[O_ITL]);
     } else {

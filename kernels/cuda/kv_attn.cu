@@ -640,30 +640,10 @@ __global__ void __launch_bounds__(THREADS) kivi_kernel(KiviParams p)
 // ---------------------------------------------------------------------------
 // Merging the slices: out = sum_s o_s e^(m_s - M) / sum_s l_s e^(m_s - M)
 
-// One block a query row: the splits' weights e^(m_s - M) go to shared
-// memory, then every thread sums its dimension over the splits, the loads
-// of all splits independent of each other (a long context at B = 1 has
-// hundreds of splits).
-__device__ __forceinline__ float block_reduce(float x, bool max, float *tmp)
-{
-#pragma unroll
-    for (int off = 16; off; off >>= 1) {
-        const float y = __shfl_xor_sync(0xFFFFFFFFu, x, off);
-        x = max ? fmaxf(x, y) : x + y;
-    }
-    __syncthreads();
-    if ((threadIdx.x & 31) == 0)
-        tmp[threadIdx.x >> 5] = x;
-    __syncthreads();
-    x = tmp[0];
-    for (int w = 1; w < (int)(blockDim.x >> 5); w++)
-        x = max ? fmaxf(x, tmp[w]) : x + tmp[w];
-    return x;
-}
-
 // On sm_90 and later the merge is launched as a programmatic dependent of
-// the attention kernel: its blocks are placed while the attention blocks
-// finish, and wait here until their partial rows are written.
+// the attention kernel, which releases it as each block starts: once every
+// attention block runs, the merge's blocks are placed where there is room
+// (at batch 1, beside them) and wait here until the partial rows are written.
 __device__ __forceinline__ void wait_for_primary()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -678,29 +658,45 @@ __device__ __forceinline__ void release_dependents()
 #endif
 }
 
+// One block a query row, one thread a channel. The splits are taken RUN at
+// a time, all their loads issued together (they depend on nothing), so a
+// run waits for memory once; runs after the first rescale what came before
+// to the new maximum. The launch picks RUN (MERGE_RUNS): the loads of a run
+// are issued whether or not its splits exist.
+template <int RUN>
 __global__ void merge_kernel(const float *part_o, const float *part_m, const float *part_l,
                              float *out, int splits, int D)
 {
     wait_for_primary();
-    extern __shared__ float wt[];            // splits weights, then 32 for the reductions
-    float *tmp = wt + splits;
     const size_t row = blockIdx.x;
-    float M = -INFINITY;
-    for (int s = threadIdx.x; s < splits; s += blockDim.x)
-        M = fmaxf(M, part_m[row * splits + s]);
-    M = block_reduce(M, true, tmp);
-    float L = 0;
-    for (int s = threadIdx.x; s < splits; s += blockDim.x) {
-        const float mv = part_m[row * splits + s], w = mv == -INFINITY ? 0 : __expf(mv - M);
-        wt[s] = w;
-        L += part_l[row * splits + s] * w;
-    }
-    L = block_reduce(L, false, tmp);
+    const float *pm = part_m + row * splits, *pl = part_l + row * splits;
     for (int d = threadIdx.x; d < D; d += blockDim.x) {
-        float O = 0;
-#pragma unroll 8
-        for (int s = 0; s < splits; s++)
-            O += part_o[(row * splits + s) * D + d] * wt[s];
+        const float *po = part_o + row * splits * D + d;
+        float M = -INFINITY, L = 0, O = 0;
+        for (int s0 = 0; s0 < splits; s0 += RUN) {
+            float m[RUN], l[RUN], o[RUN];
+#pragma unroll
+            for (int i = 0; i < RUN; i++) {
+                const bool in = s0 + i < splits;
+                m[i] = in ? pm[s0 + i] : -INFINITY;
+                l[i] = in ? pl[s0 + i] : 0;
+                o[i] = in ? po[(size_t)(s0 + i) * D] : 0;
+            }
+            float mx = M;
+#pragma unroll
+            for (int i = 0; i < RUN; i++)
+                mx = fmaxf(mx, m[i]);
+            if (mx == -INFINITY)                // no tokens in these splits yet
+                continue;
+            const float a = __expf(M - mx);     // 0 while M is -inf
+            L *= a, O *= a;
+#pragma unroll
+            for (int i = 0; i < RUN; i++) {
+                const float w = __expf(m[i] - mx);      // 0 for an empty split (its o is 0)
+                L += l[i] * w, O += o[i] * w;
+            }
+            M = mx;
+        }
         out[row * D + d] = L > 0 ? O / L : 0;
     }
 }
@@ -827,6 +823,24 @@ __device__ __forceinline__ void e4m3x4_f16(uint32_t w, uint32_t out[2])
     out[1] = (w & 0x80008000u) | ((w >> 1) & 0x3F803F80u);
 }
 
+// The same as their values where the GPU converts E4M3 itself (sm_89 on):
+// one byte permute puts codes 0 and 2 in the low half, 1 and 3 in the high,
+// and each half becomes a pair in one conversion. E4M3_UNIT is what an
+// FP8 operand holds of its code's value, 1 or a 256th.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+#define E4M3_UNIT 1.0f
+__device__ __forceinline__ void e4m3x4_pairs(uint32_t w, uint32_t out[2])
+{
+    asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %2;\n"
+        " cvt.rn.f16x2.e4m3x2 %0, lo;\n cvt.rn.f16x2.e4m3x2 %1, hi;\n}\n"
+        : "=r"(out[0]), "=r"(out[1])
+        : "r"(__byte_perm(w, 0, 0x3120)));
+}
+#else
+#define E4M3_UNIT (1.0f / 256)
+__device__ __forceinline__ void e4m3x4_pairs(uint32_t w, uint32_t out[2]) { e4m3x4_f16(w, out); }
+#endif
+
 // Four INT8 codes as FP16 pairs (0, 2) and (1, 3): 1024 + 128 + x, less 1152.
 __device__ __forceinline__ void int8x4_f16(uint32_t w, uint32_t out[2])
 {
@@ -848,17 +862,26 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t r[4], const void *sme
                  : "r"(addr));
 }
 
+// A shared-memory address as the shared window numbers it. The code and
+// KIVI kernels take their ring's once: converted inside the loop, every
+// tile read the block's window base again (S2UR) and waited for it. (The
+// BF16 kernel so changed measured slower at batch 16; it converts.)
+__device__ __forceinline__ unsigned shared_at(const void *smem) { return (unsigned)__cvta_generic_to_shared(smem); }
+
 // 16 bytes from global to shared, or zeros when `bytes` is 0 (rows past the end).
-__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int bytes)
+__device__ __forceinline__ void cp_async16(unsigned addr, const void *gmem, int bytes)
 {
-    unsigned addr = (unsigned)__cvta_generic_to_shared(smem);
     asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(gmem), "r"(bytes));
 }
 
-// 4 bytes, of which the first `bytes` are copied and the rest zeroed.
-__device__ __forceinline__ void cp_async4(void *smem, const void *gmem, int bytes)
+__device__ __forceinline__ void cp_async16(void *smem, const void *gmem, int bytes)
 {
-    unsigned addr = (unsigned)__cvta_generic_to_shared(smem);
+    cp_async16(shared_at(smem), gmem, bytes);
+}
+
+// 4 bytes, of which the first `bytes` are copied and the rest zeroed.
+__device__ __forceinline__ void cp_async4(unsigned addr, const void *gmem, int bytes)
+{
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(addr), "l"(gmem), "r"(bytes));
 }
 
@@ -888,8 +911,9 @@ __device__ __forceinline__ void stage_tile(const RowParams &p, size_t row0, int 
     }
 }
 
-// q / sqrt(D) as the two A-fragment words of each k16 step; rows past the
-// group (`row` false) are zero. The pairs of channels each word holds:
+// q / sqrt(D) as the two A-fragment words of each k16 step (pack_q); rows
+// past the group (`row` false) are zero. The pairs of channels each word
+// holds, as load_q reads them:
 //  - Q_NATURAL: x is the head's row, 16 kk + 2 tig + {0, 1} and + {8, 9}
 //    (the BF16 and KIVI kernels);
 //  - Q_BY4: x is the lane's D/4 channels, (0, 2) and (1, 3) of the four
@@ -898,8 +922,12 @@ __device__ __forceinline__ void stage_tile(const RowParams &p, size_t row0, int 
 //    8 (kk / 2), k = 2 (kk % 2) (its E2M1).
 enum QOrder { Q_NATURAL, Q_BY4, Q_BY8 };
 
-template <int D, bool F16, QOrder ORDER>
-__device__ __forceinline__ void pack_q(const float *x, float scale, bool row, int tig, uint32_t (*qa)[2])
+// The D/4 floats of q a lane packs, r[4 kk] .. r[4 kk + 3] the two pairs
+// of step kk. Loaded before the first tiles are staged and packed after:
+// behind the tiles of every SM, the loads of q took longer than the first
+// tile, and at batch 1 that wait was a tenth of the kernel.
+template <int D, QOrder ORDER>
+__device__ __forceinline__ void load_q(const float *x, int tig, float *r)
 {
     constexpr int d1 = ORDER == Q_NATURAL ? 1 : ORDER == Q_BY4 ? 2 : 4;
     constexpr int d2 = ORDER == Q_NATURAL ? 8 : 1;
@@ -907,8 +935,17 @@ __device__ __forceinline__ void pack_q(const float *x, float scale, bool row, in
     for (int kk = 0; kk < D / 16; kk++) {
         const float *y = x + (ORDER == Q_NATURAL ? 16 * kk + 2 * tig : ORDER == Q_BY4 ? 4 * kk
                                                                                        : 8 * (kk / 2) + 2 * (kk % 2));
-        qa[kk][0] = row ? pack_op<F16>(y[0] * scale, y[d1] * scale) : 0;
-        qa[kk][1] = row ? pack_op<F16>(y[d2] * scale, y[d2 + d1] * scale) : 0;
+        r[4 * kk] = y[0], r[4 * kk + 1] = y[d1], r[4 * kk + 2] = y[d2], r[4 * kk + 3] = y[d2 + d1];
+    }
+}
+
+template <int D, bool F16>
+__device__ __forceinline__ void pack_q(const float *r, float scale, bool row, uint32_t (*qa)[2])
+{
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        qa[kk][0] = row ? pack_op<F16>(r[4 * kk] * scale, r[4 * kk + 1] * scale) : 0;
+        qa[kk][1] = row ? pack_op<F16>(r[4 * kk + 2] * scale, r[4 * kk + 3] * scale) : 0;
     }
 }
 
@@ -949,7 +986,6 @@ __device__ __forceinline__ void finish_block(const RowParams &p, const float (*o
 {
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, tig = lane & 3;
-    release_dependents();
     wait_for_primary();                     // KIVI: the residual window's kernel (no-op elsewhere)
     cp_async_wait<0>();
     __syncthreads();
@@ -1026,6 +1062,7 @@ __device__ __forceinline__ float softmax_step(float s4[N], float &m, float &l)
 template <int D, int G>
 __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
 {
+    release_dependents();
     extern __shared__ __align__(16) unsigned char smem_raw[];
     const int split = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -1037,6 +1074,8 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
     const size_t row0 = ((size_t)b * p.Hkv + h) * p.cap;
     const int stride = WARPS * MMA_TILE;
     int t0 = start + warp * MMA_TILE;
+    float qr[D / 4];
+    load_q<D, Q_NATURAL>(p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D, tig, qr);
 #pragma unroll
     for (int s = 0; s < S - 1; s++) {
         __nv_bfloat16 *nk = wbuf + s * 2 * TILE_ELEMS;
@@ -1046,10 +1085,8 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
     }
 
     // q as A fragments, scaled by 1/sqrt(D): rows g < G, zero elsewhere
-    const float scale = rsqrtf((float)D);
-    const float *qg = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D;
     uint32_t qa[D / 16][2];
-    pack_q<D, false, Q_NATURAL>(qg, scale, g < G, tig, qa);
+    pack_q<D, false>(qr, rsqrtf((float)D), g < G, qa);
     float o[D / 8][4];
     zero_acc<D / 8>(o);
     float m = -INFINITY, l = 0;
@@ -1218,7 +1255,7 @@ __device__ __forceinline__ CodeCopy code_copy(const RowParams &p, size_t row0, i
 // moves cp a stride on.
 template <int FMT, int D>
 __device__ __forceinline__ void stage_codes(const RowParams &p, size_t row0, int t0, int end, CodeCopy &cp,
-                                            uint8_t *buf, int lane)
+                                            unsigned buf, int lane)
 {
     using C = Codes<FMT, D>;
     constexpr int R = 32 / C::CH, J = MMA_TILE / R;             // rows apart; chunks a lane of K (and of V)
@@ -1323,7 +1360,7 @@ template <int FMT>
 __device__ __forceinline__ void to_pairs(uint32_t w, uint32_t s2, uint32_t *out)
 {
     if (FMT == KV_FP8) {
-        e4m3x4_f16(w, out);
+        e4m3x4_pairs(w, out);
     } else if (FMT == KV_INT8) {
         int8x4_f16(w, out);
     } else {
@@ -1337,6 +1374,7 @@ __device__ __forceinline__ void to_pairs(uint32_t w, uint32_t s2, uint32_t *out)
 template <int FMT, int D, int G, bool FA = false>
 __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 {
+    release_dependents();
     using C = Codes<FMT, D>;
     constexpr bool F16 = Op<FMT>::F16;
     // The rescale skipped by a warp vote where no head's maximum moved: E2M1,
@@ -1354,11 +1392,16 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
     const size_t row0 = ((size_t)b * p.Hkv + h) * p.cap;
     const int stride = WARPS * MMA_TILE;
     int t0 = start + warp * MMA_TILE;
+    // the lane's D/4 channels of q, in the keys' channel order
+    float qr[D / 4];
+    load_q<D, C::FP4 ? Q_BY8 : Q_BY4>(p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D + tig * (D / 4), tig,
+                                       qr);
     CodeCopy cp = code_copy<FMT, D>(p, row0, t0, lane);
+    const unsigned sbuf = shared_at(wbuf);
 #pragma unroll
     for (int s = 0; s < C::STAGES - 1; s++) {
         if (t0 + s * stride < end)
-            stage_codes<FMT, D>(p, row0, t0 + s * stride, end, cp, wbuf + s * C::STAGE, lane);
+            stage_codes<FMT, D>(p, row0, t0 + s * stride, end, cp, sbuf + s * C::STAGE, lane);
         cp_async_commit();
     }
     TileScales cur;
@@ -1366,13 +1409,13 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
     int read = 0, write = (C::STAGES - 1) * C::STAGE;     // the stages used and filled next
 
     const int ts = FMT == KV_FP8 && p.head_scales ? h : 0;     // NVFP4 has one per tensor
-    // FP8 and NVFP4 operands hold a 256th of each value: the 256 joins the scales
-    const float code_scale = FMT == KV_FP8 || FMT == KV_NVFP4 ? 256.0f : 1.0f;
+    // what an FP8 or NVFP4 operand holds of its value (E4M3_UNIT; E2M1 a
+    // 256th, its block scale's bits moved) is made up in the scales
+    const float code_scale = FMT == KV_FP8 ? 1.0f / E4M3_UNIT : FMT == KV_NVFP4 ? 256.0f : 1.0f;
     const float k_tensor = (FMT == KV_FP8 || FMT == KV_NVFP4) ? __ldg(p.k_tensor + ts) : 1.0f;
     const float v_tensor = ((FMT == KV_FP8 || FMT == KV_NVFP4) ? __ldg(p.v_tensor + ts) : 1.0f) * code_scale;
     const float scale = rsqrtf((float)D);
     float score_scale = k_tensor * code_scale;           // applied to q.k after the MMA
-    const float *qq = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D + tig * (D / 4);
     // q scaled by 1/sqrt(D) as A fragments (rows g < G, zero elsewhere) in
     // the channel order of the key reads. Path A: in E4M3 with a scale per
     // head that maps its largest |q| to 448.
@@ -1381,7 +1424,7 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         float amax = 0;
 #pragma unroll
         for (int d = 0; d < D / 4; d++)
-            amax = fmaxf(amax, fabsf(qq[d] * scale));
+            amax = fmaxf(amax, fabsf(qr[d] * scale));
         amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
         amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
         const float qs = amax > 0 ? 448.0f / amax : 1.0f, f = scale * qs;
@@ -1390,11 +1433,11 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         for (int kb = 0; kb < D / 32; kb++)
 #pragma unroll
             for (int half = 0; half < 2; half++) {
-                const float *x = qq + kb * 8 + half * 4;
-                qa[kb][half] = g < G ? e4m3x4(x[0] * f, x[1] * f, x[2] * f, x[3] * f) : 0;
+                const float *x = qr + kb * 8 + half * 4;    // channels 4 (2 kb + half) + 0, 2, 1, 3
+                qa[kb][half] = g < G ? e4m3x4(x[0] * f, x[2] * f, x[1] * f, x[3] * f) : 0;
             }
     } else {
-        pack_q<D, F16, C::FP4 ? Q_BY8 : Q_BY4>(qq, scale, g < G, tig, qa);
+        pack_q<D, F16>(qr, scale, g < G, qa);
     }
     uint32_t q4[D / 32][4];                 // steps 2j (rows g) and 2j + 1 (rows g + 8)
 #pragma unroll
@@ -1408,7 +1451,7 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
     for (; t0 < end; t0 += stride) {
         const int ahead = t0 + (C::STAGES - 1) * stride;
         if (ahead < end)                    // into the stage the last tile used
-            stage_codes<FMT, D>(p, row0, ahead, end, cp, wbuf + write, lane);
+            stage_codes<FMT, D>(p, row0, ahead, end, cp, sbuf + write, lane);
         cp_async_commit();
         TileScales next;
         load_scales<FMT, D>(t0 + stride, end, g, tig, cp, next);
@@ -1597,7 +1640,7 @@ __device__ __forceinline__ KiviCopy kivi_copy(const RowParams &p, size_t bh, int
 }
 
 template <int D>
-__device__ __forceinline__ void stage_group(KiviCopy &cp, uint8_t *buf, int lane)
+__device__ __forceinline__ void stage_group(KiviCopy &cp, unsigned buf, int lane)
 {
     using K = Kivi<D>;
 #pragma unroll
@@ -1626,6 +1669,7 @@ __device__ __forceinline__ uint32_t h2_bits(__half2 h) { return *(uint32_t *)&h;
 template <int D, int G>
 __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
 {
+    release_dependents();
     using K = Kivi<D>;
     constexpr int VW = K::VB / 4, CPL = D / 8;
     extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -1637,17 +1681,20 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
     const int stride = WARPS * 32;
     int t0 = start + warp * 32;
     KiviCopy cp = kivi_copy<D>(p, bh, t0, lane);
+    const unsigned sbuf = shared_at(wbuf);
 #pragma unroll
     for (int s = 0; s < K::STAGES - 1; s++) {
         if (t0 + s * stride < end)
-            stage_group<D>(cp, wbuf + s * K::STAGE, lane);
+            stage_group<D>(cp, sbuf + s * K::STAGE, lane);
         cp_async_commit();
     }
     int read = 0, write = (K::STAGES - 1) * K::STAGE;     // the stages used and filled next
-    const float scale = rsqrtf((float)D);
-    const float *qg = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D;
+    // q after the first groups (unlike the other kernels: measured faster
+    // at batch 1 from 64k, where this kernel keeps four blocks an SM)
+    float qr[D / 4];
+    load_q<D, Q_NATURAL>(p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D, tig, qr);
     uint32_t qh[D / 16][2];                 // q / sqrt(D), the standard A layout
-    pack_q<D, true, Q_NATURAL>(qg, scale, g < G, tig, qh);
+    pack_q<D, true>(qr, rsqrtf((float)D), g < G, qh);
     const uint32_t minus16 = pack_f16(-16.0f, -16.0f);
     // the group term's B: column 0 (lanes g = 0) -1024, column 1 (g = 1) the minima
     const uint32_t m1024sel = g == 0 ? pack_f16(-1024.0f, -1024.0f) : 0, zsel = g == 1 ? ~0u : 0;
@@ -1657,7 +1704,7 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
 
     for (; t0 < end; t0 += stride) {
         if (t0 + (K::STAGES - 1) * stride < end)
-            stage_group<D>(cp, wbuf + write, lane);
+            stage_group<D>(cp, sbuf + write, lane);
         cp_async_commit();
         cp_async_wait<K::STAGES - 1>();
         __syncwarp();
@@ -1966,11 +2013,16 @@ static void launch(GpuCache *c, cudaStream_t st)
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(s.batch * s.q_heads);
     cfg.blockDim = dim3(std::min<int>(s.head_dim, 256));
-    cfg.dynamicSmemBytes = (c->splits + 32) * sizeof(float);
     cfg.stream = st;
     cudaLaunchAttribute attr = {};
     set_dependent(cfg, attr);
-    cudaLaunchKernelEx(&cfg, merge_kernel, (const float *)c->part_o, (const float *)c->part_m,
+    // the shortest run that takes every split at once, up to 32
+    typedef void (*Merge)(const float *, const float *, const float *, float *, int, int);
+    static const Merge MERGE_RUNS[] = {merge_kernel<4>, merge_kernel<8>, merge_kernel<16>, merge_kernel<32>};
+    int k = 0;
+    while (k < 3 && 4 << k < c->splits)
+        k++;
+    cudaLaunchKernelEx(&cfg, MERGE_RUNS[k], (const float *)c->part_o, (const float *)c->part_m,
                        (const float *)c->part_l, c->out, c->splits, (int)s.head_dim);
 }
 

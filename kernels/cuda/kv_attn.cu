@@ -823,10 +823,11 @@ __device__ __forceinline__ void e4m3x4_f16(uint32_t w, uint32_t out[2])
     out[1] = (w & 0x80008000u) | ((w >> 1) & 0x3F803F80u);
 }
 
-// The same as their values where the GPU converts E4M3 itself (sm_89 on):
-// one byte permute puts codes 0 and 2 in the low half, 1 and 3 in the high,
-// and each half becomes a pair in one conversion. E4M3_UNIT is what an
-// FP8 operand holds of its code's value, 1 or a 256th.
+// Four E4M3 codes as FP16 pairs (0, 1) and (2, 3), the pairs the code
+// kernel reads (to_pairs): where the GPU converts E4M3 itself (sm_89 on),
+// each half of the word is a pair, converted as it lies, with their values;
+// elsewhere the bytes are paired for e4m3x4_f16, a 256th of their values.
+// E4M3_UNIT is what an operand holds of its code's value.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
 #define E4M3_UNIT 1.0f
 __device__ __forceinline__ void e4m3x4_pairs(uint32_t w, uint32_t out[2])
@@ -834,21 +835,24 @@ __device__ __forceinline__ void e4m3x4_pairs(uint32_t w, uint32_t out[2])
     asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %2;\n"
         " cvt.rn.f16x2.e4m3x2 %0, lo;\n cvt.rn.f16x2.e4m3x2 %1, hi;\n}\n"
         : "=r"(out[0]), "=r"(out[1])
-        : "r"(__byte_perm(w, 0, 0x3120)));
+        : "r"(w));
 }
 #else
 #define E4M3_UNIT (1.0f / 256)
-__device__ __forceinline__ void e4m3x4_pairs(uint32_t w, uint32_t out[2]) { e4m3x4_f16(w, out); }
+__device__ __forceinline__ void e4m3x4_pairs(uint32_t w, uint32_t out[2])
+{
+    e4m3x4_f16(__byte_perm(w, 0, 0x3120), out);
+}
 #endif
 
-// Four INT8 codes as FP16 pairs (0, 2) and (1, 3): 1024 + 128 + x, less 1152.
+// Four INT8 codes as FP16 pairs (0, 1) and (2, 3): 1024 + 128 + x, less 1152.
 __device__ __forceinline__ void int8x4_f16(uint32_t w, uint32_t out[2])
 {
     const uint32_t x = w ^ 0x80808080u;
     const __half2 bias = __floats2half2_rn(1152.0f, 1152.0f);
 #pragma unroll
     for (int i = 0; i < 2; i++) {
-        uint32_t h = __byte_perm(x, 0x64u, i ? 0x4341 : 0x4240);
+        uint32_t h = __byte_perm(x, 0x64u, i ? 0x4342 : 0x4140);
         __half2 v = __hsub2(*(__half2 *)&h, bias);
         out[i] = *(uint32_t *)&v;
     }
@@ -916,7 +920,7 @@ __device__ __forceinline__ void stage_tile(const RowParams &p, size_t row0, int 
 // holds, as load_q reads them:
 //  - Q_NATURAL: x is the head's row, 16 kk + 2 tig + {0, 1} and + {8, 9}
 //    (the BF16 and KIVI kernels);
-//  - Q_BY4: x is the lane's D/4 channels, (0, 2) and (1, 3) of the four
+//  - Q_BY4: x is the lane's D/4 channels, (0, 1) and (2, 3) of the four
 //    from 4 kk (the code kernel's FP8 and INT8);
 //  - Q_BY8: the same x, (k, k + 4) and (k + 1, k + 5) of the eight from
 //    8 (kk / 2), k = 2 (kk % 2) (its E2M1).
@@ -929,8 +933,8 @@ enum QOrder { Q_NATURAL, Q_BY4, Q_BY8 };
 template <int D, QOrder ORDER>
 __device__ __forceinline__ void load_q(const float *x, int tig, float *r)
 {
-    constexpr int d1 = ORDER == Q_NATURAL ? 1 : ORDER == Q_BY4 ? 2 : 4;
-    constexpr int d2 = ORDER == Q_NATURAL ? 8 : 1;
+    constexpr int d1 = ORDER == Q_BY8 ? 4 : 1;
+    constexpr int d2 = ORDER == Q_NATURAL ? 8 : ORDER == Q_BY4 ? 2 : 1;
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++) {
         const float *y = x + (ORDER == Q_NATURAL ? 16 * kk + 2 * tig : ORDER == Q_BY4 ? 4 * kk
@@ -1199,6 +1203,10 @@ struct Codes {
     static constexpr int EPW = FP4 ? 8 : 4;                      // codes a 32-bit word
     static constexpr int BS = KV_FP4_BLOCK(FMT);                 // E2M1 block
     static constexpr int NB = D / BS;                            // E2M1 block scales a row
+    // byte permutes that interleave the low (high) halves of two value
+    // words, a token's codes in each, so that to_pairs pairs the tokens:
+    // byte by byte (FP8, INT8), or by groups of four codes (E2M1)
+    static constexpr unsigned MIX_LO = FP4 ? 0x5410 : 0x5140, MIX_HI = FP4 ? 0x7632 : 0x7362;
 };
 
 template <int CH>
@@ -1354,7 +1362,7 @@ __device__ __forceinline__ uint32_t mul2(uint32_t a, uint32_t b)
     return *(uint32_t *)&y;
 }
 
-// A word of codes as operand pairs of elements (0, 2) and (1, 3) (FP8,
+// A word of codes as operand pairs of elements (0, 1) and (2, 3) (FP8,
 // INT8) or (k, k + 4) (E2M1, times the block scale pair s2).
 template <int FMT>
 __device__ __forceinline__ void to_pairs(uint32_t w, uint32_t s2, uint32_t *out)
@@ -1433,8 +1441,8 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         for (int kb = 0; kb < D / 32; kb++)
 #pragma unroll
             for (int half = 0; half < 2; half++) {
-                const float *x = qr + kb * 8 + half * 4;    // channels 4 (2 kb + half) + 0, 2, 1, 3
-                qa[kb][half] = g < G ? e4m3x4(x[0] * f, x[2] * f, x[1] * f, x[3] * f) : 0;
+                const float *x = qr + kb * 8 + half * 4;    // channels 4 (2 kb + half) + 0 .. 3
+                qa[kb][half] = g < G ? e4m3x4(x[0] * f, x[1] * f, x[2] * f, x[3] * f) : 0;
             }
     } else {
         pack_q<D, F16>(qr, scale, g < G, qa);
@@ -1545,10 +1553,11 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         const uint32_t pb0 = pack_op<F16>(s4[0] * vsc[0], s4[2] * vsc[2]),
                        pb1 = pack_op<F16>(s4[1] * vsc[1], s4[3] * vsc[3]);
         rescale_cols<D / 16, SKIP>(o, alpha, tig);
-        // the lane's four value rows, the halves of rows 0 and 2 (1 and 3)
-        // side by side first, so that each converted pair is two tokens of
-        // one channel: channels c and c + 1 (c even) of the lane's D/8 are
-        // rows g and g + 8 of m-tile c / 2
+        // the lane's four value rows, rows 0 and 2 (1 and 3) interleaved
+        // first, so that each converted pair is two tokens of one channel
+        // (bytes for FP8 and INT8, groups of four codes for E2M1): channels
+        // c and c + 1 (c even) of the lane's D/8 are rows g and g + 8 of
+        // m-tile c / 2
         uint32_t vw[4][VW];
 #pragma unroll
         for (int i = 0; i < 4; i++)
@@ -1560,7 +1569,7 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
                 uint32_t x[2][NP];
 #pragma unroll
                 for (int e = 0; e < 2; e++)
-                    to_pairs<FMT>(__byte_perm(vw[e][w], vw[e + 2][w], hi ? 0x7632 : 0x5410), vbs[e], x[e]);
+                    to_pairs<FMT>(__byte_perm(vw[e][w], vw[e + 2][w], hi ? C::MIX_HI : C::MIX_LO), vbs[e], x[e]);
 #pragma unroll
                 for (int k = 0; k < NP; k += 2) {   // channels w EPW + hi NP + k, + 1
                     const uint32_t a[4] = {x[0][k], x[0][k + 1], x[1][k], x[1][k + 1]};

@@ -661,8 +661,8 @@ __device__ __forceinline__ void release_dependents()
 // One block a query row, one thread a channel. The splits are taken RUN at
 // a time, all their loads issued together (they depend on nothing), so a
 // run waits for memory once; runs after the first rescale what came before
-// to the new maximum. The launch picks RUN (MERGE_RUNS): the loads of a run
-// are issued whether or not its splits exist.
+// to the new maximum. The launch picks RUN (MERGE_RUNS): a run's RUN slots
+// are all issued, those past the last split predicated off.
 template <int RUN>
 __global__ void merge_kernel(const float *part_o, const float *part_m, const float *part_l,
                              float *out, int splits, int D)
@@ -1153,8 +1153,8 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
 // that a lane's fragments come from contiguous bytes:
 //  - q.k: lane (g, tig) reads the D/4 channels from tig * D/4 of one key
 //    row, in the pairs its conversions produce: FP8 and INT8, each four
-//    consecutive channels c0..c3 one k16 step, b0 = (c0, c2) and b1 =
-//    (c1, c3); E2M1, each eight two steps, (c0, c4), (c1, c5), then
+//    consecutive channels c0..c3 one k16 step, b0 = (c0, c1) and b1 =
+//    (c2, c3); E2M1, each eight two steps, (c0, c4), (c1, c5), then
 //    (c2, c6), (c3, c7). q is packed in the same order (pack_q). Path A
 //    takes the bytes as they are, 32 channels an m16n8k32 step.
 //  - the key row lane g reads for n-tile n is token 4 (g / 2) + 2 (g % 2)
@@ -1165,8 +1165,9 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
 //    a0 and a1 = tokens (4 tig, 4 tig + 2) and a2 and a3 = (4 tig + 1,
 //    4 tig + 3) of its channels 2 j and 2 j + 1 (rows g and g + 8 of
 //    m-tile j), which is where those probabilities sit in B (its column g
-//    is head g, as the scores of row g lie). The halves of rows 0 and 2
-//    (1 and 3) are put side by side before conversion, so each pair a
+//    is head g, as the scores of row g lie). Rows 0 and 2 (1 and 3) are
+//    interleaved before conversion (Codes::MIX_LO, MIX_HI: byte by byte
+//    for FP8 and INT8, by groups of four codes for E2M1), so each pair a
 //    conversion makes is two tokens of one channel.
 // Tiles are unpadded and their 16-byte chunks XOR-swizzled (chunk_at) so
 // that the eight lanes of a quarter warp hit different banks in both reads.
@@ -1979,9 +1980,9 @@ static void launch(GpuCache *c, cudaStream_t st)
                    fp8_promote(), (const uint16_t *)c->arr[4], (const uint16_t *)c->arr[5], 0};
     if (s.format == KV_INT4 && use_mma(s)) {
         // the residual window (BF16) as the last split, then the quantized
-        // groups over the others, as its programmatic dependent: they start
-        // while the residual's blocks end and wait for them before they
-        // finish (finish_block), so the merge's wait covers both
+        // groups over the others, as its programmatic dependent: they are
+        // placed once every residual block has started and wait for them
+        // before they write (finish_block), so the merge's wait covers both
         RowParams r = p;
         KvShape rs = s;
         rs.format = KV_BF16;

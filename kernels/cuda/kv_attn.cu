@@ -124,12 +124,13 @@ static size_t mma_smem(int fmt, int D, int G);
 // The tensor-core kernels: as many blocks as the SMs hold at once (their
 // occupancy, asked of the runtime), so that the step is one wave with no
 // tail; but one fewer an SM at a time, down to two, while each warp would
-// see fewer than 64 tiles of 16 tokens (8 for the KIVI kernel; batch 1,
-// short contexts at batch 16), and one where BF16, FP8 and INT8 would see
-// fewer than 16 with two: there fewer, longer blocks pay their start and
-// end less often. The formats bound by their instructions keep two
-// (kernels/PERF.md; results/experiments/blocks_per_sm/, values_as_a/,
-// kivi_values_as_a/warp_tiles/, one_block/). The FP32
+// see fewer than 64 tiles of 16 tokens (8 for the formats bound by their
+// instructions, int4, NVFP4 and MXFP4, which gain from more warps an SM;
+// batch 1, short contexts at batch 16), and one where BF16, FP8 and INT8
+// would see fewer than 16 with two: there fewer, longer blocks pay their
+// start and end less often. The formats bound by their instructions keep
+// two (kernels/PERF.md; results/experiments/blocks_per_sm/, values_as_a/,
+// kivi_values_as_a/warp_tiles/, one_block/, e2m1_warp_tiles/). The FP32
 // kernels: at least four blocks per SM (the FP32 KIVI kernel keeps few
 // loads in flight and measured slower with fewer). Slices of at least 256
 // tokens (KIVI: whole groups of 32, plus one slice for the residual window).
@@ -143,7 +144,7 @@ static void plan_splits(GpuCache *c)
         long r = mma_prepare(mma_kernel_for(c->s), mma_smem(c->s.format, (int)c->s.head_dim, G));
         // tiles a warp should see before a third or fourth block an SM pays,
         // and before a second does (0: always two or more), by format
-        static const long MORE[KV_FORMATS] = {64, 64, 64, 8, 64, 64}, SECOND[KV_FORMATS] = {16, 16, 16, 0, 0, 0};
+        static const long MORE[KV_FORMATS] = {64, 64, 64, 8, 8, 8}, SECOND[KV_FORMATS] = {16, 16, 16, 0, 0, 0};
         const int f = c->s.format;
         auto tiles = [&](long blocks) { return tokens * pairs / (blocks * sm_count() * WARPS * MMA_TILE); };
         while (r > 2 && tiles(r) < MORE[f])

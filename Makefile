@@ -151,10 +151,10 @@ $(BUILD)/pic/%.o: %.c | deps
 	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
 $(CALC_LIB): $(CALC_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(KERN_LIB): $(KERN_OBJ)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/plotmath.o $(KERN_LIB) $(CALC_LIB)
 	@mkdir -p $(dir $@)

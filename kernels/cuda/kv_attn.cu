@@ -918,24 +918,28 @@ __device__ __forceinline__ void stage_tile(const RowParams &p, size_t row0, int 
 
 // q / sqrt(D) as the two A-fragment words of each k16 step (pack_q); rows
 // past the group (`row` false) are zero. The pairs of channels each word
-// holds, as load_q reads them:
-//  - Q_NATURAL: x is the head's row, 16 kk + 2 tig + {0, 1} and + {8, 9}
-//    (the BF16 and KIVI kernels);
-//  - Q_BY4: x is the lane's D/4 channels, (0, 1) and (2, 3) of the four
-//    from 4 kk (the code kernel's FP8 and INT8);
-//  - Q_BY8: the same x, (k, k + 4) and (k + 1, k + 5) of the eight from
-//    8 (kk / 2), k = 2 (kk % 2) (its E2M1).
+// holds, as load_q reads them from head g's row:
+//  - Q_NATURAL: 16 kk + 2 tig + {0, 1} and + {8, 9} (the BF16 and KIVI
+//    kernels);
+//  - Q_BY4: of the lane's D/4 channels from tig D/4, (0, 1) and (2, 3) of
+//    the four from 4 kk (the code kernel's FP8 and INT8);
+//  - Q_BY8: of the same channels, (k, k + 4) and (k + 1, k + 5) of the
+//    eight from 8 (kk / 2), k = 2 (kk % 2) (its E2M1).
 enum QOrder { Q_NATURAL, Q_BY4, Q_BY8 };
 
-// The D/4 floats of q a lane packs, r[4 kk] .. r[4 kk + 3] the two pairs
-// of step kk. Loaded before the first tiles are staged and packed after:
-// behind the tiles of every SM, the loads of q took longer than the first
-// tile, and at batch 1 that wait was a tenth of the kernel.
-template <int D, QOrder ORDER>
-__device__ __forceinline__ void load_q(const float *x, int tig, float *r)
+// The D/4 floats of q the lane (g, tig) of KV head h, sequence b packs,
+// r[4 kk] .. r[4 kk + 3] the two pairs of step kk (rows g >= G read head
+// 0's and are zeroed by pack_q). Loaded before the first tiles are staged
+// and packed after: behind the tiles of every SM, the loads of q took
+// longer than the first tile, and at batch 1 that wait was a tenth of the
+// kernel.
+template <int D, int G, QOrder ORDER>
+__device__ __forceinline__ void load_q(const RowParams &p, int b, int h, int g, int tig, float *r)
 {
     constexpr int d1 = ORDER == Q_BY8 ? 4 : 1;
     constexpr int d2 = ORDER == Q_NATURAL ? 8 : ORDER == Q_BY4 ? 2 : 1;
+    const float *x = p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D;
+    x += ORDER == Q_NATURAL ? 0 : tig * (D / 4);
 #pragma unroll
     for (int kk = 0; kk < D / 16; kk++) {
         const float *y = x + (ORDER == Q_NATURAL ? 16 * kk + 2 * tig : ORDER == Q_BY4 ? 4 * kk
@@ -1080,7 +1084,7 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
     const int stride = WARPS * MMA_TILE;
     int t0 = start + warp * MMA_TILE;
     float qr[D / 4];
-    load_q<D, Q_NATURAL>(p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D, tig, qr);
+    load_q<D, G, Q_NATURAL>(p, b, h, g, tig, qr);
 #pragma unroll
     for (int s = 0; s < S - 1; s++) {
         __nv_bfloat16 *nk = wbuf + s * 2 * TILE_ELEMS;
@@ -1404,8 +1408,7 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
     int t0 = start + warp * MMA_TILE;
     // the lane's D/4 channels of q, in the keys' channel order
     float qr[D / 4];
-    load_q<D, C::FP4 ? Q_BY8 : Q_BY4>(p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D + tig * (D / 4), tig,
-                                       qr);
+    load_q<D, G, C::FP4 ? Q_BY8 : Q_BY4>(p, b, h, g, tig, qr);
     CodeCopy cp = code_copy<FMT, D>(p, row0, t0, lane);
     const unsigned sbuf = shared_at(wbuf);
 #pragma unroll
@@ -1703,7 +1706,7 @@ __global__ void __launch_bounds__(THREADS, 3) kivi_mma_kernel(RowParams p)
     // q after the first groups (unlike the other kernels: measured faster
     // at batch 1 from 64k, where this kernel keeps four blocks an SM)
     float qr[D / 4];
-    load_q<D, Q_NATURAL>(p.q + ((size_t)b * p.Hq + h * G + (g < G ? g : 0)) * D, tig, qr);
+    load_q<D, G, Q_NATURAL>(p, b, h, g, tig, qr);
     uint32_t qh[D / 16][2];                 // q / sqrt(D), the standard A layout
     pack_q<D, true>(qr, rsqrtf((float)D), g < G, qh);
     const uint32_t minus16 = pack_f16(-16.0f, -16.0f);

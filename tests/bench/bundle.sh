@@ -2,8 +2,11 @@
 # bundle.sh - gathers kvlab, its CUDA plugin, the test runner, the shared
 # libraries a bare GPU machine may lack, the scenarios and the torch peer
 # into one folder (default .gpu/), with perf_run.sh, for running where the
-# project cannot be built. Run there with: export LD_LIBRARY_PATH=$PWD/.gpu
+# project cannot be built (perf_run.sh sets the library path itself).
+# Paths given are taken from the repository's root, where it works.
+# usage: tests/bench/bundle.sh [OUTDIR [TORCH_PEER]]
 set -euo pipefail
+cd "$(dirname "$0")/../.."
 out=${1:-.gpu}
 peer=${2:-../shared/bench/torch_peer.py}
 [ -f "$peer" ] || { echo "bundle.sh: no torch peer at $peer (give its path second)" >&2; exit 1; }

@@ -89,7 +89,7 @@ int main()
     for (size_t mb : {4, 16, 32, 64, 128, 256}) {
         const size_t n = (mb << 20) / 16;
         char name[64];
-        snprintf(name, sizeof name, "read %zu MiB, 132x512 (rotating)", mb);
+        snprintf(name, sizeof name, "read %zu MiB, 528x512 (rotating)", mb);
         timeit(name, [&](int i) { read<<<132 * 4, 512>>>(buf + (i % 4) * (big / 16), n, sink); });
     }
     printf("err %s\n", cudaGetErrorString(cudaGetLastError()));

@@ -9,6 +9,9 @@
 # usage: ./perf_run.sh OUTDIR; then tests/bench/perf_table.py OUTDIR
 set -euo pipefail
 out=${1:?usage: perf_run.sh OUTDIR}
+for tool in tmux python3 nvidia-smi; do      # before any timing, not after it
+    command -v "$tool" > /dev/null || { echo "perf_run.sh: $tool is missing" >&2; exit 1; }
+done
 mkdir -p "$out" && out=$(cd "$out" && pwd)  # absolute: the script works from its own folder
 here=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$here${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

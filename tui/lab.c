@@ -102,29 +102,54 @@ static void recompute(Lab *lab)
     load_fields(lab);
 }
 
-/* Applies a change to the selected field; if the figures cannot be
- * computed with it, the old value comes back and the message stays. */
+/* The current screen's settings (its fields' values) before a key. */
+typedef struct {
+    size_t screen, n;
+    unsigned char value[FIELDS_MAX][sizeof(u128)];
+} Settings;
+
+static void save_settings(const Lab *lab, Settings *st)
+{
+    st->screen = lab->cur, st->n = lab->n_fields;
+    for (size_t i = 0; i < st->n; i++)
+        memcpy(st->value[i], lab->fields[i].value, value_size(&lab->fields[i]));
+}
+
+/* Recomputes after a key that changed settings (a field, or a screen's own
+ * key); if the figures cannot be computed with them, the settings before
+ * the key come back, with their figures, and the message stays. */
+static void recompute_or_restore(Lab *lab, const Settings *before)
+{
+    Error e;
+    const ScreenDef *s = SCREENS[lab->cur];
+    if (s->recompute(lab->state[lab->cur], &e) == 0) {
+        load_fields(lab);
+        return;
+    }
+    if (before->screen == lab->cur) {
+        for (size_t i = 0; i < before->n; i++)
+            memcpy(lab->fields[i].value, before->value[i], value_size(&lab->fields[i]));
+        lab_status(lab, true, "%s (kept the previous value)", e.msg);
+        Error again;
+        s->recompute(lab->state[lab->cur], &again);
+    } else {
+        lab_status(lab, true, "%s", e.msg);
+    }
+    load_fields(lab);
+}
+
+/* Applies a change to the selected field, then asks for the figures
+ * (recompute_or_restore puts the old value back if they fail). */
 static int change(Lab *lab, int (*apply)(Lab *lab, Field *f, Error *e))
 {
     Field *f = &lab->fields[lab->sel[lab->cur]];
-    unsigned char saved[sizeof(u128)];
-    size_t n = value_size(f);
-    memcpy(saved, f->value, n);
     Error e;
     if (apply(lab, f, &e)) {
         lab_status(lab, true, "%s", e.msg);
         return KEY_REDRAW;
     }
-    const ScreenDef *s = SCREENS[lab->cur];
-    if (s->recompute(lab->state[lab->cur], &e)) {
-        memcpy(f->value, saved, n);
-        lab_status(lab, true, "%s (kept the previous value)", e.msg);
-        s->recompute(lab->state[lab->cur], &e);
-    } else {
-        lab->status[0] = '\0';
-    }
-    load_fields(lab);
-    return KEY_REDRAW;
+    lab->status[0] = '\0';
+    return KEY_RECOMPUTE | KEY_REDRAW;
 }
 
 /* ------------------------------------------------------------------------
@@ -568,9 +593,11 @@ int lab_run(void)
         if (ch == ERR)
             continue;
         double t0 = now_s();
+        Settings before;
+        save_settings(&lab, &before);
         int flags = handle(&lab, ch);
         if (flags & KEY_RECOMPUTE)
-            recompute(&lab);
+            recompute_or_restore(&lab, &before);
         if (flags) {                // KEY_RESIZE too: handle asks for a redraw
             draw_all(&lab);
             refresh();

@@ -195,24 +195,16 @@ static Quant *scratch(const Quant *s)
     return t;
 }
 
-/* The three runs in a scratch copy: if one fails, the figures drawn stay
- * those of the last settings that worked. */
+/* The three runs (a failure leaves them to be run again: the lab puts the
+ * settings before back and recomputes). */
 static int recompute(void *st, Error *e)
 {
-    Quant *s = st, *t = scratch(s);
-    if (!t)
-        return error_set(e, "out of memory for the quantization experiment");
-    int rc = run_all(t, t->seed, e);
-    if (rc == 0) {
-        free_results(s);
-        *s = *t;
-        s->have_avg = false;
-        summarise(s);
-    } else {
-        free_results(t);
-    }
-    free(t);
-    return rc;
+    Quant *s = st;
+    s->have_avg = false;
+    if (run_all(s, s->seed, e))
+        return -1;
+    summarise(s);
+    return 0;
 }
 
 static const char *describe(const Quant *s, char *buf, size_t n)

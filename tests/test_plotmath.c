@@ -27,17 +27,22 @@ START_TEST(ticks_nice)
             ck_assert(t[k] >= lo - 1e-9 * fabs(hi - lo) && t[k] <= hi + 1e-9 * fabs(hi - lo));
         bool ends = n == 2 && t[0] == lo && t[1] == hi;
         if (ends) {
-            /* the smallest 1, 2 or 5 x 10^k step that max ticks allow has
-             * fewer than two multiples in [lo, hi], or exactly lo and hi */
-            double raw = (hi - lo) / (max - 1), mag = pow(10, floor(log10(raw))), step = 10 * mag;
-            static const double NICE[] = {5, 2, 1};
-            for (int k = 0; k < 3; k++)
-                if (NICE[k] * mag >= raw)
-                    step = NICE[k] * mag;
-            double first = ceil(lo / step - 1e-9), last = floor(hi / step + 1e-9);
-            ck_assert_seeded(last - first + 1 < 2 || (last - first == 1 && fabs(first * step - lo) <= 1e-9 * step &&
-                                                      fabs(last * step - hi) <= 1e-9 * step),
-                             "[%g, %g], %d ticks: step %g fits, yet the ends were given", lo, hi, max, step);
+            /* no 1, 2 or 5 x 10^k step at least (hi - lo) / (max - 1), the
+             * steps that keep to max ticks, has two or more multiples in
+             * [lo, hi] (unless they are exactly lo and hi): every such step
+             * from 10^-12 to 10^12, tried one by one */
+            for (int k = -12; k <= 12; k++)
+                for (int m = 1; m <= 5; m += m == 1 ? 1 : 3) {
+                    double step = m * pow(10, k);
+                    if (step < (hi - lo) / (max - 1))
+                        continue;
+                    double first = ceil(lo / step - 1e-9), last = floor(hi / step + 1e-9);
+                    bool exact = last - first == 1 && fabs(first * step - lo) <= 1e-9 * step &&
+                                 fabs(last * step - hi) <= 1e-9 * step;
+                    ck_assert_seeded(last - first + 1 < 2 || exact,
+                                     "[%g, %g], %d ticks: step %g fits, yet the ends were given", lo, hi, max,
+                                     step);
+                }
         }
         if (n >= 2 && !ends) {
             /* ticks far from zero lose digits in t[1] - t[0]: allow for it */
@@ -52,6 +57,10 @@ START_TEST(ticks_nice)
     double t[TICKS_MAX];
     ck_assert_int_eq(nice_ticks(0, 10, 6, t), 6);
     ck_assert(t[0] == 0 && t[5] == 10);
+    ck_assert_int_eq(nice_ticks(31, 39, 5, t), 4);              // 32 .. 38 by 2
+    ck_assert(t[0] == 32 && t[3] == 38);
+    ck_assert_int_eq(nice_ticks(1001, 1009, 2, t), 2);          // no multiple of 10 between: the ends
+    ck_assert(t[0] == 1001 && t[1] == 1009);
 }
 END_TEST
 

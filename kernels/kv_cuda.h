@@ -25,6 +25,9 @@ typedef struct {
     size_t l2_bytes;
 } GpuInfo;
 
+/* Compute capability 8.9 or later: MMAs on E4M3 operands (FP8 path A). */
+static inline bool gpu_has_e4m3_mma(const GpuInfo *g) { return g->cc_major * 10 + g->cc_minor >= 89; }
+
 typedef struct GpuCache GpuCache;       // a cache in device memory
 
 /* The plugin's table; every function returns 0, or -1 with a message in

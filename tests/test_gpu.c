@@ -123,6 +123,9 @@ static void check_case(const KvCudaApi *api, Rng *r, Case cs, uint64_t salt, boo
     kv_cache_done(&c);
 }
 
+/* The head dimensions and query heads a KV head that the GPU tests draw from. */
+static const uint32_t DIMS[] = {64, 128, 256}, GROUPS[] = {1, 2, 4, 8};
+
 /* Runs `count` random caches of the formats given (NULL: all) through the
  * GPU and the CPU and compares. An int4 cache at it % 4 == 3 (every fourth
  * when only int4 runs, every second among all formats) is shorter than its
@@ -137,10 +140,9 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
     if (!api)
         return;
     Rng r = {test_seed() ^ salt};
-    static const uint32_t DIMS[] = {64, 128, 256}, GROUPS[] = {1, 2, 4, 8};
     for (int it = 0; it < count; it++) {
         Case cs = {only ? only[it % n_only] : (KvFormat)(it % KV_FORMATS), 0, 0, 0, 0, 0, it};
-        cs.D = DIMS[rng_range(&r, 0, 2)], cs.G = GROUPS[rng_range(&r, 0, 3)];
+        cs.D = DIMS[rng_range(&r, 0, N_OF(DIMS) - 1)], cs.G = GROUPS[rng_range(&r, 0, N_OF(GROUPS) - 1)];
         cs.B = (uint32_t)rng_range(&r, 1, 3), cs.H = (uint32_t)rng_range(&r, 1, 4);
         bool no_groups = cs.f == KV_INT4 && it % 4 == 3;
         uint32_t longest = no_groups ? KIVI_RESIDUAL + KV_KIVI_GROUP - 1 : 3000;
@@ -159,11 +161,10 @@ START_TEST(gpu_every_shape)
     if (!api)
         return;
     Rng r = {test_seed() ^ 0x5A4E};
-    static const uint32_t DIMS[] = {64, 128, 256}, GROUPS[] = {1, 2, 4, 8};
     int it = 0;
     for (int f = 0; f < KV_FORMATS; f++)
-        for (int d = 0; d < 3; d++)
-            for (int gi = 0; gi < 4; gi++, it++) {
+        for (size_t d = 0; d < N_OF(DIMS); d++)
+            for (size_t gi = 0; gi < N_OF(GROUPS); gi++, it++) {
                 Case cs = {(KvFormat)f, 2, 2, GROUPS[gi], DIMS[d], (uint32_t)rng_range(&r, 160, 700) | 1, it};
                 check_case(api, &r, cs, 0x5A4E, false);
             }
@@ -221,7 +222,7 @@ START_TEST(gpu_fp8_path_a)
     if (!api)
         return;
     ck_assert_msg(api->info(&info, err, sizeof err) == 0, "%s", err);
-    if (info.cc_major * 10 + info.cc_minor < 89) {      // the kernels keep to path B there
+    if (!gpu_has_e4m3_mma(&info)) {      // the kernels keep to path B there
         printf("gpu_fp8_path_a skipped: %s is %d.%d, path A needs 8.9 or later\n", info.name,
                info.cc_major, info.cc_minor);
         return;

@@ -173,7 +173,7 @@ void run_free(RunResult *r)
     free(r->err);
 }
 
-double rel_l2(const float *x, const double *ref, size_t n)
+static double rel_l2(const float *x, const double *ref, size_t n)
 {
     double num = 0, den = 0;
     for (size_t i = 0; i < n; i++) {

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
 Suite *suite_checked(void);
 Suite *suite_units(void);
 Suite *suite_format(void);
@@ -59,11 +61,9 @@ typedef struct {
 RunResult run_kvlab(const char *const *argv, const char *stdin_text);
 void run_free(RunResult *r);
 
-/* Relative L2 error of x against ref (n values; NaN in x or an error
- * where ref is all zeros: infinity), and the largest over `heads`
- * outputs of d values each, so that one head's error does not hide
- * behind another's larger outputs. */
-double rel_l2(const float *x, const double *ref, size_t n);
+/* The largest relative L2 error of x against ref over `heads` outputs of
+ * d values each (NaN in x, or an error where ref is all zeros: infinity),
+ * so that one head's error does not hide behind another's larger outputs. */
 double worst_head(const float *x, const double *ref, size_t heads, size_t d);
 
 /* Decimal text of a u128 for messages. */

@@ -93,6 +93,12 @@ int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g)
     Error e;
     if (opt_gather(&a, c->opts, c->n_opts, c->repeat_opt, c->max_words, g, &e))
         return cli_fail(c->name, EXIT_USAGE, &e);
+    if (g->set[c->help_opt]) {
+        opt_usage(stdout, c->usage, c->opts, c->n_opts);
+        if (c->more_help)
+            c->more_help(stdout);
+        return EXIT_OK;
+    }
     int json = -1, csv = -1;                // one output form, where a command offers two
     for (size_t k = 0; k < c->n_opts; k++) {
         if (!strcmp(c->opts[k].name, "json"))
@@ -104,12 +110,7 @@ int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g)
         error_set(&e, "give --json or --csv, not both");
         return cli_fail(c->name, EXIT_USAGE, &e);
     }
-    if (!g->set[c->help_opt])
-        return CLI_GO_ON;
-    opt_usage(stdout, c->usage, c->opts, c->n_opts);
-    if (c->more_help)
-        c->more_help(stdout);
-    return EXIT_OK;
+    return CLI_GO_ON;
 }
 
 bool cli_parse_float(const char *s, float *out)

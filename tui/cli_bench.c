@@ -94,7 +94,7 @@ static const char *fp8_path_name(const BenchSetup *bs)
     const char *p = getenv("KVLAB_CUDA_PATH");
     if (p && !strcmp(p, "fp32"))
         return "fp32";
-    return fp8a_chosen() && bs->info.cc_major * 10 + bs->info.cc_minor >= 89 ? "A" : "B";
+    return fp8a_chosen() && gpu_has_e4m3_mma(&bs->info) ? "A" : "B";
 }
 
 /* FP8 path A and its promotion interval reach the CUDA plugin through its
@@ -131,8 +131,7 @@ static int setup(const Given *g, Bench *b, Error *e)
     if (bench_open(&b->s, g->set[O_BACKEND] ? g->val[O_BACKEND] : "auto", e))
         return error_prefix(e, "--backend");
     const GpuInfo *gi = &b->s.info;
-    if (b->s.cuda && g->set[O_FP8_PATH] && fp8a_chosen() &&
-        gi->cc_major * 10 + gi->cc_minor < 89)
+    if (b->s.cuda && g->set[O_FP8_PATH] && fp8a_chosen() && !gpu_has_e4m3_mma(gi))
         return error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
                             "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
     bool typed = g->set[O_KV_HEADS] || g->set[O_HEAD_DIM] || g->set[O_Q_HEADS] || g->set[O_LAYERS];

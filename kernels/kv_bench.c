@@ -90,11 +90,23 @@ done:
     return rc;
 }
 
-int bench_point(BenchSetup *b, KvFormat f, uint32_t B, uint64_t S, BenchRow *row, Error *e)
+static KvShape kv_shape(const BenchSetup *b, KvFormat f, uint32_t B, uint64_t S)
 {
     KvShape ks = {f, B, (uint32_t)b->shape.kv_heads, (uint32_t)b->shape.q_heads,
                   (uint32_t)b->shape.head_dim, 0, b->residual, false};
     ks.capacity = (uint32_t)((S + 31) / 32 * 32);
+    return ks;
+}
+
+const char *bench_fp8_kernel(const BenchSetup *b)
+{
+    KvShape ks = kv_shape(b, KV_FP8, 1, 32);
+    return b->cuda ? b->api->fp8_kernel(&ks) : NULL;
+}
+
+int bench_point(BenchSetup *b, KvFormat f, uint32_t B, uint64_t S, BenchRow *row, Error *e)
+{
+    KvShape ks = kv_shape(b, f, B, S);
     row->format = f;
     row->batch = B;
     row->context = S;

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define KVLAB_CUDA_ABI 1
+#define KVLAB_CUDA_ABI 2
 
 typedef struct {
     char name[128];
@@ -52,6 +52,11 @@ typedef struct {
     /* Median milliseconds to read `bytes` once (a reduction over a buffer
      * of that size): the weight stream of one decode step. */
     int (*time_read)(size_t bytes, double *median_ms, char *err, size_t n);
+    /* The FP8 kernel decode runs for this shape (its format aside), with
+     * the environment as it is now: "A" (E4M3 operands for q.k), "B"
+     * (codes to FP16 tensor-core operands) or "fp32" (the FP32 kernels:
+     * asked for, or a shape the tensor-core kernels do not take). */
+    const char *(*fp8_kernel)(const KvShape *s);
 } KvCudaApi;
 
 typedef const KvCudaApi *(*KvCudaEntry)(void);

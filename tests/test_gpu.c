@@ -54,6 +54,16 @@ static const KvCudaApi *gpu(void)
     return api;
 }
 
+/* The plugin and what it says of the GPU; NULL where there is none. */
+static const KvCudaApi *gpu_info(GpuInfo *info)
+{
+    const KvCudaApi *api = gpu();
+    char err[512];
+    if (api)
+        ck_assert_msg(api->info(info, err, sizeof err) == 0, "%s", err);
+    return api;
+}
+
 /* The exponent of value row `row` of cache `it` in the `wide` caches. */
 static int wide_exp(int it, size_t row)
 {
@@ -216,12 +226,10 @@ END_TEST
 START_TEST(gpu_fp8_path_a)
 {
     static const KvFormat FP8[] = {KV_FP8};
-    const KvCudaApi *api = gpu();
     GpuInfo info;
-    char err[512];
+    const KvCudaApi *api = gpu_info(&info);
     if (!api)
         return;
-    ck_assert_msg(api->info(&info, err, sizeof err) == 0, "%s", err);
     if (!gpu_has_e4m3_mma(&info)) {      // the kernels keep to path B there
         printf("gpu_fp8_path_a skipped: %s is %d.%d, path A needs 8.9 or later\n", info.name,
                info.cc_major, info.cc_minor);
@@ -232,6 +240,31 @@ START_TEST(gpu_fp8_path_a)
     setenv("KVLAB_CUDA_FP8_PROMOTE", "1", 1);
     gpu_vs_cpu(FP8, 1, 10, 0xF8A1, false);
     unsetenv("KVLAB_CUDA_FP8_PROMOTE");
+    unsetenv("KVLAB_CUDA_PATH");
+}
+END_TEST
+
+/* The plugin names the FP8 kernel it runs for a shape (what kvlab bench
+ * reports): path B by default, A when asked for on a GPU with E4M3 MMAs,
+ * the FP32 kernels when asked for or where no tensor-core kernel takes the
+ * shape (head dim 256; 16 query heads a KV head), whatever was asked. */
+START_TEST(gpu_fp8_kernel_named)
+{
+    GpuInfo info;
+    const KvCudaApi *api = gpu_info(&info);
+    if (!api)
+        return;
+    KvShape mma = {KV_BF16, 1, 8, 32, 128, 64, 0, false}, wide = mma, deep = mma;
+    wide.head_dim = 256;
+    deep.kv_heads = 2;
+    ck_assert_str_eq(api->fp8_kernel(&mma), "B");
+    ck_assert_str_eq(api->fp8_kernel(&wide), "fp32");
+    setenv("KVLAB_CUDA_PATH", "fp8a", 1);
+    ck_assert_str_eq(api->fp8_kernel(&mma), gpu_has_e4m3_mma(&info) ? "A" : "B");
+    ck_assert_str_eq(api->fp8_kernel(&wide), "fp32");
+    ck_assert_str_eq(api->fp8_kernel(&deep), "fp32");
+    setenv("KVLAB_CUDA_PATH", "fp32", 1);
+    ck_assert_str_eq(api->fp8_kernel(&mma), "fp32");
     unsetenv("KVLAB_CUDA_PATH");
 }
 END_TEST
@@ -271,6 +304,7 @@ Suite *suite_gpu(void)
     tcase_add_test(t, gpu_int4_kivi);
     tcase_add_test(t, gpu_fp32_path);
     tcase_add_test(t, gpu_fp8_path_a);
+    tcase_add_test(t, gpu_fp8_kernel_named);
     tcase_add_test(t, gpu_out_of_memory);
     suite_add_tcase(s, t);
     return s;

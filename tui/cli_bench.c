@@ -86,17 +86,6 @@ static bool fp8a_chosen(void)
     return p && !strcmp(p, "fp8a");
 }
 
-/* The kernels the CUDA plugin runs: "fp32" when asked for; "A" where path A
- * was chosen and the GPU has E4M3 MMAs (compute capability 8.9), as the
- * plugin decides; else "B". */
-static const char *fp8_path_name(const BenchSetup *bs)
-{
-    const char *p = getenv("KVLAB_CUDA_PATH");
-    if (p && !strcmp(p, "fp32"))
-        return "fp32";
-    return fp8a_chosen() && gpu_has_e4m3_mma(&bs->info) ? "A" : "B";
-}
-
 /* FP8 path A and its promotion interval reach the CUDA plugin through its
  * environment (KVLAB_CUDA_PATH, KVLAB_CUDA_FP8_PROMOTE), read at launch; a
  * path already set there counts as chosen. */
@@ -124,16 +113,20 @@ static int fp8_options(const Given *g, Error *e)
     return 0;
 }
 
+/* What the text table's first line adds about the kernels: path A, or the
+ * FP32 kernels where the tensor-core ones do not take the shape. */
+static const char *fp8_note(const BenchSetup *bs)
+{
+    const char *k = bs->cuda ? bench_fp8_kernel(bs) : "";
+    return !strcmp(k, "A") ? "; FP8 path A" : !strcmp(k, "fp32") ? "; the FP32 kernels" : "";
+}
+
 static int setup(const Given *g, Bench *b, Error *e)
 {
     if (fp8_options(g, e))
         return -1;
     if (bench_open(&b->s, g->set[O_BACKEND] ? g->val[O_BACKEND] : "auto", e))
         return error_prefix(e, "--backend");
-    const GpuInfo *gi = &b->s.info;
-    if (b->s.cuda && g->set[O_FP8_PATH] && fp8a_chosen() && !gpu_has_e4m3_mma(gi))
-        return error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
-                            "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
     bool typed = g->set[O_KV_HEADS] || g->set[O_HEAD_DIM] || g->set[O_Q_HEADS] || g->set[O_LAYERS];
     if (typed && g->set[O_MODEL])
         return error_set(e, "give --model or a shape, not both");
@@ -155,6 +148,17 @@ static int setup(const Given *g, Bench *b, Error *e)
             return error_prefix(e, "--model");
         b->have_model = true;
         b->s.shape = b->model.shape;
+    }
+    /* path A asked for where the plugin runs another kernel: say why */
+    const GpuInfo *gi = &b->s.info;
+    if (b->s.cuda && g->set[O_FP8_PATH] && fp8a_chosen() && strcmp(bench_fp8_kernel(&b->s), "A")) {
+        if (!gpu_has_e4m3_mma(gi))
+            return error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
+                                "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
+        return error_set(e, "--fp8-path A: no tensor-core kernel takes head dim %llu with %llu query heads a "
+                            "KV head; this shape runs the FP32 kernels",
+                         (unsigned long long)b->s.shape.head_dim,
+                         (unsigned long long)(b->s.shape.q_heads / b->s.shape.kv_heads));
     }
     uint64_t res = 128, iters = b->s.cuda ? 50 : 3;
     if ((g->set[O_RESIDUAL] && units_parse_count(g->val[O_RESIDUAL], 0, 1u << 20, &res, e)) ||
@@ -186,9 +190,10 @@ static void print_json(const BenchSetup *b, const Row *rows, size_t n, const KvF
     if (itl)
         cJSON_AddNumberToObject(root, "weights_ms", b->weights_ms);
     if (b->cuda) {
-        cJSON_AddStringToObject(root, "fp8_path", fp8_path_name(b));
+        const char *path = bench_fp8_kernel(b);
+        cJSON_AddStringToObject(root, "fp8_path", path);
         const char *pr = getenv("KVLAB_CUDA_FP8_PROMOTE");
-        if (!strcmp(fp8_path_name(b), "A"))
+        if (!strcmp(path, "A"))
             cJSON_AddNumberToObject(root, "fp8_promote", pr ? atof(pr) : 0);
     }
     cJSON *shape = cJSON_AddObjectToObject(root, "shape");
@@ -292,7 +297,7 @@ int cmd_bench(int argc, char **argv)
                    bs->cuda ? "CUDA" : "CPU reference", bs->cuda ? bs->info.name : bs->why_cpu,
                    (unsigned long long)bs->shape.q_heads, (unsigned long long)bs->shape.kv_heads,
                    (unsigned long long)bs->shape.head_dim,
-                   bs->cuda && !strcmp(fp8_path_name(bs), "A") ? "; FP8 path A" : "");
+                   fp8_note(bs));
         printf(g.set[O_CSV] ? "format,batch,context,attention_ms,kv_bytes,GBps%s%s\n"
                             : "%-9s %5s %8s %12s %14s %8s%s%s\n",
                g.set[O_CSV] ? (bs->cuda ? ",copy_fraction" : "") : "format",

@@ -796,7 +796,12 @@ __device__ __forceinline__ uint32_t and_or(uint32_t x, uint32_t mask, uint32_t y
 // FP16 (MAG 9) then reads 2^-14 times the E2M1 value, BF16 (MAG 6) 2^-126
 // times it, with their own bias, subnormals (0 and 0.5) included. A code
 // whose sign and magnitude lie the same distance from there takes one
-// shift and one mask, nvfp4's code 0 only the mask; the others a shift each
+// shift and one mask, nvfp4's code 0 only the mask. One whose sign and
+// magnitude both move left, by different distances, is masked alone and
+// multiplied by the sum of the two powers of two: the two copies it adds
+// share no bit (so nothing carries) and each leaves nothing in the other's
+// field, so a mask keeps the magnitude of one and the sign of the other
+// (three operations; nvfp4's codes 2 and 3). The rest take a shift each
 // and two logic operations.
 template <KvFormat F>
 __device__ __forceinline__ void e2m1x8(uint32_t w, uint32_t out[4])
@@ -805,10 +810,16 @@ __device__ __forceinline__ void e2m1x8(uint32_t w, uint32_t out[4])
     constexpr uint32_t SIGNS = 0x80008000u, MAGS = 0x70007u << MAG;
 #pragma unroll
     for (int k = 0; k < 4; k++) {
-        const int d = MAG - (int)kv_e2m1_mag_at(F, k), e = 15 - (int)kv_e2m1_sign_at(F, k);
+        const int s = (int)kv_e2m1_sign_at(F, k), p = (int)kv_e2m1_mag_at(F, k);
+        const int d = MAG - p, e = 15 - s;
+        const uint32_t code = 0x10001u << s | 0x70007u << p;
+        const bool apart = d > 0 && e > 0 && ((code << d) & (code << e)) == 0 &&
+                           ((code << d) & SIGNS) == 0 && ((code << e) & MAGS) == 0;
         const uint32_t mag = d >= 0 ? w << d : w >> -d;
         if (d == e)
             out[k] = mag & (SIGNS | MAGS);
+        else if (apart)
+            out[k] = ((w & code) * ((1u << d) + (1u << e))) & (SIGNS | MAGS);
         else
             out[k] = and_or(e >= 0 ? w << e : w >> -e, SIGNS, mag & MAGS);
     }
@@ -2323,8 +2334,15 @@ static int time_read(size_t bytes, double *median_ms, char *err, size_t n)
     return 0;
 }
 
-static const KvCudaApi API = {KVLAB_CUDA_ABI, info,           upload,        fill,     release,
-                              decode,         time_decode,    copy_bandwidth, time_read};
+static const char *fp8_kernel(const KvShape *s)
+{
+    KvShape f = *s;
+    f.format = KV_FP8;
+    return !use_mma(f) ? "fp32" : fp8_path_a(f) ? "A" : "B";
+}
+
+static const KvCudaApi API = {KVLAB_CUDA_ABI, info,        upload,         fill,      release,  decode,
+                              time_decode,    copy_bandwidth, time_read, fp8_kernel};
 
 extern "C" __attribute__((visibility("default"))) const KvCudaApi *kvlab_cuda_api(void)
 {

@@ -1484,24 +1484,23 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         const uint8_t *kt = wbuf + read, *vt = kt + C::TILE;
         read = next_stage(read, C::STAGE, C::STAGES), write = next_stage(write, C::STAGE, C::STAGES);
 
-        // E2M1 block scales as operand pairs. NVFP4's E4M3 as FP16, four at a
-        // time, a 256th of their values times the 2^14 e2m1x8 leaves
-        // out: keys kbs[n][b] (block b of row n in the low half), values
-        // vbs (the lane's tokens 0 and 2, 1 and 3). MXFP4's as
-        // e8m0_factor2 over the tile's shift, keys kbs[n][0] in both halves.
+        // E2M1 block scales as operand pairs. NVFP4's E4M3 as FP16
+        // (e4m3x4_pairs) times 64 / E4M3_UNIT: a 256th of their values times
+        // the 2^14 e2m1x8 leaves out; keys kbs[n][0] (the blocks of row n's
+        // channels, the first in the low half), values vbs (the lane's tokens
+        // 0 and 2, 1 and 3). MXFP4's as e8m0_factor2 over the tile's shift,
+        // keys kbs[n][0] in both halves.
         uint32_t kbs[2][2], vbs[2] = {};
         float tile_scale = 1;
         if (FMT == KV_NVFP4) {
-            const uint32_t two14 = 0x74007400u;
-            uint32_t v[2];
-            e4m3x4_f16(cur.k[0], kbs[0]);
-            e4m3x4_f16(cur.k[1], kbs[1]);
-            e4m3x4_f16(cur.v, v);
-#pragma unroll
-            for (int i = 0; i < 2; i++) {
-                kbs[0][i] = mul2<true>(kbs[0][i], two14), kbs[1][i] = mul2<true>(kbs[1][i], two14);
-                vbs[i] = mul2<true>(v[i], two14);
-            }
+            const uint32_t unit = E4M3_UNIT == 1.0f ? 0x54005400u : 0x74007400u;   // 2^6 or 2^14
+            uint32_t k0[2], k1[2], v[2];
+            e4m3x4_pairs(cur.k[0], k0);
+            e4m3x4_pairs(cur.k[1], k1);
+            e4m3x4_pairs(cur.v, v);
+            kbs[0][0] = mul2<true>(k0[0], unit), kbs[1][0] = mul2<true>(k1[0], unit);
+            vbs[0] = mul2<true>(__byte_perm(v[0], v[1], 0x5410), unit);
+            vbs[1] = mul2<true>(__byte_perm(v[0], v[1], 0x7632), unit);
         } else if (FMT == KV_MXFP4) {
             const int x = e8m0_tile_shift(cur);
             const uint32_t y = cur.v + (126 - x) * 0x01010101u;     // no byte carries: c + 126 - x <= 254
@@ -1534,8 +1533,8 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 #pragma unroll
             for (int w = 0; w < KW; w++) {
                 uint32_t s2 = 0, pr[NP];
-                if (FMT == KV_NVFP4)        // the block of channels tig * D/4 + 8 w: w / 2
-                    s2 = __byte_perm(kbs[n][w * 8 / C::BS], 0, 0x1010);
+                if (FMT == KV_NVFP4)        // block w / 2 of the lane's channels: a half of kbs[n][0]
+                    s2 = __byte_perm(kbs[n][0], 0, w * 8 / C::BS ? 0x3232 : 0x1010);
                 else if (FMT == KV_MXFP4)   // one block
                     s2 = kbs[n][0];
                 to_pairs<FMT>(kw[w], s2, pr);

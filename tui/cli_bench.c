@@ -155,10 +155,10 @@ static int setup(const Given *g, Bench *b, Error *e)
         if (!gpu_has_e4m3_mma(gi))
             return error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
                                 "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
-        return error_set(e, "--fp8-path A: no tensor-core kernel takes head dim %llu with %llu query heads a "
+        const unsigned long long g_heads = b->s.shape.q_heads / b->s.shape.kv_heads;
+        return error_set(e, "--fp8-path A: no tensor-core kernel takes head dim %llu with %llu query head%s a "
                             "KV head; this shape runs the FP32 kernels",
-                         (unsigned long long)b->s.shape.head_dim,
-                         (unsigned long long)(b->s.shape.q_heads / b->s.shape.kv_heads));
+                         (unsigned long long)b->s.shape.head_dim, g_heads, g_heads == 1 ? "" : "s");
     }
     uint64_t res = 128, iters = b->s.cuda ? 50 : 3;
     if ((g->set[O_RESIDUAL] && units_parse_count(g->val[O_RESIDUAL], 0, 1u << 20, &res, e)) ||

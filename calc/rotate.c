@@ -10,17 +10,25 @@ int rope_apply(float *x, size_t rows, size_t d, size_t first, double theta, Erro
     if (!(theta > 1))
         return error_set(e, "RoPE theta must be greater than 1");
     size_t half = d / 2;
-    /* A channel pair's frequency is the same at every position: pairs
-     * outside, rows inside, one pow per pair. */
-    for (size_t i = 0; i < half; i++) {
-        double freq = pow(theta, -2.0 * (double)i / (double)d);
+    /* A channel pair's frequency is the same at every position: one pow
+     * per pair, for a block of pairs at a time, then every row over that
+     * block (no heap buffer; each row read in runs of the block). */
+    enum { BLOCK = 64 };
+    for (size_t i0 = 0; i0 < half; i0 += BLOCK) {
+        size_t n = half - i0 < BLOCK ? half - i0 : BLOCK;
+        double freq[BLOCK];
+        for (size_t k = 0; k < n; k++)
+            freq[k] = pow(theta, -2.0 * (double)(i0 + k) / (double)d);
         for (size_t r = 0; r < rows; r++) {
-            float *v = x + r * d;
-            double ang = (double)(first + r) * freq;
-            double c = cos(ang), s = sin(ang);
-            double a = v[i], b = v[i + half];
-            v[i] = (float)(a * c - b * s);
-            v[i + half] = (float)(a * s + b * c);
+            float *v = x + r * d + i0;
+            double pos = (double)(first + r);
+            for (size_t k = 0; k < n; k++) {
+                double ang = pos * freq[k];
+                double c = cos(ang), s = sin(ang);
+                double a = v[k], b = v[k + half];
+                v[k] = (float)(a * c - b * s);
+                v[k + half] = (float)(a * s + b * c);
+            }
         }
     }
     return 0;

@@ -25,7 +25,7 @@
  * the bound, and an absolute floor for groups whose bound is zero. */
 #define BOUND_REL_SLACK 1e-4f
 #define BOUND_ABS_SLACK 1e-6f
-/* A dot product of 64 to 128 float32 values of order 1 to 3, each rounded
+/* A dot product of 64 to 160 float32 values of order 1 to 3, each rounded
  * once after a rotation. */
 #define ROTATED_DOT_TOL 1e-3
 
@@ -416,43 +416,48 @@ static double rope_dot(const float *q, const float *k, size_t D, size_t dist, do
 }
 
 /* RoPE keeps each pair's length, and q.k after RoPE depends only on the
- * distance between the two positions, as its definition gives it. */
+ * distance between the two positions, as its definition gives it; at a
+ * head dimension of one block of rope_apply's pairs and at one of more. */
 START_TEST(rope_relative)
 {
+    static const size_t DIMS[] = {64, 160};
     Rng r = {test_seed() ^ 0x2023};
-    size_t D = 64;
-    float *q = fill_random(&r, D, 1), *k = fill_random(&r, D, 1);
-    double want = rope_dot(q, k, D, 10, 10000);
-    for (size_t shift = 0; shift < 5; shift++) {
-        float a[64], b[64];
-        memcpy(a, q, sizeof a);
-        memcpy(b, k, sizeof b);
-        size_t m = 100 + 37 * shift;
-        ck_assert_int_eq(rope_apply(a, 1, D, m + 10, 10000, NULL), 0);
-        ck_assert_int_eq(rope_apply(b, 1, D, m, 10000, NULL), 0);
-        double dot = 0;
-        for (size_t i = 0; i < D; i++)
-            dot += (double)a[i] * b[i];
-        ck_assert_double_eq_tol(dot, want, ROTATED_DOT_TOL);
-        for (size_t i = 0; i < D / 2; i++)
-            ck_assert_double_eq_tol(hypot(b[i], b[i + D / 2]), hypot(k[i], k[i + D / 2]), F32_TOL);
+    for (size_t di = 0; di < N_OF(DIMS); di++) {
+        size_t D = DIMS[di];
+        float *q = fill_random(&r, D, 1), *k = fill_random(&r, D, 1);
+        double want = rope_dot(q, k, D, 10, 10000);
+        for (size_t shift = 0; shift < 5; shift++) {
+            float a[160], b[160];
+            memcpy(a, q, D * sizeof *a);
+            memcpy(b, k, D * sizeof *b);
+            size_t m = 100 + 37 * shift;
+            ck_assert_int_eq(rope_apply(a, 1, D, m + 10, 10000, NULL), 0);
+            ck_assert_int_eq(rope_apply(b, 1, D, m, 10000, NULL), 0);
+            double dot = 0;
+            for (size_t i = 0; i < D; i++)
+                dot += (double)a[i] * b[i];
+            ck_assert_double_eq_tol(dot, want, ROTATED_DOT_TOL);
+            for (size_t i = 0; i < D / 2; i++)
+                ck_assert_double_eq_tol(hypot(b[i], b[i + D / 2]), hypot(k[i], k[i + D / 2]), F32_TOL);
+        }
+        free(q), free(k);
     }
-    free(q), free(k);
 }
 END_TEST
 
 /* Rows of one call are positions first, first + 1, ...: the same, bit for
- * bit, as one call a row. */
+ * bit, as one call a row; at a head dimension whose 80 pairs take one
+ * whole block of rope_apply's and part of another. */
 START_TEST(rope_rows)
 {
     Rng r = {test_seed() ^ 0x2024};
-    size_t D = 32, rows = 5;
+    size_t D = 160, rows = 5;
     float *x = fill_random(&r, rows * D, 1), *y = malloc(rows * D * sizeof *y);
     memcpy(y, x, rows * D * sizeof *y);
     ck_assert_int_eq(rope_apply(x, rows, D, 7, 10000, NULL), 0);
     for (size_t i = 0; i < rows; i++)
         ck_assert_int_eq(rope_apply(y + i * D, 1, D, 7 + i, 10000, NULL), 0);
-    ck_assert_seeded(!memcmp(x, y, rows * D * sizeof *y), "%s", "rows differ from single-row calls");
+    ck_assert_seeded(!memcmp(x, y, rows * D * sizeof *y), "rows differ from single-row calls");
     free(x), free(y);
 }
 END_TEST

@@ -52,7 +52,8 @@ void experiment_result_free(ExperimentResult *r);
 /* The tokens whose scores moved most: order (room for r->tokens) gets
  * every token once, the first min(k, tokens) of them by |score - reference|,
  * largest first (a partial selection sort, k passes; ties keep the lower
- * token first). Returns that count. */
+ * token first; k = 0 leaves every token in token order). Returns that
+ * count. */
 size_t experiment_most_moved(const ExperimentResult *r, size_t *order, size_t k);
 
 #endif

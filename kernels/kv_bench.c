@@ -101,7 +101,7 @@ static KvShape kv_shape(const BenchSetup *b, KvFormat f, uint32_t B, uint64_t S)
 const char *bench_fp8_kernel(const BenchSetup *b)
 {
     KvShape ks = kv_shape(b, KV_FP8, 1, 32);
-    return b->cuda ? b->api->fp8_kernel(&ks) : NULL;
+    return b->cuda ? b->api->fp8_kernel(&ks) : "";
 }
 
 int bench_point(BenchSetup *b, KvFormat f, uint32_t B, uint64_t S, BenchRow *row, Error *e)

@@ -49,7 +49,7 @@ int bench_weights_here(const BenchSetup *b, Error *e);
  * slower (kernels/PERF.md). */
 int bench_weights(BenchSetup *b, u128 weight_bytes, BenchRow *rows, size_t n, Error *e);
 /* The FP8 kernel the CUDA plugin runs for the shape ("A", "B" or "fp32":
- * KvCudaApi.fp8_kernel); NULL on the CPU reference. */
+ * KvCudaApi.fp8_kernel); "" on the CPU reference. */
 const char *bench_fp8_kernel(const BenchSetup *b);
 int bench_point(BenchSetup *b, KvFormat f, uint32_t batch, uint64_t context, BenchRow *row, Error *e);
 /* Least-squares ms per context token over the rows of one format and

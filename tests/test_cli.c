@@ -359,7 +359,8 @@ START_TEST(quant_command)
     usage_error(RUN("quant", "--bits", "9"), "--bits", "out of range");
     usage_error(RUN("quant", "--granularity", "row"), "unknown granularity 'row'", "tgroup:G");
     usage_error(RUN("quant", "--scheme", "int5"), "unknown scheme 'int5'", NULL);
-    usage_error(RUN("quant", "--preset", "worked-4x4", "--query", "1,2"), "--query", "4 numbers");
+    usage_error(RUN("quant", "--preset", "worked-4x4", "--query", "1,2"), "--query", "4 values, one per channel, not 2");
+    usage_error(RUN("quant", "--preset", "worked-4x4", "--query", "1,2,3,4,5"), "--query", "at most 4 values, not 5");
     usage_error(RUN("quant", "--rotate", "hadamard", "--head-dim", "96"), "power-of-two", NULL);
     usage_error(RUN("quant", "--preset", "nope"), "worked-4x4", NULL);
     usage_error(RUN("quant", "--outlier-scale", "-3"), "--outlier-scale", NULL);
@@ -464,7 +465,7 @@ START_TEST(bench_command)
     // lists: an empty entry and one value too many are refused, not skipped or cut
     usage_error(RUN("bench", "--batch", "1,,16"), "--batch", "empty entry");
     usage_error(RUN("bench", "--contexts", "1k,"), "--contexts", "empty entry");
-    usage_error(RUN("bench", "--batch", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"), "--batch", "at most 16");
+    usage_error(RUN("bench", "--batch", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"), "--batch", "at most 16 values, not 17");
     usage_error(RUN("calc", "--contexts", "1k,,8k"), "--contexts", "empty entry");
     usage_error(RUN("bench", "--fp8-path", "C"), "--fp8-path", "'C'");
     usage_error(RUN("bench", "--promote", "2"), "--promote", "path A");

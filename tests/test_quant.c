@@ -233,7 +233,7 @@ START_TEST(most_moved_random)
             x.scores[t] = x.scores_ref[t] + ((double)rng_range(&r, 0, 6) - 3) / 4;
         }
         size_t n = experiment_most_moved(&x, order, k);
-        ck_assert_uint_eq(n, k < T ? k : T);
+        ck_assert_seeded(n == (k < T ? k : T), "%zu of %zu tokens for k = %zu", n, T, k);
         for (size_t i = 0; i < T; i++) {
             ck_assert_seeded(order[i] < T && !seen[order[i]], "token %zu twice or out of range", order[i]);
             seen[order[i]] = true;
@@ -253,6 +253,20 @@ START_TEST(most_moved_random)
         }
         free(x.scores), free(x.scores_ref), free(order), free(seen);
     }
+}
+END_TEST
+
+/* experiment_most_moved by hand: moves 0, 2, 2, 1 give tokens 1 and 2 (the
+ * tie, lower token first), then 3; k = 0 leaves token order. */
+START_TEST(most_moved_fixed)
+{
+    double ref[] = {0, 0, 0, 0}, score[] = {0, -2, 2, 1};
+    ExperimentResult x = {.tokens = 4, .scores = score, .scores_ref = ref};
+    size_t order[4];
+    ck_assert_uint_eq(experiment_most_moved(&x, order, 3), 3);
+    ck_assert(order[0] == 1 && order[1] == 2 && order[2] == 3 && order[3] == 0);
+    ck_assert_uint_eq(experiment_most_moved(&x, order, 0), 0);
+    ck_assert(order[0] == 0 && order[1] == 1 && order[2] == 2 && order[3] == 3);
 }
 END_TEST
 
@@ -622,6 +636,7 @@ Suite *suite_quant(void)
     tcase_add_test(t, fp8_scales);
     tcase_add_test(t, integer_bounds_random);
     tcase_add_test(t, most_moved_random);
+    tcase_add_test(t, most_moved_fixed);
     tcase_add_test(t, fp8_bounds_random);
     tcase_add_test(t, fp4_bounds_random);
     tcase_add_test(t, granularity_consistency);

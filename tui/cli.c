@@ -149,8 +149,12 @@ static int split_list(const char *s, size_t max, size_t *n,
             return error_set(e, "an empty entry in '%s'", s);
         if (len >= sizeof tok)
             return error_set(e, "'%.*s...' is too long for a number", 20, p);
-        if (*n == max)
-            return error_set(e, "at most %zu values in '%s'", max, s);
+        if (*n == max) {
+            size_t all = 1;
+            for (const char *c = s; (c = strchr(c, ',')); c++)
+                all++;
+            return error_set(e, "at most %zu values, not %zu", max, all);
+        }
         memcpy(tok, p, len);
         tok[len] = '\0';
         if (item(tok, (*n)++, ctx, e))

@@ -117,7 +117,7 @@ static int fp8_options(const Given *g, Error *e)
  * FP32 kernels where the tensor-core ones do not take the shape. */
 static const char *fp8_note(const BenchSetup *bs)
 {
-    const char *k = bs->cuda ? bench_fp8_kernel(bs) : "";
+    const char *k = bench_fp8_kernel(bs);
     return !strcmp(k, "A") ? "; FP8 path A" : !strcmp(k, "fp32") ? "; the FP32 kernels" : "";
 }
 
@@ -149,16 +149,18 @@ static int setup(const Given *g, Bench *b, Error *e)
         b->have_model = true;
         b->s.shape = b->model.shape;
     }
-    /* path A asked for where the plugin runs another kernel: say why */
+    /* path A asked for where the plugin runs another kernel: say which */
     const GpuInfo *gi = &b->s.info;
-    if (b->s.cuda && g->set[O_FP8_PATH] && fp8a_chosen() && strcmp(bench_fp8_kernel(&b->s), "A")) {
+    const char *kernel = bench_fp8_kernel(&b->s);
+    if (b->s.cuda && g->set[O_FP8_PATH] && fp8a_chosen() && strcmp(kernel, "A")) {
         if (!gpu_has_e4m3_mma(gi))
             return error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
                                 "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
         const unsigned long long g_heads = b->s.shape.q_heads / b->s.shape.kv_heads;
-        return error_set(e, "--fp8-path A: no tensor-core kernel takes head dim %llu with %llu query head%s a "
-                            "KV head; this shape runs the FP32 kernels",
-                         (unsigned long long)b->s.shape.head_dim, g_heads, g_heads == 1 ? "" : "s");
+        return error_set(e, "--fp8-path A: for head dim %llu with %llu query head%s a KV head the plugin runs "
+                            "FP8 %s, not path A",
+                         (unsigned long long)b->s.shape.head_dim, g_heads, g_heads == 1 ? "" : "s",
+                         strcmp(kernel, "fp32") ? "path B" : "on its FP32 kernels");
     }
     uint64_t res = 128, iters = b->s.cuda ? 50 : 3;
     if ((g->set[O_RESIDUAL] && units_parse_count(g->val[O_RESIDUAL], 0, 1u << 20, &res, e)) ||

@@ -314,7 +314,7 @@ static int source(const Given *g, Setup *s, Error *e)
             return error_set(e, "out of memory");
         int rc = cli_parse_floats(g->val[O_QUERY], tmp, s->in.d, &got, e);
         if (!rc && got != s->in.d)
-            rc = error_set(e, "expected %zu numbers, one per channel, got %zu", s->in.d, got);
+            rc = error_set(e, "%zu values, one per channel, not %zu", s->in.d, got);
         if (!rc)
             memcpy(s->in.q, tmp, s->in.d * sizeof *tmp);
         free(tmp);

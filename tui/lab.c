@@ -93,15 +93,6 @@ static size_t value_size(const Field *f)
     }
 }
 
-static void recompute(Lab *lab)
-{
-    Error e;
-    const ScreenDef *s = SCREENS[lab->cur];
-    if (s->recompute(lab->state[lab->cur], &e))
-        lab_status(lab, true, "%s", e.msg);
-    load_fields(lab);
-}
-
 /* The current screen's settings (its fields' values) before a key. */
 typedef struct {
     size_t screen, n;
@@ -115,24 +106,22 @@ static void save_settings(const Lab *lab, Settings *st)
         memcpy(st->value[i], lab->fields[i].value, value_size(&lab->fields[i]));
 }
 
-/* Recomputes after a key that changed settings (a field, or a screen's own
- * key); if the figures cannot be computed with them, the settings before
- * the key come back, with their figures, and the message stays. */
+/* Recomputes the current screen's figures. After a key that changed
+ * settings (a field, or a screen's own key; `before`, else NULL), if the
+ * figures cannot be computed with them, the settings before the key come
+ * back, with their figures, and the message stays. */
 static void recompute_or_restore(Lab *lab, const Settings *before)
 {
     Error e;
     const ScreenDef *s = SCREENS[lab->cur];
-    if (s->recompute(lab->state[lab->cur], &e) == 0) {
-        load_fields(lab);
-        return;
-    }
-    if (before->screen == lab->cur) {
+    const int failed = s->recompute(lab->state[lab->cur], &e) != 0;
+    if (failed && before && before->screen == lab->cur) {
         for (size_t i = 0; i < before->n; i++)
             memcpy(lab->fields[i].value, before->value[i], value_size(&lab->fields[i]));
         lab_status(lab, true, "%s (kept the previous value)", e.msg);
         Error again;
         s->recompute(lab->state[lab->cur], &again);
-    } else {
+    } else if (failed) {
         lab_status(lab, true, "%s", e.msg);
     }
     load_fields(lab);
@@ -579,7 +568,7 @@ int lab_run(void)
     }
     for (size_t i = 0; i < N_SCREENS; i++) {
         lab.cur = i;
-        recompute(&lab);
+        recompute_or_restore(&lab, NULL);
     }
     lab.cur = 0;
     load_fields(&lab);

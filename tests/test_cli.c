@@ -216,7 +216,8 @@ START_TEST(calc_errors)
     usage_error(RUN("bench", "--json", "--csv"), "not both", NULL);
     usage_error(RUN("calc", "--memory", "80GB"), "need --gpu", NULL);
     RunResult r = RUN("bench", "--json", "--csv", "--help");      // help first, whatever else is given
-    ck_assert_msg(r.status == 0 && !strncmp(r.out, "usage: kvlab bench", 18), "exit %d: %s", r.status, r.err);
+    ck_assert_msg(r.status == 0 && !strncmp(r.out, "usage: kvlab bench", 18), "exit %d: out '%.60s', err '%s'",
+                  r.status, r.out, r.err);
     run_free(&r);
 }
 END_TEST

@@ -100,14 +100,13 @@ static void check_case(const KvCudaApi *api, Rng *r, Case cs, uint64_t salt, boo
      * that block scales of one tensor span subnormals and normals */
     const bool spread = it % 3 == 2;
     for (size_t i = 0; i < n; i++) {
-        int row_exp = (int)((uint32_t)(i / D) * 0x9E3779B1u >> 16) % 13;
-        float m = spread ? ldexpf(1.0f, -row_exp) : 1.0f;
+        float m = spread ? group_magnitude(i / D) : 1.0f;
         float mv = wide ? ldexpf(1.0f, wide_exp(it, i / D)) : m;
-        k[i] = ((float)(rng_next(r) >> 40) / (float)(1 << 24) - 0.5f) * 4 * m;
-        v[i] = ((float)(rng_next(r) >> 40) / (float)(1 << 24) - 0.5f) * 4 * mv;
+        k[i] = rng_uniform(r, 2) * m;
+        v[i] = rng_uniform(r, 2) * mv;
     }
     for (size_t i = 0; i < nq; i++)
-        q[i] = ((float)(rng_next(r) >> 40) / (float)(1 << 24) - 0.5f) * 2;
+        q[i] = rng_uniform(r, 1);
     ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
     bool fp8a = path && !strcmp(path, "fp8a") && cs.f == KV_FP8 && D <= 128;
     float *qref = malloc(nq * 4);
@@ -164,7 +163,8 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
 /* Every format at every head dimension and group size the kernels take
  * (D 64 and 128 on the tensor cores, 256 on the FP32 kernels; 1 to 8
  * query heads a KV head, which decide where each lane's outputs go), on
- * random odd lengths of a few hundred tokens: none left to chance. */
+ * random odd lengths of a few hundred tokens, past int4's BF16 window
+ * and one group: none left to chance. */
 START_TEST(gpu_every_shape)
 {
     const KvCudaApi *api = gpu();
@@ -175,7 +175,8 @@ START_TEST(gpu_every_shape)
     for (int f = 0; f < KV_FORMATS; f++)
         for (size_t d = 0; d < N_OF(DIMS); d++)
             for (size_t gi = 0; gi < N_OF(GROUPS); gi++, it++) {
-                Case cs = {(KvFormat)f, 2, 2, GROUPS[gi], DIMS[d], (uint32_t)rng_range(&r, 160, 700) | 1, it};
+                Case cs = {(KvFormat)f, 2, 2, GROUPS[gi], DIMS[d],
+                           (uint32_t)rng_range(&r, KIVI_RESIDUAL + KV_KIVI_GROUP + 1, 700) | 1, it};
                 check_case(api, &r, cs, 0x5A4E, false);
             }
 }
@@ -216,7 +217,6 @@ START_TEST(gpu_fp32_path)
 {
     setenv("KVLAB_CUDA_PATH", "fp32", 1);
     gpu_vs_cpu(NULL, 0, 18, 0xF32, false);
-    unsetenv("KVLAB_CUDA_PATH");
 }
 END_TEST
 
@@ -239,8 +239,6 @@ START_TEST(gpu_fp8_path_a)
     gpu_vs_cpu(FP8, 1, 10, 0xF8A, false);
     setenv("KVLAB_CUDA_FP8_PROMOTE", "1", 1);
     gpu_vs_cpu(FP8, 1, 10, 0xF8A1, false);
-    unsetenv("KVLAB_CUDA_FP8_PROMOTE");
-    unsetenv("KVLAB_CUDA_PATH");
 }
 END_TEST
 
@@ -254,18 +252,21 @@ START_TEST(gpu_fp8_kernel_named)
     const KvCudaApi *api = gpu_info(&info);
     if (!api)
         return;
-    KvShape mma = {KV_BF16, 1, 8, 32, 128, 64, 0, false}, wide = mma, deep = mma;
+    KvShape mma = {KV_FP8, 1, 8, 32, 128, 64, 0, false}, small = mma, wide = mma, deep = mma;
+    small.head_dim = 64;
     wide.head_dim = 256;
     deep.kv_heads = 2;
     ck_assert_str_eq(api->fp8_kernel(&mma), "B");
+    ck_assert_str_eq(api->fp8_kernel(&small), "B");
     ck_assert_str_eq(api->fp8_kernel(&wide), "fp32");
+    ck_assert_str_eq(api->fp8_kernel(&deep), "fp32");
     setenv("KVLAB_CUDA_PATH", "fp8a", 1);
     ck_assert_str_eq(api->fp8_kernel(&mma), gpu_has_e4m3_mma(&info) ? "A" : "B");
+    ck_assert_str_eq(api->fp8_kernel(&small), gpu_has_e4m3_mma(&info) ? "A" : "B");
     ck_assert_str_eq(api->fp8_kernel(&wide), "fp32");
     ck_assert_str_eq(api->fp8_kernel(&deep), "fp32");
     setenv("KVLAB_CUDA_PATH", "fp32", 1);
     ck_assert_str_eq(api->fp8_kernel(&mma), "fp32");
-    unsetenv("KVLAB_CUDA_PATH");
 }
 END_TEST
 

@@ -16,11 +16,6 @@
  * tokens stays well within this. */
 #define CPU_VS_F64_TOL 2e-5
 
-static float uniform(Rng *r, float spread)
-{
-    return spread * ((float)(rng_next(r) >> 40) / (float)(1 << 24) * 2 - 1);
-}
-
 /* FP16: exact codes, rounding, overflow, and every code round trips. */
 START_TEST(fp16_codec)
 {
@@ -47,8 +42,8 @@ END_TEST
  * agreeing; the GPU suite checks those against this CPU reading. */
 START_TEST(e2m1_words)
 {
-    const KvFormat fmts[2] = {KV_NVFP4, KV_MXFP4};
-    for (int f = 0; f < 2; f++) {
+    const KvFormat fmts[] = {KV_NVFP4, KV_MXFP4};
+    for (size_t f = 0; f < N_OF(fmts); f++) {
         for (unsigned w = 0; w < 65536; w++) {
             unsigned back = 0;
             for (unsigned i = 0; i < 4; i++)
@@ -73,7 +68,7 @@ static KvShape shape(KvFormat f, uint32_t B, uint32_t H, uint32_t G, uint32_t D,
 static void fill(Rng *r, float *x, size_t n, float spread)
 {
     for (size_t i = 0; i < n; i++)
-        x[i] = uniform(r, spread);
+        x[i] = rng_uniform(r, spread);
 }
 
 /* Quantize-on-write then dequantize: within each format's bound of the
@@ -125,14 +120,15 @@ START_TEST(write_read_bounds)
 END_TEST
 
 /* The cache's NVFP4 and MXFP4 are calc/quant's (quantize_ref, the
- * definition): one append of random rows whose magnitudes span 2^-12 to 1
- * reads back, bit for bit, as the reference quantizes the whole tensor. */
+ * definition): one append of random values whose magnitudes span 2^-12 to
+ * 1 (one a group of 16: an NVFP4 block, half an MXFP4 one) reads back, bit
+ * for bit, as the reference quantizes the whole tensor. */
 START_TEST(fp4_matches_ref)
 {
     Rng r = {test_seed() ^ 0xF4F4};
-    const KvFormat FMT[2] = {KV_NVFP4, KV_MXFP4};
-    const Scheme SCH[2] = {SCHEME_NVFP4, SCHEME_MXFP4};
-    for (int f = 0; f < 2; f++) {
+    const KvFormat FMT[] = {KV_NVFP4, KV_MXFP4};
+    const Scheme SCH[] = {SCHEME_NVFP4, SCHEME_MXFP4};
+    for (size_t f = 0; f < N_OF(FMT); f++) {
         KvShape s = shape(FMT[f], 2, 2, 1, 64, 128);
         KvCache c;
         ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
@@ -140,8 +136,8 @@ START_TEST(fp4_matches_ref)
         size_t rows = (size_t)s.batch * s.kv_heads * T, n = rows * s.head_dim;
         float *k = malloc(n * 4), *v = malloc(n * 4), *rk = malloc(n * 4), *rv = malloc(n * 4);
         for (size_t i = 0; i < n; i++) {
-            float m = ldexpf(1.0f, -(int)((i / 16 * 0x9E3779B1u) >> 20) % 13);  // a magnitude a block
-            k[i] = uniform(&r, 3) * m, v[i] = uniform(&r, 3) * m;
+            float m = group_magnitude(i / 16);
+            k[i] = rng_uniform(&r, 3) * m, v[i] = rng_uniform(&r, 3) * m;
         }
         ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
         QuantSpec q;

@@ -7,6 +7,10 @@
 #include <math.h>
 #include <string.h>
 
+/* Relative slack for a tick that lies on lo, hi or a multiple of its step,
+ * computed in doubles. */
+#define TICK_REL_EPS 1e-9
+
 /* Ticks are evenly spaced by 1, 2 or 5 x 10^k, or are the range's two
  * ends where no such step fits twice; they lie within [lo, hi], and there
  * are between one and max of them; random ranges. */
@@ -24,7 +28,7 @@ START_TEST(ticks_nice)
         ck_assert_int_ge(n, 1);
         ck_assert_int_le(n, max);
         for (int k = 0; k < n; k++)
-            ck_assert(t[k] >= lo - 1e-9 * fabs(hi - lo) && t[k] <= hi + 1e-9 * fabs(hi - lo));
+            ck_assert(t[k] >= lo - TICK_REL_EPS * fabs(hi - lo) && t[k] <= hi + TICK_REL_EPS * fabs(hi - lo));
         bool ends = n == 2 && t[0] == lo && t[1] == hi;
         if (ends) {
             /* no 1, 2 or 5 x 10^k step at least (hi - lo) / (max - 1), the
@@ -36,9 +40,9 @@ START_TEST(ticks_nice)
                     double step = m * pow(10, k);
                     if (step < (hi - lo) / (max - 1))
                         continue;
-                    double first = ceil(lo / step - 1e-9), last = floor(hi / step + 1e-9);
-                    bool exact = last - first == 1 && fabs(first * step - lo) <= 1e-9 * step &&
-                                 fabs(last * step - hi) <= 1e-9 * step;
+                    double first = ceil(lo / step - TICK_REL_EPS), last = floor(hi / step + TICK_REL_EPS);
+                    bool exact = last - first == 1 && fabs(first * step - lo) <= TICK_REL_EPS * step &&
+                                 fabs(last * step - hi) <= TICK_REL_EPS * step;
                     ck_assert_seeded(last - first + 1 < 2 || exact,
                                      "[%g, %g], %d ticks: step %g fits, yet the ends were given", lo, hi, max,
                                      step);
@@ -47,7 +51,7 @@ START_TEST(ticks_nice)
         if (n >= 2 && !ends) {
             /* ticks far from zero lose digits in t[1] - t[0]: allow for it */
             double step = t[1] - t[0], tol = 1e-6 + 1e-12 * fabs(t[n - 1]) / step;
-            double m = step / pow(10, floor(log10(step) + 1e-9));
+            double m = step / pow(10, floor(log10(step) + TICK_REL_EPS));
             ck_assert_msg(fabs(m - 1) < tol || fabs(m - 2) < 2 * tol || fabs(m - 5) < 5 * tol ||
                           fabs(m - 10) < 10 * tol, "step %g", step);
             for (int k = 2; k < n; k++)

@@ -33,7 +33,7 @@ static float *fill_random(Rng *r, size_t n, float spread)
 {
     float *x = malloc(n * sizeof *x);
     for (size_t i = 0; i < n; i++)
-        x[i] = spread * ((float)(rng_next(r) >> 40) / (float)(1 << 24) * 2 - 1);
+        x[i] = rng_uniform(r, spread);
     return x;
 }
 

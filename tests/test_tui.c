@@ -261,7 +261,6 @@ START_TEST(no_color)
 }
 END_TEST
 
-
 /* e writes the screen's CSV and SVG into the working directory and names
  * them in the status line. */
 START_TEST(export_files)

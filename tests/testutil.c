@@ -65,6 +65,16 @@ uint64_t rng_range(Rng *r, uint64_t lo, uint64_t hi)
     return lo + rng_next(r) % (hi - lo + 1);
 }
 
+float rng_uniform(Rng *r, float spread)
+{
+    return spread * ((float)(rng_next(r) >> 40) / (float)(1 << 24) * 2 - 1);
+}
+
+float group_magnitude(size_t group)
+{
+    return ldexpf(1.0f, -(int)(((uint32_t)group * 0x9E3779B1u >> 16) % 13));
+}
+
 uint64_t test_seed(void)
 {
     static uint64_t seed;

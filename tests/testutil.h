@@ -46,6 +46,10 @@ typedef struct {
 } Rng;
 uint64_t rng_next(Rng *r);
 uint64_t rng_range(Rng *r, uint64_t lo, uint64_t hi);   // inclusive
+float rng_uniform(Rng *r, float spread);                // uniform in [-spread, spread)
+/* 2^-j, j in 0..12 spread over groups by a hash: magnitudes from 1 down
+ * to 2^-12, so that one tensor's block scales span subnormals and normals. */
+float group_magnitude(size_t group);
 uint64_t test_seed(void);                               // KVLAB_SEED or time
 /* ck_assert_msg with the run's seed after the message, for checks on
  * random data. */

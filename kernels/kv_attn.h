@@ -36,10 +36,9 @@
  * nibble i of each is code i's sign bit and the lowest bit of its
  * magnitude). They are chosen so that the CUDA kernels make the four FP16
  * (nvfp4) or BF16 (mxfp4) operand pairs of two words, channels (k, k + 4),
- * in eleven integer operations where plain nibbles take fifteen: code 0 of
- * nvfp4 already sits where FP16 wants it and needs one mask, code 1 one
- * shift more, and the others a shift for the magnitude and one for the
- * sign (kernels/cuda/kv_attn.cu, e2m1x8).
+ * in nine integer operations (nvfp4) or eleven (mxfp4) where plain nibbles
+ * take fifteen (kernels/cuda/kv_attn.cu, e2m1x8, says which code takes
+ * what).
  */
 #ifndef KVLAB_KV_ATTN_H
 #define KVLAB_KV_ATTN_H

@@ -77,13 +77,11 @@ void kv_array_bytes(const KvShape *s, size_t b[KV_ARRAYS])
         b[10] = b[11] = (size_t)s->batch * s->kv_heads * (s->residual + KV_KIVI_GROUP) * D * 2;
         break;
     case KV_NVFP4:
-        b[0] = b[1] = vec * D / 2;
-        b[6] = b[7] = vec * (D / KV_NVFP4_BLOCK);
-        b[8] = b[9] = sizeof(float);
-        break;
     case KV_MXFP4:
         b[0] = b[1] = vec * D / 2;
-        b[6] = b[7] = vec * (D / KV_MXFP4_BLOCK);
+        b[6] = b[7] = vec * (D / KV_FP4_BLOCK(s->format));
+        if (s->format == KV_NVFP4)
+            b[8] = b[9] = sizeof(float);                    // its tensor scale
         break;
     default:
         break;

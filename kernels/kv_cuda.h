@@ -25,8 +25,10 @@ typedef struct {
     size_t l2_bytes;
 } GpuInfo;
 
-/* Compute capability 8.9 or later: MMAs on E4M3 operands (FP8 path A). */
-static inline bool gpu_has_e4m3_mma(const GpuInfo *g) { return g->cc_major * 10 + g->cc_minor >= 89; }
+/* Compute capability (10 major + minor) 8.9 or later: MMAs on E4M3
+ * operands (FP8 path A). */
+static inline bool cc_has_e4m3_mma(int cc) { return cc >= 89; }
+static inline bool gpu_has_e4m3_mma(const GpuInfo *g) { return cc_has_e4m3_mma(g->cc_major * 10 + g->cc_minor); }
 
 typedef struct GpuCache GpuCache;       // a cache in device memory
 

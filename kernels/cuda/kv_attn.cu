@@ -331,21 +331,13 @@ __device__ __forceinline__ void load_row(const RowParams &p, size_t vi, int d0, 
         } else {
             w[0] = __ldg((const uint32_t *)(base + (vi * D + d0) / 2));
         }
-        const uint8_t *blk = which ? p.v_block : p.k_block;
-        float s[E / 16 > 0 ? E / 16 : 1];
-        if (FMT == KV_NVFP4) {
-            float t = __ldg(which ? p.v_tensor : p.k_tensor);
+        constexpr int BS = KV_FP4_BLOCK(FMT);
+        static_assert(E <= BS, "a lane's elements lie in one block");
+        const uint8_t c = __ldg((which ? p.v_block : p.k_block) + vi * (D / BS) + d0 / BS);
+        const float sc = FMT == KV_NVFP4 ? e4m3_f(c) * __ldg(which ? p.v_tensor : p.k_tensor) : e8m0_f(c);
 #pragma unroll
-            for (int i = 0; i < (E >= 16 ? E / 16 : 1); i++)
-                s[i] = e4m3_f(__ldg(blk + vi * (D / 16) + (d0 + 16 * i) / 16)) * t;
-        } else {
-            s[0] = e8m0_f(__ldg(blk + vi * (D / 32) + d0 / 32));
-        }
-#pragma unroll
-        for (int i = 0; i < E; i++) {
-            float sc = FMT == KV_NVFP4 ? s[E >= 16 ? i / 16 : 0] : s[0];
+        for (int i = 0; i < E; i++)
             x[i] = e2m1_f(kv_e2m1_code((KvFormat)FMT, w[i / 8] >> (16 * (i / 4 % 2)), i % 4)) * sc;
-        }
     }
 }
 
@@ -369,7 +361,7 @@ __device__ __forceinline__ void merge_state(float &m, float &l, float *o, float 
 // shared memory: merge them and write this split's row for the final merge.
 template <int G>
 __device__ void write_split(const float (*sm_m)[G], const float (*sm_l)[G],
-                            const float (*sm_o)[G][256], int D, int Hq, int b, int h, int split,
+                            const float (*sm_o)[G][KV_HEAD_DIM_MAX], int D, int Hq, int b, int h, int split,
                             int splits, float *part_o, float *part_m, float *part_l)
 {
     for (int i = threadIdx.x; i < G * D; i += THREADS) {
@@ -490,7 +482,7 @@ __global__ void ROWS_BOUNDS rows_kernel(RowParams p)
             merge_state<E>(m[g], l[g], o[g], mb, lb, ob);
         }
     // then across warps, through shared memory
-    __shared__ float sm_m[WARPS][G], sm_l[WARPS][G], sm_o[WARPS][G][256];
+    __shared__ float sm_m[WARPS][G], sm_l[WARPS][G], sm_o[WARPS][G][KV_HEAD_DIM_MAX];
     if (sub == 0)
 #pragma unroll
         for (int g = 0; g < G; g++) {
@@ -520,12 +512,12 @@ struct KiviParams {
 template <int G>
 __global__ void __launch_bounds__(THREADS) kivi_kernel(KiviParams p)
 {
-    constexpr int EV = 8;                   // value dimensions per lane (D <= 256)
+    constexpr int EV = KV_HEAD_DIM_MAX / 32;  // value dimensions a lane at most
     const int split = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int D = p.D, ev = D / 32;         // dimensions each lane owns for values
     const size_t bh = (size_t)b * p.Hkv + h;
-    __shared__ float qs[G][256];
+    __shared__ float qs[G][KV_HEAD_DIM_MAX];
     const float scale = rsqrtf((float)D);
     for (int i = threadIdx.x; i < G * D; i += THREADS)
         qs[i / D][i % D] = p.q[((size_t)b * p.Hq + h * G + i / D) * D + i % D] * scale;
@@ -624,7 +616,7 @@ __global__ void __launch_bounds__(THREADS) kivi_kernel(KiviParams p)
         }
     }
     // across warps
-    __shared__ float sm_m[WARPS][G], sm_l[WARPS][G], sm_o[WARPS][G][256];
+    __shared__ float sm_m[WARPS][G], sm_l[WARPS][G], sm_o[WARPS][G][KV_HEAD_DIM_MAX];
 #pragma unroll
     for (int g = 0; g < G; g++) {
         if (lane == 0)
@@ -642,9 +634,12 @@ __global__ void __launch_bounds__(THREADS) kivi_kernel(KiviParams p)
 // Merging the slices: out = sum_s o_s e^(m_s - M) / sum_s l_s e^(m_s - M)
 
 // On sm_90 and later the merge is launched as a programmatic dependent of
-// the attention kernel, which releases it as each block starts: once every
-// attention block runs, the merge's blocks are placed where there is room
-// (at batch 1, beside them) and wait here until the partial rows are written.
+// the attention kernel. The tensor-core kernels release it as each block
+// starts (release_dependents, their first statement: a new one must do the
+// same): once every attention block runs, the merge's blocks are placed
+// where there is room (at batch 1, beside them) and wait here until the
+// partial rows are written. After the FP32 kernels, which do not release
+// it, it starts as they end.
 __device__ __forceinline__ void wait_for_primary()
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -996,10 +991,10 @@ __device__ __forceinline__ void rescale_cols(float (*o)[4], float alpha, int tig
 
 // A warp's softmax state after its last tile goes to shared memory (the
 // tile buffers, free by then), where write_split merges the warps. Rows
-// (the BF16 and KIVI kernels): lane (g, tig) holds head g, channels
-// col(j, 2 tig) and col(j, 2 tig + 1) of n-tile j, where col is the
-// kernel's channel order. COLS (the code kernel, values as A): heads 2 tig
-// and 2 tig + 1 of m-tile j, o[j][2 r + i] head 2 tig + i, channel col(j, r).
+// (the BF16 kernel): lane (g, tig) holds head g, channels col(j, 2 tig)
+// and col(j, 2 tig + 1) of n-tile j, where col is the kernel's channel
+// order. COLS (the code and KIVI kernels, values as A): heads 2 tig and
+// 2 tig + 1 of m-tile j, o[j][2 r + i] head 2 tig + i, channel col(j, r).
 template <int D, int G, bool COLS = false, typename Col>
 __device__ __forceinline__ void finish_block(const RowParams &p, const float (*o)[4], float m, float l,
                                              float v_scale, Col col)
@@ -1011,7 +1006,7 @@ __device__ __forceinline__ void finish_block(const RowParams &p, const float (*o
     __syncthreads();
     float (*sm_m)[G] = (float (*)[G])smem_raw;
     float (*sm_l)[G] = (float (*)[G])(smem_raw + WARPS * G * sizeof(float));
-    float (*sm_o)[G][256] = (float (*)[G][256])(smem_raw + 2 * WARPS * G * sizeof(float));
+    float (*sm_o)[G][KV_HEAD_DIM_MAX] = (float (*)[G][KV_HEAD_DIM_MAX])(smem_raw + 2 * WARPS * G * sizeof(float));
     if (g < G && tig == 0)
         sm_m[warp][g] = m, sm_l[warp][g] = l;
     if (COLS) {
@@ -1285,22 +1280,20 @@ __device__ __forceinline__ void stage_codes(const RowParams &p, size_t row0, int
     using C = Codes<FMT, D>;
     constexpr int R = 32 / C::CH, J = MMA_TILE / R;             // rows apart; chunks a lane of K (and of V)
     const int lr = lane / C::CH, c = lane % C::CH;
-    if (end - t0 >= MMA_TILE) {
+    auto copy = [&](int j, bool in) {
+        const int at = chunk_at<C::CH>(lr + R * j, c) * 16;
+        const size_t back = in ? 0 : (size_t)(lr + R * j) * C::ROW;   // past the end: a row in range, no bytes read
+        cp_async16(buf + at, cp.k + 512 * j - back, in ? 16 : 0);
+        cp_async16(buf + C::TILE + at, cp.v + 512 * j - back, in ? 16 : 0);
+    };
+    if (end - t0 >= MMA_TILE) {     // a whole tile: no row to check
 #pragma unroll
-        for (int j = 0; j < J; j++) {
-            const int at = chunk_at<C::CH>(lr + R * j, c) * 16;
-            cp_async16(buf + at, cp.k + 512 * j, 16);
-            cp_async16(buf + C::TILE + at, cp.v + 512 * j, 16);
-        }
+        for (int j = 0; j < J; j++)
+            copy(j, true);
     } else {
 #pragma unroll
-        for (int j = 0; j < J; j++) {
-            const int at = chunk_at<C::CH>(lr + R * j, c) * 16;
-            const bool in = lr + R * j < end - t0;
-            const size_t back = in ? 0 : (size_t)(lr + R * j) * C::ROW;   // past the end: a row in range, no bytes read
-            cp_async16(buf + at, cp.k + 512 * j - back, in ? 16 : 0);
-            cp_async16(buf + C::TILE + at, cp.v + 512 * j - back, in ? 16 : 0);
-        }
+        for (int j = 0; j < J; j++)
+            copy(j, lr + R * j < end - t0);
     }
     if (FMT == KV_INT8 && lane < 18) {      // nine words of scales each, zero from `end`
         const int which = lane / 9;
@@ -1362,10 +1355,18 @@ __device__ __forceinline__ int e8m0_tile_shift(const TileScales &s)
     return max((int)__reduce_max_sync(0xFFFFFFFFu, c) - 128, 0);
 }
 
-// The BF16 factor 2^(c - 1 - x) (exponent field c + 126 - x) in both halves.
-__device__ __forceinline__ uint32_t e8m0_factor2(uint32_t c, int x)
+// The E8M0 codes c in the bytes of w as the BF16 exponent fields of their
+// factors 2^(c - 1 - x), c + 126 - x, byte by byte: no byte carries, as
+// c + 126 - x <= 254. A field in the low byte of each half, shifted up 7,
+// is the pair of factors (e8m0_pair).
+__device__ __forceinline__ uint32_t e8m0_fields(uint32_t w, int x)
 {
-    return (c + 126 - x) * 0x10001u << 7;
+    return w + (126 - x) * 0x01010101u;
+}
+
+__device__ __forceinline__ uint32_t e8m0_pair(uint32_t fields2)
+{
+    return fields2 << 7;
 }
 
 template <bool F16>
@@ -1484,29 +1485,35 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         const uint8_t *kt = wbuf + read, *vt = kt + C::TILE;
         read = next_stage(read, C::STAGE, C::STAGES), write = next_stage(write, C::STAGE, C::STAGES);
 
-        // E2M1 block scales as operand pairs. NVFP4's E4M3 as FP16
-        // (e4m3x4_pairs) times 64 / E4M3_UNIT: a 256th of their values times
-        // the 2^14 e2m1x8 leaves out; keys kbs[n][0] (the blocks of row n's
-        // channels, the first in the low half), values vbs (the lane's tokens
-        // 0 and 2, 1 and 3). MXFP4's as e8m0_factor2 over the tile's shift,
-        // keys kbs[n][0] in both halves.
-        uint32_t kbs[2][2], vbs[2] = {};
+        // E2M1 block scales as operand pairs, both halves one block: keys
+        // ks2[n][b] (block b of row n's channels), values vbs (the lane's
+        // tokens 0 and 2, 1 and 3). NVFP4's E4M3 as FP16 (e4m3x4_pairs)
+        // times 64 / E4M3_UNIT: a 256th of their values times the 2^14
+        // e2m1x8 leaves out. MXFP4's as e8m0_pair over the tile's shift
+        // (one block a row).
+        uint32_t ks2[2][2], vbs[2] = {};
         float tile_scale = 1;
         if (FMT == KV_NVFP4) {
             const uint32_t unit = E4M3_UNIT == 1.0f ? 0x54005400u : 0x74007400u;   // 2^6 or 2^14
-            uint32_t k0[2], k1[2], v[2];
-            e4m3x4_pairs(cur.k[0], k0);
-            e4m3x4_pairs(cur.k[1], k1);
+            uint32_t k[2][2], v[2];
+            e4m3x4_pairs(cur.k[0], k[0]);
+            e4m3x4_pairs(cur.k[1], k[1]);
             e4m3x4_pairs(cur.v, v);
-            kbs[0][0] = mul2<true>(k0[0], unit), kbs[1][0] = mul2<true>(k1[0], unit);
+#pragma unroll
+            for (int n = 0; n < 2; n++) {
+                const uint32_t both = mul2<true>(k[n][0], unit);   // blocks 0 and 1 in its halves
+                ks2[n][0] = __byte_perm(both, 0, 0x1010), ks2[n][1] = __byte_perm(both, 0, 0x3232);
+            }
             vbs[0] = mul2<true>(__byte_perm(v[0], v[1], 0x5410), unit);
             vbs[1] = mul2<true>(__byte_perm(v[0], v[1], 0x7632), unit);
         } else if (FMT == KV_MXFP4) {
             const int x = e8m0_tile_shift(cur);
-            const uint32_t y = cur.v + (126 - x) * 0x01010101u;     // no byte carries: c + 126 - x <= 254
             tile_scale = __int_as_float((127 + x) << 23);
-            kbs[0][0] = e8m0_factor2(cur.k[0], x), kbs[1][0] = e8m0_factor2(cur.k[1], x);
-            vbs[0] = __byte_perm(y, 0, 0x4240) << 7, vbs[1] = __byte_perm(y, 0, 0x4341) << 7;
+            const uint32_t v = e8m0_fields(cur.v, x);
+#pragma unroll
+            for (int n = 0; n < 2; n++)
+                ks2[n][0] = ks2[n][1] = e8m0_pair(e8m0_fields(cur.k[n], x) * 0x10001u);
+            vbs[0] = e8m0_pair(__byte_perm(v, 0, 0x4240)), vbs[1] = e8m0_pair(__byte_perm(v, 0, 0x4341));
         }
         // s = q.k: n-tile n, column 2 tig + i is token 4 tig + 2 i + n. The
         // A fragments of k16 steps 2j and 2j + 1 share four registers (rows
@@ -1533,10 +1540,8 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 #pragma unroll
             for (int w = 0; w < KW; w++) {
                 uint32_t s2 = 0, pr[NP];
-                if (FMT == KV_NVFP4)        // block w / 2 of the lane's channels: a half of kbs[n][0]
-                    s2 = __byte_perm(kbs[n][0], 0, w * 8 / C::BS ? 0x3232 : 0x1010);
-                else if (FMT == KV_MXFP4)   // one block
-                    s2 = kbs[n][0];
+                if (C::FP4)                 // the block of the lane's channels 8 w ..
+                    s2 = ks2[n][w * 8 / C::BS];
                 to_pairs<FMT>(kw[w], s2, pr);
 #pragma unroll
                 for (int hf = 0; hf < NP / 2; hf++) {
@@ -1832,7 +1837,7 @@ static size_t mma_smem(int fmt, int D, int G)
                        : fmt == KV_INT4 ? (size_t)WARPS * (D == 64 ? Kivi<64>::STAGES * Kivi<64>::STAGE
                                                                    : Kivi<128>::STAGES * Kivi<128>::STAGE)
                                         : (size_t)WARPS * code_stages((int)codes) * code_stage_bytes(fmt, D);
-    size_t merge = (size_t)2 * WARPS * G * sizeof(float) + (size_t)WARPS * G * 256 * sizeof(float);
+    size_t merge = (size_t)2 * WARPS * G * sizeof(float) + (size_t)WARPS * G * KV_HEAD_DIM_MAX * sizeof(float);
     return tiles > merge ? tiles : merge;
 }
 
@@ -1870,7 +1875,7 @@ static int compute_capability(void)
 
 static bool fp8_path_a(const KvShape &s)
 {
-    return s.format == KV_FP8 && path_is("fp8a") && compute_capability() >= 89;
+    return s.format == KV_FP8 && path_is("fp8a") && cc_has_e4m3_mma(compute_capability());
 }
 
 static int fp8_promote(void)
@@ -1941,7 +1946,7 @@ static void launch_rows(const RowParams &p, dim3 grid, cudaStream_t st)
 {
     // 16-byte chunks where the registers allow (G <= 4), 8-byte ones for G = 8
     constexpr int E16 = FMT == KV_BF16 ? 8 : 16;
-    constexpr int E = G <= 4 ? E16 : (FMT == KV_BF16 ? 8 : 8);
+    constexpr int E = G <= 4 ? E16 : 8;
     rows_kernel<FMT, E, G><<<grid, THREADS, 0, st>>>(p);
 }
 
@@ -2036,7 +2041,7 @@ static void launch(GpuCache *c, cudaStream_t st)
     }
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(s.batch * s.q_heads);
-    cfg.blockDim = dim3(std::min<int>(s.head_dim, 256));
+    cfg.blockDim = dim3(s.head_dim);               // <= KV_HEAD_DIM_MAX threads
     cfg.stream = st;
     cudaLaunchAttribute attr = {};
     set_dependent(cfg, attr);

@@ -1280,20 +1280,25 @@ __device__ __forceinline__ void stage_codes(const RowParams &p, size_t row0, int
     using C = Codes<FMT, D>;
     constexpr int R = 32 / C::CH, J = MMA_TILE / R;             // rows apart; chunks a lane of K (and of V)
     const int lr = lane / C::CH, c = lane % C::CH;
-    auto copy = [&](int j, bool in) {
-        const int at = chunk_at<C::CH>(lr + R * j, c) * 16;
-        const size_t back = in ? 0 : (size_t)(lr + R * j) * C::ROW;   // past the end: a row in range, no bytes read
-        cp_async16(buf + at, cp.k + 512 * j - back, in ? 16 : 0);
-        cp_async16(buf + C::TILE + at, cp.v + 512 * j - back, in ? 16 : 0);
-    };
-    if (end - t0 >= MMA_TILE) {     // a whole tile: no row to check
+    // a whole tile without the end checks: written as one loop with `in`
+    // constant, the compiler merged the two paths' addressing and the code
+    // kernels came out 8 to 40 instructions longer
+    if (end - t0 >= MMA_TILE) {
 #pragma unroll
-        for (int j = 0; j < J; j++)
-            copy(j, true);
+        for (int j = 0; j < J; j++) {
+            const int at = chunk_at<C::CH>(lr + R * j, c) * 16;
+            cp_async16(buf + at, cp.k + 512 * j, 16);
+            cp_async16(buf + C::TILE + at, cp.v + 512 * j, 16);
+        }
     } else {
 #pragma unroll
-        for (int j = 0; j < J; j++)
-            copy(j, lr + R * j < end - t0);
+        for (int j = 0; j < J; j++) {
+            const int at = chunk_at<C::CH>(lr + R * j, c) * 16;
+            const bool in = lr + R * j < end - t0;
+            const size_t back = in ? 0 : (size_t)(lr + R * j) * C::ROW;   // past the end: a row in range, no bytes read
+            cp_async16(buf + at, cp.k + 512 * j - back, in ? 16 : 0);
+            cp_async16(buf + C::TILE + at, cp.v + 512 * j - back, in ? 16 : 0);
+        }
     }
     if (FMT == KV_INT8 && lane < 18) {      // nine words of scales each, zero from `end`
         const int which = lane / 9;
@@ -1355,18 +1360,19 @@ __device__ __forceinline__ int e8m0_tile_shift(const TileScales &s)
     return max((int)__reduce_max_sync(0xFFFFFFFFu, c) - 128, 0);
 }
 
-// The E8M0 codes c in the bytes of w as the BF16 exponent fields of their
-// factors 2^(c - 1 - x), c + 126 - x, byte by byte: no byte carries, as
-// c + 126 - x <= 254. A field in the low byte of each half, shifted up 7,
-// is the pair of factors (e8m0_pair).
+// E8M0 block scale codes c as BF16 factors 2^(c - 1 - x), whose exponent
+// field c + 126 - x stays below 255, so that no field carries into the
+// next. e8m0_factor2: one code's factor in both halves; e8m0_fields: the
+// fields of the codes in every byte of w, each to be moved to the low byte
+// of a half and shifted up 7.
+__device__ __forceinline__ uint32_t e8m0_factor2(uint32_t c, int x)
+{
+    return (c + 126 - x) * 0x10001u << 7;
+}
+
 __device__ __forceinline__ uint32_t e8m0_fields(uint32_t w, int x)
 {
     return w + (126 - x) * 0x01010101u;
-}
-
-__device__ __forceinline__ uint32_t e8m0_pair(uint32_t fields2)
-{
-    return fields2 << 7;
 }
 
 template <bool F16>
@@ -1489,7 +1495,7 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         // ks2[n][b] (block b of row n's channels), values vbs (the lane's
         // tokens 0 and 2, 1 and 3). NVFP4's E4M3 as FP16 (e4m3x4_pairs)
         // times 64 / E4M3_UNIT: a 256th of their values times the 2^14
-        // e2m1x8 leaves out. MXFP4's as e8m0_pair over the tile's shift
+        // e2m1x8 leaves out. MXFP4's as e8m0_factor2 over the tile's shift
         // (one block a row).
         uint32_t ks2[2][2], vbs[2] = {};
         float tile_scale = 1;
@@ -1512,8 +1518,8 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
             const uint32_t v = e8m0_fields(cur.v, x);
 #pragma unroll
             for (int n = 0; n < 2; n++)
-                ks2[n][0] = ks2[n][1] = e8m0_pair(e8m0_fields(cur.k[n], x) * 0x10001u);
-            vbs[0] = e8m0_pair(__byte_perm(v, 0, 0x4240)), vbs[1] = e8m0_pair(__byte_perm(v, 0, 0x4341));
+                ks2[n][0] = ks2[n][1] = e8m0_factor2(cur.k[n], x);
+            vbs[0] = __byte_perm(v, 0, 0x4240) << 7, vbs[1] = __byte_perm(v, 0, 0x4341) << 7;
         }
         // s = q.k: n-tile n, column 2 tig + i is token 4 tig + 2 i + n. The
         // A fragments of k16 steps 2j and 2j + 1 share four registers (rows

@@ -136,6 +136,32 @@ static double row_number(const char *fmt, int col)
     return v;
 }
 
+/* Opens the lab at w x h with a cut log (KVLAB_CUT_LOG), sends `k` and
+ * waits for `want`, quits, and fails naming every text that the drawing
+ * of `what` (a screen's name, "Help") had to cut. */
+static void assert_uncut(int w, int h, const char *k, const char *want, const char *what)
+{
+    char log[] = "/tmp/kvlab-cuts-XXXXXX", env[64];
+    int fd = mkstemp(log);
+    ck_assert(fd >= 0);
+    close(fd);
+    snprintf(env, sizeof env, "KVLAB_CUT_LOG=%s", log);
+    open_lab(w, h, env);
+    press(k, want);
+    quit_lab();
+    static char cuts[65536];
+    size_t n = 0, len = strlen(what);
+    FILE *f = fopen(log, "r");
+    ck_assert(f != NULL);
+    char line[1024];
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, what, len) && line[len] == ':' && n + strlen(line) < sizeof cuts)
+            n += (size_t)sprintf(cuts + n, "%s", line);
+    fclose(f);
+    unlink(log);
+    ck_assert_msg(n == 0, "at %dx%d, %s cut:\n%s", w, h, what, cuts);
+}
+
 /* The CLI's figure for the same inputs, from kvlab calc --json. */
 static double cli_figure(const char *const *argv, const char *fmt, const char *field)
 {
@@ -365,6 +391,14 @@ START_TEST(gpu_lab_screen)
 }
 END_TEST
 
+/* At 80x24, the size the lab asks for, no screen cuts a text short: what
+ * does not fit is wrapped, abbreviated by a rule or moved. */
+START_TEST(nothing_cut_at_80x24)
+{
+    assert_uncut(80, 24, "F2", "A 20 GiB KV pool", "Scenarios");
+}
+END_TEST
+
 Suite *suite_tui(void)
 {
     Suite *s = suite_create("tui");
@@ -379,6 +413,7 @@ Suite *suite_tui(void)
     tcase_add_test(t, no_terminal);
     tcase_add_test(t, gpu_lab_screen);
     tcase_add_test(t, figures_match_and_edits_hold);
+    tcase_add_test(t, nothing_cut_at_80x24);
     suite_add_tcase(s, t);
     return s;
 }

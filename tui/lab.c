@@ -466,6 +466,7 @@ static void draw_all(Lab *lab)
 {
     erase();
     if (COLS < MIN_W || LINES < MIN_H) {
+        widget_cut_context("too small");
         char msg[128];
         snprintf(msg, sizeof msg, "make the window larger: %dx%d needed, %dx%d now (q quits)",
                  MIN_W, MIN_H, COLS, LINES);
@@ -473,6 +474,7 @@ static void draw_all(Lab *lab)
         put_text(LINES / 2, (COLS - w) / 2 > 0 ? (COLS - w) / 2 : 0, COLS, crt_attr(ROLE_WARN), msg);
         return;
     }
+    widget_cut_context(SCREENS[lab->cur]->name);
     draw_tabs(lab);
     int h = LINES - 3;
     draw_fields(lab, h);
@@ -480,8 +482,10 @@ static void draw_all(Lab *lab)
     SCREENS[lab->cur]->draw(lab->state[lab->cur], view, lab->scroll[lab->cur]);
     put_text(LINES - 2, 1, COLS - 2, crt_attr(lab->status_error ? ROLE_BAD : ROLE_DIM), lab->status);
     draw_function_bar_keys();
-    if (lab->help)
+    if (lab->help) {
+        widget_cut_context("Help");
         draw_help(lab);
+    }
 }
 
 bool lab_progress(Lab *lab, const char *label, double done, double total)
@@ -552,6 +556,7 @@ int lab_run(void)
     Error e;
     int rc = EXIT_USAGE;
     size_t made = 0;                // screens created, to destroy
+    FILE *cut_log = NULL;           // KVLAB_CUT_LOG
     memset(&lab, 0, sizeof lab);
     lab.started = started;
     for (; made < N_SCREENS; made++)
@@ -562,6 +567,9 @@ int lab_run(void)
     const char *log = getenv("KVLAB_FRAME_LOG");
     if (log && *log)
         lab.frame_log = fopen(log, "a");
+    const char *cuts = getenv("KVLAB_CUT_LOG");
+    if (cuts && *cuts)
+        widget_cut_log(cut_log = fopen(cuts, "a"));
     if (crt_init(&e)) {
         fprintf(stderr, "kvlab: %s\n", e.msg);
         goto done;
@@ -600,5 +608,8 @@ done:
         SCREENS[i]->destroy(lab.state[i]);
     if (lab.frame_log)
         fclose(lab.frame_log);
+    widget_cut_log(NULL);
+    if (cut_log)
+        fclose(cut_log);
     return rc;
 }

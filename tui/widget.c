@@ -35,12 +35,35 @@ static size_t fit_bytes(const char *s, int w)
     return i;
 }
 
+static FILE *cut_log;
+static const char *cut_context = "";
+
+void widget_cut_log(FILE *log)
+{
+    cut_log = log;
+}
+
+void widget_cut_context(const char *what)
+{
+    cut_context = what;
+}
+
+/* Text on a visible row that loses columns: off the right edge or past w. */
+static void report_cut(int y, int x, int w, const char *s)
+{
+    if (!cut_log || !*s || y < 0 || y >= LINES || (x < COLS && w > 0 && text_width(s) <= w))
+        return;
+    fprintf(cut_log, "%s: %dx%d row %d col %d width %d: %s\n", cut_context, COLS, LINES, y, x, w, s);
+    fflush(cut_log);
+}
+
 int put_text(int y, int x, int w, int attr, const char *s)
 {
-    if (w <= 0 || y < 0 || y >= LINES || x >= COLS)
-        return 0;
     if (x + w > COLS)
         w = COLS - x;
+    report_cut(y, x, w, s);
+    if (w <= 0 || y < 0 || y >= LINES || x >= COLS)
+        return 0;
     size_t b = fit_bytes(s, w);
     attron(attr);
     mvaddnstr(y, x, s, (int)b);

@@ -13,13 +13,22 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct {
     int y, x, h, w;
 } Rect;
 
-/* Text clipped to width w at (y, x); returns columns written. */
+/* Text clipped to width w at (y, x); returns columns written. Text that
+ * does not fit is cut, and reported to the cut log when one is set. */
 int put_text(int y, int x, int w, int attr, const char *s);
+/* Where put_text reports every text it had to cut, one line each with the
+ * window size, position, width and the whole text (KVLAB_CUT_LOG, so the
+ * screen tests can check that nothing meaningful is lost); NULL: nowhere. */
+void widget_cut_log(FILE *log);
+/* What is being drawn (a screen's name, "help"), the first word of each
+ * line of the cut log. */
+void widget_cut_context(const char *what);
 /* A boxed title line: "title ────". */
 void draw_title(Rect r, const char *title);
 /* Words wrapped into r starting at line `skip`; returns the total line count. */

@@ -11,9 +11,11 @@
  *
  * Unit prefixes are matched without regard to case (gib = GiB), but a
  * lowercase final b means bits and is refused: 3.35Tb/s is not 3.35TB/s.
- * Numbers may carry an exponent (1e9, 2.5E-3), as JSON writes them; a
- * fraction of a byte is refused for plain bytes and dropped for larger
- * units (0.1GiB is 107,374,182 bytes). Decimal units
+ * Numbers may carry an exponent (1e9, 2.5E-3), as JSON writes them, and
+ * are read exactly however many zeros they carry (2000e-3GiB is 2 GiB; up
+ * to 38 significant digits); only a result that does not fit is refused
+ * as an overflow. A fraction of a byte is refused for plain bytes and
+ * dropped for larger units (0.1GiB is 107,374,182 bytes). Decimal units
  * (KB, MB, GB, TB) are powers of 1000, binary ones (KiB ... TiB) powers of
  * 1024: the confusion between the two is one of the lab's lessons.
  */

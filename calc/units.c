@@ -266,6 +266,12 @@ static int size_like(const char *s, u128 *out, bool rate, Error *e)
     return 0;
 }
 
+bool units_size_is_bare(const char *s)
+{
+    Decimal d;
+    return decimal_parse(s, &d, "size", NULL) == 0 && !*d.rest;
+}
+
 int units_parse_size(const char *s, u128 *bytes, Error *e)
 {
     return size_like(s, bytes, false, e);

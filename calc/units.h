@@ -25,6 +25,7 @@
 #include "checked.h"
 #include "error.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define KIB ((u128)1 << 10)
@@ -37,6 +38,8 @@
 int units_parse_size(const char *s, u128 *bytes, Error *e);
 int units_parse_rate(const char *s, u128 *bytes_per_s, Error *e);
 int units_parse_context(const char *s, uint64_t *tokens, Error *e);
+/* Whether s is a plain number of bytes, written without a unit ("20"). */
+bool units_size_is_bare(const char *s);
 /* A whole number, at least min and at most max ("--batch", "--layers"). */
 int units_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *v,
                       Error *e);

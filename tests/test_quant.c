@@ -200,6 +200,19 @@ END_TEST
  * exact half to the even code.
  */
 
+/* quantize_ref(q) of x (rows, cols) is want, exactly. */
+static void assert_quantized_as(const QuantSpec *q, const float *x, size_t rows, size_t cols, const float *want)
+{
+    size_t n = rows * cols;
+    float *out = malloc(n * sizeof *out);
+    ck_assert_int_eq(quantize_ref(q, x, rows, cols, out, NULL), 0);
+    char g[32];
+    for (size_t i = 0; i < n; i++)
+        ck_assert_seeded(out[i] == want[i], "%s %u-bit per %s: %a -> %a, want %a", scheme_str(q->scheme), q->bits,
+                         granularity_str(&q->gran, g, sizeof g), x[i], out[i], want[i]);
+    free(out);
+}
+
 /* Every granularity, with a group size that may leave a last group short. */
 static Granularity any_granularity(Rng *r)
 {
@@ -219,14 +232,10 @@ START_TEST(integer_ties_to_even)
         q.bits = QUANT_BITS_MIN + (unsigned)(it / 3) % (QUANT_BITS_MAX - QUANT_BITS_MIN + 1);
         q.gran = any_granularity(&r);
         size_t rows = rng_range(&r, 1, 30), cols = rng_range(&r, 1, 30), n = rows * cols;
-        float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want), *out = malloc(n * sizeof *out);
+        float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want);
         build_ties(&r, &q, rows, cols, rng_range(&r, 0, 1) ? &TIES_SUBNORMAL : &TIES_NORMAL, x, want);
-        ck_assert_int_eq(quantize_ref(&q, x, rows, cols, out, NULL), 0);
-        char g[32];
-        for (size_t i = 0; i < n; i++)
-            ck_assert_seeded(out[i] == want[i], "%s %u-bit per %s: %a -> %a, want %a", scheme_str(q.scheme),
-                             q.bits, granularity_str(&q.gran, g, sizeof g), x[i], out[i], want[i]);
-        free(x), free(want), free(out);
+        assert_quantized_as(&q, x, rows, cols, want);
+        free(x), free(want);
     }
 }
 END_TEST
@@ -300,18 +309,14 @@ START_TEST(integer_matches_reference_random)
         q.bits = (unsigned)rng_range(&r, QUANT_BITS_MIN, QUANT_BITS_MAX);
         q.gran = any_granularity(&r);
         size_t rows = rng_range(&r, 1, 40), cols = rng_range(&r, 1, 40), n = rows * cols;
-        float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want), *out = malloc(n * sizeof *out);
+        float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want);
         int mag = (int)rng_range(&r, 0, 249) - 149;
         float shift = it % 2 ? ldexpf(rng_uniform(&r, 1), mag) : 0;   // ranges away from 0 too
         for (size_t i = 0; i < n; i++)
             x[i] = shift + ldexpf(rng_uniform(&r, 1), mag);
-        ck_assert_int_eq(quantize_ref(&q, x, rows, cols, out, NULL), 0);
         integer_ref(&q, x, rows, cols, want);
-        char g[32];
-        for (size_t i = 0; i < n; i++)
-            ck_assert_seeded(out[i] == want[i], "%s %u-bit per %s: %a -> %a, want %a", scheme_str(q.scheme),
-                             q.bits, granularity_str(&q.gran, g, sizeof g), x[i], out[i], want[i]);
-        free(x), free(want), free(out);
+        assert_quantized_as(&q, x, rows, cols, want);
+        free(x), free(want);
     }
 }
 END_TEST

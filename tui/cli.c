@@ -228,6 +228,14 @@ int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, si
     return split_list(s, max, n, u64_item, &u, e) ? error_prefix(e, "--%s", opt) : 0;
 }
 
+int cli_rules(const Given *g, const OptSpec *specs, const OptRule *rules, size_t n, const void *ctx, Error *e)
+{
+    for (size_t i = 0; i < n; i++)
+        if (g->set[rules[i].opt] && !rules[i].holds(g, ctx))
+            return error_set(e, "--%s %s", specs[rules[i].opt].name, rules[i].needs);
+    return 0;
+}
+
 bool cli_shape_given(const Given *g, const ShapeOptions *so)
 {
     for (int i = 0; i < SHAPE_FIELDS; i++)

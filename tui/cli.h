@@ -99,6 +99,16 @@ int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e)
 int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
                    int (*fn)(const char *, uint64_t *, Error *), Error *e);
 
+/* An option that means something only with others: where holds() is
+ * false it would change nothing, and cli_rules refuses it with "--opt " +
+ * needs. ctx is the command's own setup. */
+typedef struct {
+    int opt;
+    bool (*holds)(const Given *g, const void *ctx);
+    const char *needs;
+} OptRule;
+int cli_rules(const Given *g, const OptSpec *specs, const OptRule *rules, size_t n, const void *ctx, Error *e);
+
 /* A shape typed as options, as calc and bench both take it: the options'
  * indices in the command's OptSpec and the largest value of each. */
 enum { SHAPE_LAYERS, SHAPE_KV_HEADS, SHAPE_Q_HEADS, SHAPE_HEAD_DIM, SHAPE_FIELDS };

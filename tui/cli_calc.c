@@ -262,52 +262,62 @@ static int format_options(const Given *g, Setup *s, Error *e)
  * an option that would change nothing is refused, saying what it needs.
  */
 
-static bool quantized_format(const Setup *s)
+static bool quantized_format(const Given *g, const void *ctx)
 {
+    const Setup *s = ctx;
+    (void)g;
     for (size_t i = 0; i < s->rp.n_formats; i++)
         if (!format_is_full_precision(s->rp.formats[i]))
             return true;
     return false;
 }
 
-static bool tensor_scaled_format(const Setup *s)
+static bool tensor_scaled_format(const Given *g, const void *ctx)
 {
+    const Setup *s = ctx;
+    (void)g;
     for (size_t i = 0; i < s->rp.n_formats; i++)
         if (s->rp.formats[i]->tensor_scale_bytes)
             return true;
     return false;
 }
 
-static bool sliding_layers(const Setup *s)
+static bool sliding_layers(const Given *g, const void *ctx)
 {
+    const Setup *s = ctx;
+    (void)g;
     return shape_layers_of_kind(&s->rp.w.shape, ATTN_SLIDING) > 0;
 }
 
-static bool pool_known(const Setup *s)
+static bool pool_known(const Given *g, const void *ctx)
 {
+    const Setup *s = ctx;
+    (void)g;
     return s->rp.w.pool > 0;
 }
 
-static bool pool_from_gpu(const Setup *s)
+static bool pool_from_gpu(const Given *g, const void *ctx)
 {
+    const Setup *s = ctx;
+    (void)g;
     return !s->pool_given;
 }
 
-static bool q_heads_known(const Setup *s)
+static bool q_heads_known(const Given *g, const void *ctx)
 {
+    const Setup *s = ctx;
+    (void)g;
     return !s->rp.q_heads_unknown;
 }
 
-static bool grouped_query(const Setup *s)
+static bool grouped_query(const Given *g, const void *ctx)
 {
+    const Setup *s = ctx;
+    (void)g;
     return s->rp.w.shape.q_heads != s->rp.w.shape.kv_heads;
 }
 
-static const struct {
-    int opt;
-    bool (*holds)(const Setup *s);
-    const char *needs;          // "--residual " + this
-} RULES[] = {
+static const OptRule RULES[] = {
     {O_RESIDUAL, quantized_format, "keeps recent tokens in BF16 ahead of a quantized format; "
                                    "every --format here is 16-bit already"},
     {O_BF16_LAYERS, quantized_format, "keeps layers in BF16 instead of a quantized format; "
@@ -323,14 +333,6 @@ static const struct {
     {O_MHA, grouped_query, "changes nothing: the shape has a KV head per query head already"},
     {O_TP, q_heads_known, "needs --q-heads: tensor parallelism splits the query heads too"},
 };
-
-static int option_rules(const Given *g, const Setup *s, Error *e)
-{
-    for (size_t i = 0; i < sizeof RULES / sizeof RULES[0]; i++)
-        if (g->set[RULES[i].opt] && !RULES[i].holds(s))
-            return error_set(e, "--%s %s", OPTS[RULES[i].opt].name, RULES[i].needs);
-    return 0;
-}
 
 int cmd_calc(int argc, char **argv)
 {
@@ -351,7 +353,8 @@ int cmd_calc(int argc, char **argv)
         workload_init(&s.rp.w, &none, 8192, 1);
     }
     if (shape_options(&g, &s, &e) || workload_options(&g, &s, &e) ||
-        machine_options(&g, &s, &e) || format_options(&g, &s, &e) || option_rules(&g, &s, &e))
+        machine_options(&g, &s, &e) || format_options(&g, &s, &e) ||
+        cli_rules(&g, OPTS, RULES, sizeof RULES / sizeof RULES[0], &s, &e))
         return cli_fail("calc", EXIT_USAGE, &e);
     if (g.set[O_JSON]) {
         cJSON *j = report_json(&s.rp, &e);

@@ -368,52 +368,46 @@ static bool fixed_groups(const Experiment *x, Granularity *g)
     return f != NULL;
 }
 
-static bool fp8_scheme(const Given *g, const Setup *s)
+static bool fp8_scheme(const Given *g, const void *ctx)
 {
+    const Setup *s = ctx;
     (void)g;
     return s->x.key.scheme == SCHEME_FP8;
 }
 
-static bool json_output(const Given *g, const Setup *s)
+static bool json_output(const Given *g, const void *ctx)
 {
-    (void)s;
+    (void)ctx;
     return g->set[O_JSON];
 }
 
-static bool one_run(const Given *g, const Setup *s)
+static bool one_run(const Given *g, const void *ctx)
 {
+    const Setup *s = ctx;
     (void)g;
     return !s->compare;
 }
 
-static bool kivi_on(const Given *g, const Setup *s)
+static bool kivi_on(const Given *g, const void *ctx)
 {
+    const Setup *s = ctx;
     (void)g;
     return s->x.kivi;
 }
 
-static bool kivi_off(const Given *g, const Setup *s)
+static bool kivi_off(const Given *g, const void *ctx)
 {
-    return !kivi_on(g, s);
+    return !kivi_on(g, ctx);
 }
 
-static bool rope_on(const Given *g, const Setup *s)
+static bool rope_on(const Given *g, const void *ctx)
 {
+    const Setup *s = ctx;
     (void)g;
     return s->x.rope != ROPE_NONE;
 }
 
-static bool generated_input(const Given *g, const Setup *s)
-{
-    (void)s;
-    return !g->set[O_PRESET] && !g->set[O_MATRIX];
-}
-
-static const struct {
-    int opt;
-    bool (*holds)(const Given *g, const Setup *s);
-    const char *needs;          // "--fp8 " + this
-} RULES[] = {
+static const OptRule RULES[] = {
     {O_FP8, fp8_scheme, "applies to --scheme fp8"},
     {O_SCALE, fp8_scheme, "applies to --scheme fp8"},
     {O_NO_SAT, fp8_scheme, "applies to --scheme fp8 (the other schemes always clamp)"},
@@ -430,11 +424,10 @@ static const struct {
  * generated head. */
 static int option_rules(const Given *g, const Setup *s, Error *e)
 {
-    for (size_t i = 0; i < sizeof RULES / sizeof RULES[0]; i++)
-        if (g->set[RULES[i].opt] && !RULES[i].holds(g, s))
-            return error_set(e, "--%s %s", OPTS[RULES[i].opt].name, RULES[i].needs);
+    if (cli_rules(g, OPTS, RULES, sizeof RULES / sizeof RULES[0], s, e))
+        return -1;
     for (int k = O_TOKENS; k <= O_V_OUT_SCALE; k++)
-        if (g->set[k] && !generated_input(g, s))
+        if (g->set[k] && (g->set[O_PRESET] || g->set[O_MATRIX]))
             return error_set(e, "--%s shapes the generated head; --%s brings its own data", OPTS[k].name,
                              g->set[O_PRESET] ? "preset" : "matrix");
     const Experiment *x = &s->x;

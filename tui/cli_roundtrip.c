@@ -25,7 +25,8 @@ static const CmdSpec CMD = {
              "Encodes each float on stdin (one a line, decimal or hex-float) in\n"
              "FORMAT (e4m3, e5m2 or e2m1), decodes it, and prints the result.\n"
              "Without --saturate, E4M3FN overflow is nan and E5M2 overflow inf;\n"
-             "E2M1 always clamps to +-6.",
+             "E2M1 always clamps to +-6. A number beyond a float's range (1e39) is\n"
+             "read as an infinity, which every format rounds as it would the number.",
     .opts = OPTS,
     .n_opts = O_COUNT,
     .help_opt = O_HELP,

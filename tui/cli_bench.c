@@ -351,8 +351,11 @@ int cmd_bench(int argc, char **argv)
     if ((rc = open_backend(&g, &b, &e)) != EXIT_OK)
         return cli_fail("bench", rc, &e);
     const BenchSetup *bs = &b.s;
-    if (!bs->cuda)
-        fprintf(stderr, "kvlab bench: timing the CPU reference (%s)\n", bs->why_cpu);
+    if (!bs->cuda) {
+        fputs("kvlab bench: timing the CPU reference (", stderr);
+        text_put(stderr, bs->why_cpu, false);   // may quote a path from the environment
+        fputs(")\n", stderr);
+    }
     const size_t nf = b.nf, nb = b.nb, nc = b.nc;
     Row *rows = calloc(nf * nb * nc, sizeof *rows);
     if (!rows) {

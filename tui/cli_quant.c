@@ -550,7 +550,7 @@ static void header(const Setup *s, FILE *out)
             ROPE[x->rope], x->hadamard ? "; Hadamard-rotated" : "");
 }
 
-static void metrics_text(const ExperimentResult *r, FILE *out)
+static void metrics_text(const ExperimentResult *r, bool saturate, FILE *out)
 {
     fprintf(out, "relative error of K (Frobenius)  %.4g%%\n", 100 * r->err.rel_fro_k);
     fprintf(out, "relative error of V (Frobenius)  %.4g%%\n", 100 * r->err.rel_fro_v);
@@ -559,9 +559,10 @@ static void metrics_text(const ExperimentResult *r, FILE *out)
     fprintf(out, "attention output error           %.4g%%\n", 100 * r->err.output_rel_error);
     fprintf(out, "top-scoring token                %zu -> %zu%s\n", r->err.top_ref, r->err.top,
             r->err.top == r->err.top_ref ? "" : "  (changed)");
-    if (r->err.nan_scores)          // only --no-saturate makes NaN from finite inputs
-        fprintf(out, "%zu quantized scores are NaN: values past the format's range became NaN "
-                     "(--no-saturate; without it they saturate)\n", r->err.nan_scores);
+    if (r->err.nan_scores)
+        fprintf(out, "%zu quantized scores are NaN: %s\n", r->err.nan_scores,
+                saturate ? "the arithmetic overflowed"
+                         : "values past the format's range became NaN (--no-saturate; without it they saturate)");
 }
 
 /* Scores token by token; with many tokens, the ones most in error. */
@@ -670,7 +671,7 @@ static int run_one(const Setup *s, bool json, bool matrices, Error *e)
     header(s, stdout);
     fputc('\n', stdout);
     scores_text(&r, stdout);
-    metrics_text(&r, stdout);
+    metrics_text(&r, s->x.key.saturate, stdout);
     experiment_result_free(&r);
     return 0;
 }

@@ -36,8 +36,9 @@ static void usage(FILE *out)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
     fprintf(out, "\nexit status: 0 success, 1 a check said no, 2 bad usage or input, "
-                 "3 run-time failure\n"
-                 "data: %s (set KVLAB_DATA to use another scenarios directory)\n", cli_datadir());
+                 "3 run-time failure\ndata: ");
+    text_put(out, cli_datadir(), false);
+    fprintf(out, " (set KVLAB_DATA to use another scenarios directory)\n");
 }
 
 int main(int argc, char **argv)

@@ -44,9 +44,10 @@ enum { OPT_END = -1, OPT_ERROR = -2, OPT_POSITIONAL = -3 };
 int opt_next(Args *a, const OptSpec *specs, size_t n, const char **value, Error *e);
 void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n);
 
-/* All options of a command line, gathered in one pass: the last value of
- * each option, every value of one repeatable option, and the words that are
- * not options (at most max_words of them). */
+/* All options of a command line, gathered in one pass: the value of each
+ * option (one that takes a value and is given twice is refused), every
+ * value of one repeatable option, and the words that are not options (at
+ * most max_words of them). */
 #define OPT_MAX 32
 #define OPT_REPEAT_MAX 16
 typedef struct {

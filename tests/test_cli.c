@@ -685,9 +685,9 @@ START_TEST(control_characters_escaped)
     rmdir(dir);
     Rng g = {test_seed() ^ 0xE5C};
     for (int i = 0; i < 200; i++) {
-        char arg[24];
-        size_t n = rng_range(&g, 1, sizeof arg - 1);
-        for (size_t k = 0; k < n; k++)
+        char arg[24] = "x";                     // never a command, an option or a size
+        size_t n = rng_range(&g, 2, sizeof arg - 1);
+        for (size_t k = 1; k < n; k++)
             arg[k] = (char)rng_range(&g, 1, 255);
         arg[n] = '\0';
         r = i % 2 ? RUN("calc", "--pool", arg) : RUN(arg);

@@ -2,10 +2,10 @@
  *
  * The device (or why there is none: then the CPU reference is measured and
  * labelled so), a sweep over contexts for every format with a progress bar
- * that Esc cancels, the step time against context as a line plot with each
- * format's fitted slope, the bandwidth achieved against the copy ceiling
- * measured in the same run, and the slopes next to published figures. All
- * numbers come from kernels/kv_bench.h, as `kvlab bench` prints them. */
+ * that Esc cancels, the step time against context as a line plot, the
+ * bandwidth achieved against the copy ceiling measured in the same run, and
+ * each format's fitted slope next to published figures. All numbers come
+ * from kernels/kv_bench.h, as `kvlab bench` prints them. */
 #include "screens.h"
 
 #include "catalog.h"
@@ -463,10 +463,12 @@ const ScreenDef SCREEN_GPU = {
             "press r to sweep every format over contexts from 1k to the longest, one decode "
             "step of one attention layer each (CUDA events, the median of the timed runs, "
             "caches rotated so the L2 cannot hold them). The plot shows step time against "
-            "context with each format's fitted slope (ms per token), the bars the bandwidth "
-            "achieved against a device-to-device copy measured in the same run, and the table "
-            "the slopes next to vLLM's published figures. Without a GPU, the CPU reference is "
-            "measured instead and says so.",
+            "context, the bars the bandwidth achieved against a device-to-device copy measured "
+            "in the same run, and the table each format's fitted slope (ms per context token) "
+            "next to vLLM's published figures. The last complete sweep stays until a new one "
+            "completes; the time left is foreseen from the points measured. Without a GPU, the "
+            "CPU reference is measured instead and says so. Where the window cannot show it all, "
+            "Tab then Down shows the rest.",
     .create = create,
     .destroy = free,
     .fields = fields,

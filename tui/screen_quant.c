@@ -14,6 +14,7 @@
 #include "svg.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,37 +234,39 @@ static const char *fitting(const char *const *forms, size_t n, int w)
     return forms[n - 1];
 }
 
+/* The errors the table shows, a row each, in the words of `kvlab quant`;
+ * V's error is "exact" where values were not quantized. */
+static const struct {
+    const char *name;
+    size_t offset;              // of the figure in KvErrors
+    double scale;               // 100: a percentage
+    bool values;                // V's error
+} METRICS[] = {
+    {"K error", offsetof(KvErrors, rel_fro_k), 100, false},
+    {"V error", offsetof(KvErrors, rel_fro_v), 100, true},
+    {"max score err", offsetof(KvErrors, max_score_error), 1, false},
+    {"softmax TV", offsetof(KvErrors, softmax_tv), 1, false},
+    {"output err", offsetof(KvErrors, output_rel_error), 100, false},
+};
+
 /* The three runs side by side, a metric a row (so that the table fits the
- * narrowest view), in the words of `kvlab quant`; values are "exact" where
- * they were not quantized, a lost top token is marked. */
+ * narrowest view); a lost top token is marked. */
 static void figures(const Quant *s, Table *t)
 {
     const ExperimentResult *run[3] = {&s->cur, &s->tok, &s->chan};
-    const bool exact[3] = {s->scheme != 6, true, true};
+    const bool exact[3] = {s->scheme != 6, true, true};    // the comparisons keep values exact
     table_header(t, "keys per", "as set", "token", "channel", NULL);
-    table_row(t);
-    table_cell(t, "K error");
-    for (int i = 0; i < 3; i++)
-        table_cell(t, "%.3g%%", 100 * run[i]->err.rel_fro_k);
-    table_row(t);
-    table_cell(t, "V error");
-    for (int i = 0; i < 3; i++)
-        if (exact[i])
-            table_cell(t, "exact");
-        else
-            table_cell(t, "%.3g%%", 100 * run[i]->err.rel_fro_v);
-    table_row(t);
-    table_cell(t, "max score err");
-    for (int i = 0; i < 3; i++)
-        table_cell(t, "%.3g", run[i]->err.max_score_error);
-    table_row(t);
-    table_cell(t, "softmax TV");
-    for (int i = 0; i < 3; i++)
-        table_cell(t, "%.3g", run[i]->err.softmax_tv);
-    table_row(t);
-    table_cell(t, "output err");
-    for (int i = 0; i < 3; i++)
-        table_cell(t, "%.3g%%", 100 * run[i]->err.output_rel_error);
+    for (size_t m = 0; m < N_OF(METRICS); m++) {
+        table_row(t);
+        table_cell(t, "%s", METRICS[m].name);
+        for (int i = 0; i < 3; i++) {
+            double v = *(const double *)((const char *)&run[i]->err + METRICS[m].offset) * METRICS[m].scale;
+            if (METRICS[m].values && exact[i])
+                table_cell(t, "exact");
+            else
+                table_cell(t, METRICS[m].scale == 100 ? "%.3g%%" : "%.3g", v);
+        }
+    }
     table_row(t);
     table_cell(t, "top token");
     for (int i = 0; i < 3; i++)
@@ -496,9 +499,11 @@ const ScreenDef SCREEN_QUANT = {
             "channels many times larger than the rest (as real models have). Quantized per "
             "token, an outlier channel stretches every token's range, so the ordinary channels "
             "collapse onto a few levels; per channel, each outlier gets its own range. The "
-            "bottom row puts the two errors side by side; the bars show how far each token's "
-            "score q.k moved. Change the scheme, bits, granularity, RoPE, Hadamard rotation, "
-            "outliers and seed on the left or with the keys below.",
+            "table gives the errors of the setting, per token and per channel in the words of "
+            "`kvlab quant`, on the same generated head; the bottom row of heatmaps puts the two "
+            "errors side by side; the bars show how far each token's score q.k moved. Change "
+            "the scheme, bits, granularity, RoPE, Hadamard rotation, outliers and seed on the "
+            "left or with the keys below.",
     .create = create,
     .destroy = destroy,
     .fields = fields,

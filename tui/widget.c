@@ -206,11 +206,12 @@ void draw_bars(Rect r, const BarItem *items, size_t n)
         bar_w = 0;
     for (size_t i = 0; i < n && (int)i < r.h; i++) {
         int y = r.y + (int)i;
-        put_text(y, r.x, label_w, crt_attr(ROLE_NORMAL), items[i].label);
+        put_text(y, r.x, label_w < r.w ? label_w : r.w, crt_attr(ROLE_NORMAL), items[i].label);
         put_bar(y, r.x + label_w + 1, items[i].value, max, bar_w,
                 crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(i % SERIES_COUNT))));
+        int tx = r.x + label_w + 2 + bar_w;
         if (items[i].text && text_w > 0)
-            put_text(y, r.x + label_w + 2 + bar_w, text_w, crt_attr(ROLE_DIM), items[i].text);
+            put_text(y, tx, r.x + r.w - tx < text_w ? r.x + r.w - tx : text_w, crt_attr(ROLE_DIM), items[i].text);
     }
 }
 

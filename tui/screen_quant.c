@@ -289,7 +289,7 @@ static const ScreenKey KEYS[] = {
     {"o O", "outliers: their magnitude halved or doubled"},
     {"s", "seed: the next one"},
     {"w", "worked 4x4: generated keys or the worked example"},
-    {"a", "mean over 50 seeds: the K errors (a progress bar; Esc cancels)"},
+    {"a", "mean over 50 seeds: the K errors (Esc cancels)"},
 };
 static const size_t N_KEYS = N_OF(KEYS);
 

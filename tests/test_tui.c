@@ -364,6 +364,32 @@ START_TEST(figures_match_and_edits_hold)
 }
 END_TEST
 
+/* The CPU fallback of the GPU lab, for the screen tests on any machine. */
+#define NO_PLUGIN "KVLAB_CUDA_PLUGIN=/nonexistent/libkvlab_cuda.so"
+/* F5 set to a short CPU sweep: contexts 1k and 2k, three timed runs each. */
+#define SHORT_SWEEP "F5 Down Down 2 k Enter Down 3 Enter"
+
+/* Waits up to `seconds` for text, quietly, for what may take longer than
+ * one wait_for (a sweep); a last wait_for shows the screen if it never
+ * comes. */
+static bool wait_long(const char *text, int seconds)
+{
+    static char buf[65536];
+    for (int i = 0; i < seconds * 20; i++) {
+        screen(buf, sizeof buf, false);
+        if (strstr(buf, text))
+            return true;
+        usleep(50000);
+    }
+    return wait_for(text);
+}
+
+/* A GPU lab sweep on the CPU reference takes seconds, longer under ASan. */
+static bool wait_sweep(void)
+{
+    return wait_long("sweep done", 40);
+}
+
 /* The GPU lab: without a GPU it says why and measures the CPU reference,
  * with a progress bar, then shows the slopes next to the published ones. */
 START_TEST(gpu_lab_screen)
@@ -372,10 +398,7 @@ START_TEST(gpu_lab_screen)
     press("F5", "Press r");
     /* a longest context of 2k keeps the CPU sweep short */
     press("Down Down 2 k Enter r", "CPU reference");
-    bool done = false;
-    for (int i = 0; i < 6 && !done; i++)    // the sweep may take longer than one wait
-        done = wait_for("sweep done");
-    ck_assert(done);
+    ck_assert(wait_sweep());
     ck_assert(wait_for("published"));
     ck_assert(wait_for("4.37e-05"));
     /* a batch typed after the sweep does not blank its slopes */
@@ -398,31 +421,6 @@ END_TEST
 /* ------------------------------------------------------------------------
  * The Quantization error and GPU lab screens
  */
-
-/* The CPU fallback of the GPU lab, for the screen tests on any machine. */
-#define NO_PLUGIN "KVLAB_CUDA_PLUGIN=/nonexistent/libkvlab_cuda.so"
-/* F5 set to a short CPU sweep: contexts 1k and 2k, three timed runs each. */
-#define SHORT_SWEEP "F5 Down Down 2 k Enter Down 3 Enter"
-
-/* Waits up to `seconds` for text, quietly, for what may take longer than
- * one wait_for (a sweep); a last wait_for shows the screen if it never
- * comes. */
-static bool wait_long(const char *text, int seconds)
-{
-    static char buf[65536];
-    for (int i = 0; i < seconds * 20; i++) {
-        screen(buf, sizeof buf, false);
-        if (strstr(buf, text))
-            return true;
-        usleep(50000);
-    }
-    return wait_for(text);
-}
-
-static bool wait_sweep(void)
-{
-    return wait_long("sweep done", 40);
-}
 
 /* The Quantization error screen cuts nothing at 80x24 and 120x40, with the
  * settings that make its texts longest: KIVI keys after RoPE with a

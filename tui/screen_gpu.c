@@ -39,8 +39,7 @@ typedef struct {
     size_t n_ctx;
     double slope[KV_FORMATS];               // ms per context token, one layer; NaN with one context
     uint32_t layers;                        // the model's, for its whole-model slopes
-    double seconds;                         // what measuring it took
-    char what[200];                         // the model, batch, points and runs
+    char what[200];                         // the model, batch, points, runs and time taken
 } Sweep;
 
 typedef struct {
@@ -150,14 +149,14 @@ static void slopes_table(const Sweep *w, Table *t)
             table_cell(t, "%.2e", sl * w->layers);
             table_cell(t, "%.2f", sl / base);
         }
-        table_cell(t, "-");
-        table_cell(t, "-");
+        char pub[32] = "-", ratio[32] = "-";
         for (size_t k = 0; k < sizeof PUBLISHED / sizeof PUBLISHED[0]; k++)
             if (PUBLISHED[k].format == (KvFormat)f) {
-                snprintf(t->cell[t->rows - 1][4], TABLE_CELL, "%.2e", PUBLISHED[k].ms_per_token);
-                snprintf(t->cell[t->rows - 1][5], TABLE_CELL, "%.2f",
-                         PUBLISHED[k].ms_per_token / PUBLISHED[0].ms_per_token);
+                snprintf(pub, sizeof pub, "%.2e", PUBLISHED[k].ms_per_token);
+                snprintf(ratio, sizeof ratio, "%.2f", PUBLISHED[k].ms_per_token / PUBLISHED[0].ms_per_token);
             }
+        table_cell(t, "%s", pub);
+        table_cell(t, "%s", ratio);
     }
 }
 
@@ -363,7 +362,6 @@ static void finish(GpuLab *s, Sweep *w, double seconds)
     for (int f = 0; f < KV_FORMATS; f++)
         w->slope[f] = bench_slope(w->rows, w->n, (KvFormat)f, (uint32_t)s->batch, false);
     w->layers = (uint32_t)s->b.shape.layers;
-    w->seconds = seconds;
     char t[32];
     snprintf(w->what, sizeof w->what, "%s, batch %llu: %zu points, the median of %d runs each, in %s",
              s->model_names[s->loaded_model],

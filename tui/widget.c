@@ -305,13 +305,15 @@ void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel
     size_t total = 0;
     for (size_t k = 0; k < n; k++)
         total += s[k].n;
-    PlotMark *m = total ? malloc(total * sizeof *m) : NULL;
-    if (!m || r.h < 8 || r.w < 30) {
-        free(m);
-        if (n)
-            draw_wrapped(r, crt_attr(ROLE_DIM), "(a larger window shows the plot)", 0);
+    if (!total)
+        return;
+    if (r.h < 8 || r.w < 30) {
+        draw_wrapped(r, crt_attr(ROLE_DIM), "(a larger window shows the plot)", 0);
         return;
     }
+    PlotMark *m = malloc(total * sizeof *m);
+    if (!m)
+        return;
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     for (size_t k = 0; k < n; k++)
         for (size_t i = 0; i < s[k].n; i++) {

@@ -190,10 +190,10 @@ START_TEST(screens_open)
                           "--batch", "16", "--json", NULL};
     ck_assert_double_eq(slots, cli_figure(argv, "fp8_e4m3", "slots"));
     ck_assert_double_eq_tol(step, cli_figure(argv, "fp8_e4m3", "step_ms"), 0.006);
-    press("F4", "per channel: K error");
+    press("F4", "max score err");
     ck_assert(wait_for("score errors"));
     press("F1", "Help: every key");
-    ck_assert(wait_for("Hadamard rotation on or off"));
+    ck_assert(wait_for("Hadamard: rotation on or off"));
     keys("x");
     quit_lab();
 }
@@ -330,20 +330,16 @@ START_TEST(no_terminal)
 }
 END_TEST
 
-/* The quantization screen's figures are kvlab quant's for the same keys;
- * a value the figures cannot use is refused and the previous one kept;
- * 80x24 shows every screen's key figures. */
+/* The quantization screen's figures are kvlab quant's, whose default keys
+ * it shares; a value the figures cannot use is refused and the previous one
+ * kept; 80x24 shows every screen's key figures. */
 START_TEST(figures_match_and_edits_hold)
 {
     static char buf[65536];
     open_lab(200, 60, "");
-    press("F4", "per channel: K error");
-    screen(buf, sizeof buf, false);
-    const char *p = strstr(buf, "per token: K error ");
-    ck_assert(p != NULL);
-    double tok = strtod(p + strlen("per token: K error "), NULL);
-    RunResult r = run_kvlab((const char *const[]){"quant", "--tokens", "128", "--head-dim", "64",
-                                                  "--json", NULL}, NULL);
+    press("F4", "max score err");
+    double tok = row_number("K error", 1);          // keys per token
+    RunResult r = run_kvlab((const char *const[]){"quant", "--json", NULL}, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     cJSON *j = cJSON_Parse(r.out);
     const cJSON *run;
@@ -368,6 +364,32 @@ START_TEST(figures_match_and_edits_hold)
 }
 END_TEST
 
+/* The CPU fallback of the GPU lab, for the screen tests on any machine. */
+#define NO_PLUGIN "KVLAB_CUDA_PLUGIN=/nonexistent/libkvlab_cuda.so"
+/* F5 set to a short CPU sweep: contexts 1k and 2k, three timed runs each. */
+#define SHORT_SWEEP "F5 Down Down 2 k Enter Down 3 Enter"
+
+/* Waits up to `seconds` for text, quietly, for what may take longer than
+ * one wait_for (a sweep); a last wait_for shows the screen if it never
+ * comes. */
+static bool wait_long(const char *text, int seconds)
+{
+    static char buf[65536];
+    for (int i = 0; i < seconds * 20; i++) {
+        screen(buf, sizeof buf, false);
+        if (strstr(buf, text))
+            return true;
+        usleep(50000);
+    }
+    return wait_for(text);
+}
+
+/* A GPU lab sweep on the CPU reference takes seconds, longer under ASan. */
+static bool wait_sweep(void)
+{
+    return wait_long("sweep done", 40);
+}
+
 /* The GPU lab: without a GPU it says why and measures the CPU reference,
  * with a progress bar, then shows the slopes next to the published ones. */
 START_TEST(gpu_lab_screen)
@@ -376,17 +398,14 @@ START_TEST(gpu_lab_screen)
     press("F5", "Press r");
     /* a longest context of 2k keeps the CPU sweep short */
     press("Down Down 2 k Enter r", "CPU reference");
-    bool done = false;
-    for (int i = 0; i < 6 && !done; i++)    // the sweep may take longer than one wait
-        done = wait_for("sweep done");
-    ck_assert(done);
-    ck_assert(wait_for("published (H100, FA3)"));
+    ck_assert(wait_sweep());
+    ck_assert(wait_for("published"));
     ck_assert(wait_for("4.37e-05"));
     /* a batch typed after the sweep does not blank its slopes */
     press("Up 3 Enter", "Batch                         3");
     static char buf[65536];
     screen(buf, sizeof buf, false);
-    ck_assert_msg(!strstr(buf, "nan") && strstr(buf, "ms/tok"), "the slopes went blank after a batch change");
+    ck_assert_msg(!strstr(buf, "nan") && strstr(buf, "ms per context token"), "the slopes went blank after a batch change");
     quit_lab();
 }
 END_TEST
@@ -396,6 +415,152 @@ END_TEST
 START_TEST(nothing_cut_at_80x24)
 {
     assert_uncut(80, 24, "F2", "A 20 GiB KV pool", "Scenarios");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * The Quantization error and GPU lab screens
+ */
+
+/* The Quantization error screen cuts nothing at 80x24 and 120x40, with the
+ * settings that make its texts longest: KIVI keys after RoPE with a
+ * Hadamard rotation, the worked example, the mean over seeds. */
+START_TEST(quant_screen_uncut)
+{
+    static const char *const KEYS[][2] = {
+        {"F4", "K error"},
+        {"F4 f f f f f f r r H", "KIVI"},
+        {"F4 w", "worked"},
+        {"F4 b b b b g g g", "8-bit"},
+        {"F4 a", "averaged seeds"},
+    };
+    static const int SIZES[][2] = {{80, 24}, {120, 40}};
+    for (size_t i = 0; i < N_OF(SIZES); i++)
+        for (size_t k = 0; k < N_OF(KEYS); k++)
+            assert_uncut(SIZES[i][0], SIZES[i][1], KEYS[k][0], KEYS[k][1], "Quantization error");
+}
+END_TEST
+
+/* The Quantization error screen says, as kvlab quant does, that values
+ * are exact where only keys are quantized, and gives V's error where KIVI
+ * quantizes them. */
+START_TEST(quant_screen_values)
+{
+    open_lab(120, 40, "");
+    press("F4", "keys: int-min 4-bit per token; values: exact; no RoPE");
+    ck_assert(row_number("V error", 0) == 0 && wait_for("V error        exact   exact  exact"));
+    press("f f f f f f", "values: KIVI per token");
+    ck_assert(row_number("V error", 0) > 0);
+    quit_lab();
+}
+END_TEST
+
+/* The GPU lab cuts nothing at 80x24 and 120x40, before a sweep (the reason
+ * there is no GPU, the invitation to press r) and after one. */
+START_TEST(gpu_screen_uncut)
+{
+    static const int SIZES[][2] = {{80, 24}, {120, 40}};
+    for (size_t i = 0; i < N_OF(SIZES); i++) {
+        char log[] = "/tmp/kvlab-cuts-XXXXXX", env[160];
+        int fd = mkstemp(log);
+        ck_assert(fd >= 0);
+        close(fd);
+        snprintf(env, sizeof env, "%s KVLAB_CUT_LOG=%s", NO_PLUGIN, log);
+        open_lab(SIZES[i][0], SIZES[i][1], env);
+        press("F5", "Press r");
+        keys(SHORT_SWEEP " r");
+        ck_assert(wait_sweep());
+        quit_lab();
+        static char cuts[65536];
+        FILE *f = fopen(log, "r");
+        ck_assert(f != NULL);
+        size_t n = fread(cuts, 1, sizeof cuts - 1, f);
+        cuts[n] = '\0';
+        fclose(f);
+        unlink(log);
+        ck_assert_msg(!strstr(cuts, "GPU lab:"), "at %dx%d, the GPU lab cut:\n%.3000s", SIZES[i][0],
+                      SIZES[i][1], cuts);
+    }
+}
+END_TEST
+
+/* Every measured rate on the GPU lab has three significant digits in a unit
+ * that fits it (MB/s, GB/s, ...): none reads 0. */
+static void assert_rates(const char *buf)
+{
+    int seen = 0;
+    for (const char *p = strstr(buf, "B/s"); p; p = strstr(p + 1, "B/s")) {
+        const char *q = p - 1;          // the unit's prefix letter, then a space
+        while (q > buf && *q != ' ')
+            q--;
+        const char *num = q - 1;
+        while (num > buf && ((*num >= '0' && *num <= '9') || *num == '.'))
+            num--;
+        int digits = 0;
+        for (const char *d = num + 1; d < q; d++)
+            digits += *d >= '0' && *d <= '9';
+        ck_assert_msg(digits == 3, "a rate without three significant digits: '%.*s'", (int)(p + 3 - num),
+                      num);
+        seen++;
+    }
+    ck_assert_msg(seen >= 6, "%d rates on the screen:\n%.4000s", seen, buf);
+}
+
+/* A second sweep keeps the first one's results on screen until it
+ * completes; while it runs, and after Esc cancels it, the status says so
+ * (never "sweep done"); the CPU reference's slopes are said in place to
+ * say nothing about a GPU's speed; bandwidths are in units that fit. */
+START_TEST(gpu_sweep_keeps_results)
+{
+    static char buf[65536];
+    open_lab(200, 60, NO_PLUGIN);
+    press("F5", "Press r");
+    keys(SHORT_SWEEP " r");
+    ck_assert(wait_sweep());
+    screen(buf, sizeof buf, false);
+    assert_rates(buf);
+    ck_assert_msg(strstr(buf, "nothing about a GPU's speed"), "no word on the CPU's slopes:\n%.4000s", buf);
+    press("2 0 0 Enter r", "left");         // a slower sweep: 200 timed runs a point
+    screen(buf, sizeof buf, false);
+    ck_assert_msg(!strstr(buf, "sweep done"), "a running sweep said done:\n%.4000s", buf);
+    ck_assert(strstr(buf, "4.37e-05"));
+    keys("Escape");                         // read between two points
+    ck_assert(wait_long("cancelled", 20));
+    screen(buf, sizeof buf, false);
+    ck_assert_msg(!strstr(buf, "sweep done") && strstr(buf, "4.37e-05") && strstr(buf, "bf16"),
+                  "after a cancelled sweep:\n%.4000s", buf);
+    assert_rates(buf);
+    quit_lab();
+}
+END_TEST
+
+/* A series in a plot's legend shows at least one of its markers, or its
+ * legend entry says which series hides it: the calculator's plot for
+ * Llama-3.1-405B as MHA, where FP8 and INT8 fall on the same cells. */
+START_TEST(plot_markers_visible)
+{
+    static char buf[65536];
+    open_lab(120, 40, "");
+    press("F3", "Sequences the pool holds");
+    press("Down Down Down Down 2 0 G i B Enter", "20 GiB");         // a pool of its own
+    press("Up Up Up Up - -", "Llama-3.1-405B");
+    press("Down Down Down Down Down Down Down Down Down Down Down Enter", "As MHA                       on");
+    screen(buf, sizeof buf, false);
+    static const char *const MARKS[] = {"\u25CF", "\u25A0", "\u25B2", "\u25C6", "\u25BC", "\u2605", "\u25CB"};
+    for (size_t i = 0; i < N_OF(MARKS); i++) {
+        int count = 0;
+        for (const char *p = strstr(buf, MARKS[i]); p; p = strstr(p + 1, MARKS[i]))
+            count++;
+        ck_assert_msg(count > 0, "marker %s missing from the legend:\n%.4000s", MARKS[i], buf);
+        if (count > 1)
+            continue;
+        /* only in the legend: the entry must say what hides it */
+        const char *entry = strstr(buf, MARKS[i]);
+        const char *eol = strchr(entry, '\n');
+        const char *under = strstr(entry, "(under ");
+        ck_assert_msg(under && (!eol || under < eol), "series %s hidden, its legend silent:\n%.4000s", MARKS[i], buf);
+    }
+    quit_lab();
 }
 END_TEST
 
@@ -414,6 +579,11 @@ Suite *suite_tui(void)
     tcase_add_test(t, gpu_lab_screen);
     tcase_add_test(t, figures_match_and_edits_hold);
     tcase_add_test(t, nothing_cut_at_80x24);
+    tcase_add_test(t, quant_screen_uncut);
+    tcase_add_test(t, quant_screen_values);
+    tcase_add_test(t, gpu_screen_uncut);
+    tcase_add_test(t, gpu_sweep_keeps_results);
+    tcase_add_test(t, plot_markers_visible);
     suite_add_tcase(s, t);
     return s;
 }

@@ -5,7 +5,9 @@
 #include "units.h"
 
 #include <locale.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static u128 size_of(const char *s)
@@ -143,6 +145,39 @@ START_TEST(printing)
 }
 END_TEST
 
+/* A measured rate prints with three significant digits in the decimal unit
+ * that puts it in [1, 1000), and reads back to within half a unit of its
+ * last digit (a relative 0.5%); fixed cases and random rates from 1 B/s to
+ * 10 TB/s. */
+START_TEST(measured_rates)
+{
+    static const struct { double v; const char *s; } FIXED[] = {
+        {27e6, "27.0 MB/s"},      {433.2e6, "433 MB/s"},    {1.234e12, "1.23 TB/s"},
+        {999.4e6, "999 MB/s"},    {999.6e6, "1.00 GB/s"},   {9.996e9, "10.0 GB/s"},
+        {5, "5.00 B/s"},          {0, "0 B/s"},             {-1, "? B/s"},
+        {NAN, "? B/s"},           {4.5e15, "4500 TB/s"},
+    };
+    char b[64];
+    for (size_t i = 0; i < N_OF(FIXED); i++)
+        ck_assert_str_eq(units_rate_measured(b, sizeof b, FIXED[i].v), FIXED[i].s);
+    Rng r = {test_seed() ^ 0x8A7E};
+    for (int i = 0; i < 20000; i++) {
+        double v = pow(10, (double)rng_range(&r, 0, 13000) / 1000);
+        units_rate_measured(b, sizeof b, v);
+        int digits = 0;
+        for (const char *p = b; *p != ' '; p++)
+            digits += *p >= '0' && *p <= '9';
+        ck_assert_seeded(digits == 3 && atof(b) >= 1 && atof(b) < 1000, "%g B/s printed as %s", v, b);
+        char unit[64];          // "1 MB/s": what the unit is worth
+        u128 factor;
+        Error e;
+        snprintf(unit, sizeof unit, "1%s", strchr(b, ' '));
+        ck_assert_seeded(units_parse_rate(unit, &factor, &e) == 0, "%s: %s", b, e.msg);
+        ck_assert_seeded(fabs(atof(b) * (double)factor - v) <= 0.005 * v, "%g B/s printed as %s", v, b);
+    }
+}
+END_TEST
+
 Suite *suite_units(void)
 {
     Suite *s = suite_create("units");
@@ -153,6 +188,7 @@ Suite *suite_units(void)
     tcase_add_test(t, sizes_round_trip_random);
     tcase_add_test(t, locale_independent);
     tcase_add_test(t, printing);
+    tcase_add_test(t, measured_rates);
     suite_add_tcase(s, t);
     return s;
 }

@@ -208,7 +208,7 @@ static void series_table(const Report *rp, const Results *res, Table *t)
 void report_table_fit(Table *t, int width)
 {
     static const char *const LEAST_NEEDED[] = {"total, decimal", "KV>weights at", "paged",
-                                               "scale B", "per seq", "B/elem"};
+                                               "scale B", "per seq", "B/elem", "step ms"};
     for (size_t i = 0; i < sizeof LEAST_NEEDED / sizeof LEAST_NEEDED[0] && table_width(t) > width; i++)
         table_drop_column(t, LEAST_NEEDED[i]);
 }

@@ -130,11 +130,12 @@ static bool numeric(const char *s)
     return (*s >= '0' && *s <= '9') || *s == '\0' || strcmp(s, "never") == 0 || *s == '-';
 }
 
-void draw_table(Rect r, const Table *t, int skip)
+/* Column widths (as wide as every row needs) and alignment (right for
+ * numbers) of a table. */
+static void table_layout(const Table *t, int *width, bool *right)
 {
-    int width[TABLE_COLS] = {0};
-    bool right[TABLE_COLS] = {0};
     for (size_t c = 0; c < t->cols; c++) {
+        width[c] = 0;
         right[c] = c > 0;
         for (size_t row = 0; row < t->rows; row++) {
             const char *s = t->cell[row][c];
@@ -145,28 +146,49 @@ void draw_table(Rect r, const Table *t, int skip)
                 right[c] = false;
         }
     }
+}
+
+static void table_row_at(int y, Rect r, const Table *t, size_t row, const int *width, const bool *right)
+{
+    int x = r.x;
+    for (size_t c = 0; c < t->cols && x < r.x + r.w; c++) {
+        const char *s = t->cell[row][c];
+        int attr = row == 0 ? crt_attr(ROLE_TITLE) : crt_attr(ROLE_NORMAL);
+        if (row > 0) {
+            if (*s == '!')
+                attr = crt_attr(ROLE_BAD);
+            else if (*s == '~')
+                attr = crt_attr(ROLE_WARN);
+            else if (*s == '+')
+                attr = crt_attr(ROLE_GOOD);
+        }
+        s = cell_text(s);
+        int pad = width[c] - text_width(s);
+        put_text(y, x + (right[c] ? pad : 0), r.x + r.w - x - (right[c] ? pad : 0), attr, s);
+        x += width[c] + 2;
+    }
+}
+
+void draw_table(Rect r, const Table *t, int skip)
+{
+    int width[TABLE_COLS];
+    bool right[TABLE_COLS];
+    table_layout(t, width, right);
     for (int line = 0; line < r.h; line++) {
         size_t row = line == 0 ? 0 : (size_t)(line + (skip > 0 ? skip : 0));
         if (row >= t->rows)
             break;
-        int x = r.x;
-        for (size_t c = 0; c < t->cols && x < r.x + r.w; c++) {
-            const char *s = t->cell[row][c];
-            int attr = row == 0 ? crt_attr(ROLE_TITLE) : crt_attr(ROLE_NORMAL);
-            if (row > 0) {
-                if (*s == '!')
-                    attr = crt_attr(ROLE_BAD);
-                else if (*s == '~')
-                    attr = crt_attr(ROLE_WARN);
-                else if (*s == '+')
-                    attr = crt_attr(ROLE_GOOD);
-            }
-            s = cell_text(s);
-            int pad = width[c] - text_width(s);
-            put_text(r.y + line, x + (right[c] ? pad : 0), r.x + r.w - x - (right[c] ? pad : 0), attr, s);
-            x += width[c] + 2;
-        }
+        table_row_at(r.y + line, r, t, row, width, right);
     }
+}
+
+void draw_table_lines(Rect r, const Table *t, size_t first)
+{
+    int width[TABLE_COLS];
+    bool right[TABLE_COLS];
+    table_layout(t, width, right);
+    for (int line = 0; line < r.h && first + (size_t)line < t->rows; line++)
+        table_row_at(r.y + line, r, t, first + (size_t)line, width, right);
 }
 
 /* ------------------------------------------------------------------------
@@ -189,6 +211,11 @@ static void put_bar(int y, int x, double v, double max, int width, int attr)
 
 void draw_bars(Rect r, const BarItem *items, size_t n)
 {
+    draw_bars_from(r, items, n, 0);
+}
+
+void draw_bars_from(Rect r, const BarItem *items, size_t n, size_t first)
+{
     int label_w = 0, text_w = 0;
     double max = 0;
     for (size_t i = 0; i < n; i++) {
@@ -201,8 +228,8 @@ void draw_bars(Rect r, const BarItem *items, size_t n)
     int bar_w = r.w - label_w - text_w - 3;
     if (bar_w < 1)                  /* too narrow for bars: the numbers alone */
         bar_w = 0, text_w = r.w - label_w - 2;
-    for (size_t i = 0; i < n && (int)i < r.h; i++) {
-        int y = r.y + (int)i;
+    for (size_t i = first; i < n && (int)(i - first) < r.h; i++) {
+        int y = r.y + (int)(i - first);
         put_text(y, r.x, label_w, crt_attr(ROLE_NORMAL), items[i].label);
         put_bar(y, r.x + label_w + 1, items[i].value, max, bar_w,
                 crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(i % SERIES_COUNT))));
@@ -235,7 +262,13 @@ void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel
         ylo -= 1;
     }
     double ticks[TICKS_MAX];
-    int legend_h = (int)((n + 3) / 4), axis_w = 7;
+    /* the legend in as many columns (4 at most) as its longest name allows */
+    int axis_w = 7, name_w = 0;
+    for (size_t k = 0; k < n; k++)
+        name_w = text_width(s[k].name) > name_w ? text_width(s[k].name) : name_w;
+    int legend_cols = (r.w - axis_w) / (name_w + 3);
+    legend_cols = legend_cols < 1 ? 1 : legend_cols > 4 ? 4 : legend_cols;
+    int legend_h = (int)((n + (size_t)legend_cols - 1) / (size_t)legend_cols), col_w = (r.w - axis_w) / legend_cols;
     Rect p = {r.y + 1, r.x + axis_w, r.h - 3 - legend_h, r.w - axis_w - 1};
     put_text(r.y, r.x, r.w, crt_attr(ROLE_DIM), ylabel);
     int nt = nice_ticks(ylo, yhi, p.h / 2 + 1 < 6 ? p.h / 2 + 1 : 6, ticks);
@@ -289,11 +322,12 @@ void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel
             px = cx, py = cy;
         }
         attroff(attr);
-        int ly = r.y + r.h - legend_h + (int)(k / 4), lx = r.x + axis_w + (int)(k % 4) * (r.w / 4);
+        int ly = r.y + r.h - legend_h + (int)(k / (size_t)legend_cols);
+        int lx = r.x + axis_w + (int)(k % (size_t)legend_cols) * col_w;
         attron(attr);
         mvaddstr(ly, lx, mark);
         attroff(attr);
-        put_text(ly, lx + 2, r.w / 4 - 3, crt_attr(ROLE_NORMAL), s[k].name);
+        put_text(ly, lx + 2, col_w - 3, crt_attr(ROLE_NORMAL), s[k].name);
     }
 }
 

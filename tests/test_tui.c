@@ -412,6 +412,24 @@ START_TEST(nothing_cut_at_80x24)
 }
 END_TEST
 
+/* Works in a new temporary directory `dir` (a mkdtemp template); cwd
+ * keeps the directory to come back to. */
+static void enter_temp_dir(char *dir, char *cwd, size_t n)
+{
+    ck_assert(mkdtemp(dir) != NULL);
+    ck_assert(getcwd(cwd, n) != NULL);
+    ck_assert_int_eq(chdir(dir), 0);
+}
+
+/* Back to cwd, the temporary directory and its files removed. */
+static void leave_temp_dir(const char *dir, const char *cwd)
+{
+    char cmd[1100];
+    ck_assert_int_eq(chdir(cwd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 /* The screen as it is now. */
 static const char *dump(void)
 {
@@ -502,9 +520,7 @@ END_TEST
 START_TEST(scenarios_changed_inputs)
 {
     char dir[] = "/tmp/kvlab-export-XXXXXX", cwd[1024];
-    ck_assert(mkdtemp(dir) != NULL);
-    ck_assert(getcwd(cwd, sizeof cwd) != NULL);
-    ck_assert_int_eq(chdir(dir), 0);
+    enter_temp_dir(dir, cwd, sizeof cwd);
     open_lab(200, 60, "");
     ck_assert(wait_for("71 / 20 slots"));              // the explanation, while it applies
     press("Down Enter 1 k Enter", "0.125 GiB");
@@ -521,6 +537,13 @@ START_TEST(scenarios_changed_inputs)
                       strstr(d, "exceed its 85.52 GB by 10.48 GB") &&
                       strstr(d, "speedup is over fp16 (as many bytes as BF16)"),
                   "speedup-vs-context at 32k");
+    /* weights that leave the GPU no pool are kept: the figures that need one say so */
+    press("Up + + + +", "128K context on one 80 GB H100");
+    press("Down Down Down Down Enter 9 0 G B Enter", "no KV pool");
+    d = view_text();
+    assert_screen(strstr(d, "no KV pool: the weights (90.00 GB) and the reserve (6.00 GB) take all") &&
+                      strstr(d, "no figure = these inputs do not give it") && !strstr(dump(), "kept the previous"),
+                  "h100-128k with 90 GB of weights");
     quit_lab();
     char cmd[1200], out[8192];
     snprintf(cmd, sizeof cmd, "cat %s/kvlab-scenarios-*.csv", dir);
@@ -528,9 +551,7 @@ START_TEST(scenarios_changed_inputs)
     ck_assert_msg(strstr(out, "\"BF16 per sequence\",bf16,gib_per_sequence,\"0.125\",\"1.0\",not_applicable") &&
                       strstr(out, "\"BF16 slots\",bf16,slots,\"160\",\"20\",not_applicable"),
                   "%s", out);
-    ck_assert_int_eq(chdir(cwd), 0);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    leave_temp_dir(dir, cwd);
 }
 END_TEST
 

@@ -99,6 +99,21 @@ int doc_room(const Doc *d)
     return d->win.h - d->line;
 }
 
+void doc_view(Rect r, int first, DocLayout layout, void *st)
+{
+    Doc d;
+    doc_begin(&d, r, first);
+    layout(st, &d);
+}
+
+int doc_view_lines(Rect r, DocLayout layout, void *st)
+{
+    Doc d;
+    doc_measure(&d, r);
+    layout(st, &d);
+    return d.line;
+}
+
 /* A marker row: the row cleared, then the mark. */
 static void mark_row(int y, Rect win, Glyph g, const char *what)
 {

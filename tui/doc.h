@@ -47,6 +47,12 @@ bool doc_block(Doc *d, int h, Rect *r, int *skip);
  * for a block that fills the rest of the view when it fits. */
 int doc_room(const Doc *d);
 
+/* A view that lays itself out as a document: drawn into r from line
+ * `first`, or measured (its lines). */
+typedef void (*DocLayout)(void *st, Doc *d);
+void doc_view(Rect r, int first, DocLayout layout, void *st);
+int doc_view_lines(Rect r, DocLayout layout, void *st);
+
 /* Marks on the window's first and last rows (they cover the lines there)
  * where more lines lie above or below: "▲ more above", "▼ more below
  * (hint)". Nothing when all of them fit. */

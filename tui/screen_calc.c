@@ -247,8 +247,9 @@ static void draw_plot_in(Calc *c, Rect r, int h)
         put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_DIM), "give a GPU or a bandwidth");
 }
 
-static void layout(Calc *c, Doc *d)
+static void layout(void *st, Doc *d)
 {
+    Calc *c = st;
     char a[64], line[480];
     const Workload *w = &c->rp.w;
     snprintf(line, sizeof line, "%s, %s tokens x %llu", c->model.display,
@@ -293,18 +294,13 @@ static void layout(Calc *c, Doc *d)
 
 static void draw(void *st, Rect r, int scroll)
 {
-    Doc d;
-    doc_begin(&d, r, scroll);
-    layout(st, &d);
+    doc_view(r, scroll, layout, st);
 }
 
 static int scroll_lines(void *st, Rect r, Rect *win)
 {
-    Doc d;
     *win = r;
-    doc_measure(&d, r);
-    layout(st, &d);
-    return d.line;
+    return doc_view_lines(r, layout, st);
 }
 
 static int export(void *st, FILE *csv, FILE *svg, Error *e)

@@ -238,8 +238,9 @@ static void figures_doc(const Scen *s, Doc *d)
     }
 }
 
-static void layout(Scen *s, Doc *d)
+static void layout(void *st, Doc *d)
 {
+    Scen *s = st;
     fit_tables(s, d->win.w);
     doc_title(d, s->sc.title);
     doc_text(d, 0, crt_attr(ROLE_DIM), s->sc.source);
@@ -267,18 +268,13 @@ static void layout(Scen *s, Doc *d)
 
 static void draw(void *st, Rect r, int scroll)
 {
-    Doc d;
-    doc_begin(&d, r, scroll);
-    layout(st, &d);
+    doc_view(r, scroll, layout, st);
 }
 
 static int scroll_lines(void *st, Rect r, Rect *win)
 {
-    Doc d;
     *win = r;
-    doc_measure(&d, r);
-    layout(st, &d);
-    return d.line;
+    return doc_view_lines(r, layout, st);
 }
 
 static int export(void *st, FILE *csv, FILE *svg, Error *e)

@@ -316,7 +316,8 @@ static const GlobalKey KEYS[] = {
     {{KEY_LEFT, 'h', '-', 0}, "Left h -", "step the input down (choices: previous)", act_step},
     {{KEY_RIGHT, 'l', '+', '='}, "Right l +", "step the input up (choices: next)", act_step},
     {{'\n', '\r', KEY_ENTER, 0}, "Enter", "type a new value (or next choice); Enter keeps it, "
-                                           "Esc cancels, Backspace erases; auto restores a default",
+                                           "Esc cancels, Backspace erases; auto restores a default; "
+                                           "Enter with nothing typed changes nothing",
      act_edit},
     {{'0', 0}, "0-9 .", "start typing a value straight away: 8k, 20GiB", act_edit},
     {{'e', 0}, "e", "export this screen: CSV data and an SVG chart", act_export},

@@ -342,7 +342,10 @@ const ScreenDef SCREEN_CALC = {
             "in paged blocks), the decode-step floor ((weights + KV) / bandwidth) and its speedup "
             "over BF16, and the context at which the cache outweighs the weights. The KV pool "
             "comes from the GPU's memory times the GPU share, less the weights, unless you type "
-            "one. The same figures come out of `kvlab calc`.",
+            "one; where the weights leave no room for it, or a typed pool does not fit beside "
+            "them, the screen says so and what would fix it, and shows the rest as a what-if. "
+            "Under tensor parallelism the table is per GPU. The same figures come out of "
+            "`kvlab calc`.",
     .create = create,
     .destroy = free,
     .fields = fields,

@@ -138,8 +138,8 @@ static const struct {
     [FIGURE_NOT_APPLICABLE] = {"", "n/a", "not compared: the figure's inputs were changed, and "
                                           "the seed's value is for the scenario's; calc's is "
                                           "shown in full"},
-    [NO_FIGURE] = {"!", "no figure", "these inputs do not give it (it needs a KV pool, or "
-                                     "weights and a bandwidth)"},
+    [NO_FIGURE] = {"!", "no figure", "calc cannot work it out from these inputs (no KV pool, "
+                                     "no bandwidth, or not one sequence in the pool)"},
 };
 
 static int verdict_of(const Scen *s, size_t i)

@@ -341,13 +341,30 @@ const char *units_rate_measured(char *buf, size_t n, double v)
     return buf;
 }
 
+/* Whether a context has a "k" form to show: a whole number of k (1024
+ * tokens) that is not also a round thousand, where "Nk" would read as
+ * N,000 tokens. */
+static bool has_k_form(uint64_t tokens)
+{
+    return tokens >= 1024 && tokens % 1024 == 0 && tokens % 1000 != 0;
+}
+
 const char *units_context(char *buf, size_t n, uint64_t tokens)
 {
     char num[64];
     u128_str(num, sizeof num, tokens, true);
-    if (tokens >= 1024 && tokens % 1024 == 0)
+    if (has_k_form(tokens))
         snprintf(buf, n, "%s (%lluk)", num, (unsigned long long)(tokens / 1024));
     else
         snprintf(buf, n, "%s", num);
+    return buf;
+}
+
+const char *units_context_short(char *buf, size_t n, uint64_t tokens)
+{
+    if (has_k_form(tokens))
+        snprintf(buf, n, "%lluk", (unsigned long long)(tokens / 1024));
+    else
+        u128_str(buf, n, tokens, true);
     return buf;
 }

@@ -233,6 +233,28 @@ START_TEST(time_left)
 }
 END_TEST
 
+/* A scrolled window never starts above the first line nor runs past the
+ * last into blank lines; when everything fits it starts at the top. */
+START_TEST(scrolling_clamped)
+{
+    ck_assert_int_eq(scroll_clamp(5, 30, 20), 5);
+    ck_assert_int_eq(scroll_clamp(15, 30, 20), 10);
+    ck_assert_int_eq(scroll_clamp(-1, 30, 20), 0);
+    ck_assert_int_eq(scroll_clamp(7, 12, 20), 0);
+    Rng g = {test_seed() ^ 0x5C0};
+    for (int i = 0; i < 100000; i++) {
+        int lines = (int)rng_range(&g, 0, 500), h = (int)rng_range(&g, 1, 100);
+        int first = (int)rng_range(&g, 0, 1000) - 500, c = scroll_clamp(first, lines, h);
+        ck_assert_seeded(c >= 0 && (c == 0 || c + h <= lines), "%d of %d in %d: %d", first, lines, h, c);
+        ck_assert_seeded(c == first || first < 0 || first + h > lines, "%d of %d in %d: %d", first, lines, h, c);
+        if (lines <= h)
+            ck_assert_seeded(c == 0, "%d lines fit %d", lines, h);
+        else if (first + h > lines)
+            ck_assert_seeded(c + h == lines, "%d of %d in %d: %d", first, lines, h, c);
+    }
+}
+END_TEST
+
 Suite *suite_plotmath(void)
 {
     Suite *s = suite_create("plotmath");
@@ -244,6 +266,7 @@ Suite *suite_plotmath(void)
     tcase_add_test(t, bars_and_heat);
     tcase_add_test(t, downsampling);
     tcase_add_test(t, time_left);
+    tcase_add_test(t, scrolling_clamped);
     suite_add_tcase(s, t);
     return s;
 }

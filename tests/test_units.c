@@ -178,6 +178,39 @@ START_TEST(measured_rates)
 }
 END_TEST
 
+/* A context shows its "k" form only where that form is exact and cannot
+ * be read as a round thousand: 128,000 tokens is not "125k". The form
+ * shown parses back to the same count, and the short form is the k form
+ * or the grouped number. */
+START_TEST(context_k_form)
+{
+    char b[64], k[64];
+    ck_assert_str_eq(units_context(b, sizeof b, 128000), "128,000");
+    ck_assert_str_eq(units_context(b, sizeof b, 8192), "8,192 (8k)");
+    ck_assert_str_eq(units_context(b, sizeof b, 1024000), "1,024,000");
+    ck_assert_str_eq(units_context(b, sizeof b, 8193), "8,193");
+    ck_assert_str_eq(units_context_short(b, sizeof b, 131072), "128k");
+    ck_assert_str_eq(units_context_short(b, sizeof b, 128000), "128,000");
+    ck_assert_str_eq(units_context_short(b, sizeof b, 3815), "3,815");
+    Rng g = {test_seed() ^ 0xC0DE};
+    for (int i = 0; i < 20000; i++) {
+        uint64_t t = i % 2 ? rng_range(&g, 1, 1u << 24) : 1024 * rng_range(&g, 1, 1u << 14);
+        units_context(b, sizeof b, t);
+        const char *open = strchr(b, '(');
+        bool shown = open != NULL;
+        ck_assert_seeded(shown == (t % 1024 == 0 && t % 1000 != 0), "%llu: %s", (unsigned long long)t, b);
+        units_context_short(k, sizeof k, t);
+        if (shown) {
+            uint64_t back;
+            ck_assert_seeded(units_parse_context(k, &back, NULL) == 0 && back == t, "%s", k);
+            ck_assert_seeded(strncmp(open + 1, k, strlen(k)) == 0, "%s beside %s", k, b);
+        } else {
+            ck_assert_seeded(strcmp(k, b) == 0, "%s against %s", k, b);
+        }
+    }
+}
+END_TEST
+
 Suite *suite_units(void)
 {
     Suite *s = suite_create("units");
@@ -189,6 +222,7 @@ Suite *suite_units(void)
     tcase_add_test(t, locale_independent);
     tcase_add_test(t, printing);
     tcase_add_test(t, measured_rates);
+    tcase_add_test(t, context_k_form);
     suite_add_tcase(s, t);
     return s;
 }

@@ -167,3 +167,9 @@ const char *format_tick(double v, char *buf, size_t n)
         snprintf(buf, n, "%.3g", v);
     return buf;
 }
+
+int scroll_clamp(int first, int lines, int h)
+{
+    int max = lines > h ? lines - h : 0;
+    return first < 0 ? 0 : first > max ? max : first;
+}

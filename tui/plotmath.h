@@ -57,6 +57,11 @@ double eta_seconds(double done, double total, double elapsed);
 /* "12 s", "3 min 20 s", "1 h 05 min". */
 const char *format_duration(double seconds, char *buf, size_t n);
 
+/* The first line that a window of h lines shows of `lines`, from `first`
+ * as asked: not below 0, and not so far that the window runs past the
+ * last line into blank ones. */
+int scroll_clamp(int first, int lines, int h);
+
 /* Compact numbers for axes: 1024 -> "1k", 131072 -> "128k", 0.25 -> "0.25". */
 const char *format_tick(double v, char *buf, size_t n);
 

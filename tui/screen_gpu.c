@@ -10,6 +10,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "doc.h"
 #include "kv_bench.h"
 #include "plotmath.h"
 #include "svg.h"
@@ -54,7 +55,6 @@ typedef struct {
     Sweep next;                             // the sweep being measured
     bool running;
     char note[ERROR_MSG_MAX + 160];         // how the last sweep ended, when not complete
-    int scroll_max;                         // blocks the last draw could not show at once
 } GpuLab;
 
 static void *create(Error *e)
@@ -124,9 +124,9 @@ static void series(const Sweep *w, Series *out, char names[][48], bool with_slop
 }
 
 /* ------------------------------------------------------------------------
- * Drawing: a header, then three blocks (the plot, the bandwidth bars, the
- * slopes) that scroll a block at a time where the window cannot show them
- * all.
+ * Drawing: one document (doc.h): a header, then the plot with the bars
+ * beside it where the window is wide (under it where not), then the slopes;
+ * the lab scrolls it where the window is too short.
  */
 
 /* The slopes against the published ones: one layer (the plot's), the
@@ -160,14 +160,14 @@ static void slopes_table(const Sweep *w, Table *t)
     }
 }
 
-/* The slopes block: what the columns mean (and, on the CPU, what they
- * cannot mean), then the table, narrowed to the width by leaving out the
- * one-layer column. Returns its rows; draws only when `draw`. */
-static int slopes_block(const GpuLab *s, Rect r, bool draw)
+/* The slopes: what the columns mean (and, on the CPU, what they cannot
+ * mean), then the table, narrowed to the width by leaving out the
+ * one-layer column. */
+static void slopes_layout(const GpuLab *s, Doc *d)
 {
     static Table t;
     slopes_table(&s->shown, &t);
-    bool layer = table_width(&t) <= r.w;
+    bool layer = table_width(&t) <= d->win.w;
     if (!layer)
         table_drop_column(&t, "layer");
     char text[512];
@@ -182,24 +182,18 @@ static int slopes_block(const GpuLab *s, Rect r, bool draw)
                                             "an H100 SXM, Llama-3.1-8B (seed 000).%s",
              isnan(s->shown.slope[KV_BF16]) ? " One context measured: no slope to fit (a longest "
                                               "context of 2k or more gives one)." : "");
-    const char *cpu = "CPU reference: its slopes say nothing about a GPU's speed.";
-    int y = r.y;
-    Rect hidden = {0, 0, 0, r.w};       // measures wrapped text without drawing it
     if (!s->b.cuda)
-        y += draw_wrapped(draw ? (Rect){y, r.x, r.h, r.w} : hidden, crt_attr(ROLE_WARN), cpu, 0);
-    y += draw_wrapped(draw ? (Rect){y, r.x, r.y + r.h - y, r.w} : hidden, crt_attr(ROLE_DIM), text, 0);
-    if (draw)
-        draw_table((Rect){y, r.x, r.y + r.h - y, r.w}, &t, 0);
-    return y - r.y + (int)t.rows;
+        doc_text(d, 0, crt_attr(ROLE_WARN), "CPU reference: its slopes say nothing about a GPU's speed.");
+    doc_text(d, 0, crt_attr(ROLE_DIM), text);
+    doc_table(d, &t);
 }
 
-/* The bandwidth each format reached at the longest context: a rate in the
- * unit that fits it, and on a GPU its share of the copy bandwidth. */
-static int bars_block(const GpuLab *s, Rect r, bool draw)
+/* The bandwidth each format reached at the longest context, a bar a line
+ * under the title, without the `skip` lines above the window: a rate in
+ * the unit that fits it, and on a GPU its share of the copy bandwidth. */
+static void draw_bars_in(const GpuLab *s, Rect r, int skip)
 {
     const Sweep *w = &s->shown;
-    if (!draw)
-        return 1 + KV_FORMATS;
     BarItem items[KV_FORMATS];
     char text[KV_FORMATS][48], title[96], rate[32], ctx[32];
     size_t nb = 0;
@@ -213,103 +207,28 @@ static int bars_block(const GpuLab *s, Rect r, bool draw)
             items[nb] = (BarItem){kv_format_id(w->rows[i].format), w->rows[i].gbps, text[nb]};
             nb++;
         }
-    snprintf(title, sizeof title, "bandwidth at %s%s", format_tick(w->xs[w->n_ctx - 1], ctx, sizeof ctx),
-             s->b.cuda ? ", % of copy" : "");
-    draw_title((Rect){r.y, r.x, 1, r.w}, title);
-    draw_bars((Rect){r.y + 1, r.x, r.h - 1, r.w}, items, nb);
-    return 1 + (int)nb;
+    if (!skip) {
+        snprintf(title, sizeof title, "bandwidth at %s%s", format_tick(w->xs[w->n_ctx - 1], ctx, sizeof ctx),
+                 s->b.cuda ? ", % of copy" : "");
+        draw_title((Rect){r.y, r.x, 1, r.w}, title);
+        r.y++, r.h--;
+    }
+    draw_bars_from(r, items, nb, (size_t)(skip ? skip - 1 : 0));
 }
 
-static void plot_block(const GpuLab *s, Rect r)
+/* The plot, when the whole of its h-line block is in r. */
+static void draw_plot_in(const GpuLab *s, Rect r, int h)
 {
+    if (!doc_whole(r, h))
+        return;
     Series sr[KV_FORMATS];
     char names[KV_FORMATS][48];
     series(&s->shown, sr, names, false);
     draw_plot(r, sr, KV_FORMATS, true, "context (tokens)", "ms per step, one layer");
 }
 
-enum { BLOCK_PLOT, BLOCK_BARS, BLOCK_SLOPES, BLOCKS };
-static const char *const BLOCK_NAMES[BLOCKS] = {"the plot", "the bandwidth bars", "the slopes"};
-
-/* The first block present at or after k; BLOCKS if none. */
-static int next_block(const int *h, int k)
-{
-    while (k < BLOCKS && !h[k])
-        k++;
-    return k;
-}
-
-/* The results under the header (`header` rows of r, which is the view
- * below its title): the plot with the bars beside it where the width
- * allows, else under it, then the slopes, a blank row between. Where they
- * do not all fit, a block at a time from `first`; scrolled, the header
- * gives its rows to the blocks, and lines say what lies above and below.
- * Sets s->scroll_max; returns the first block shown. */
-static int results(GpuLab *s, Rect r, int header, int first)
-{
-    const int bars_w = r.w * 2 / 5;
-    const bool beside = bars_w >= 30;      // labels, a bar, "1.23 TB/s 45%"
-    int h[BLOCKS] = {PLOT_MIN_H, beside ? 0 : bars_block(s, r, false), slopes_block(s, r, false)};
-    if (beside && h[BLOCK_PLOT] < 1 + KV_FORMATS)
-        h[BLOCK_PLOT] = 1 + KV_FORMATS;
-    int all = header;
-    for (int k = 0; k < BLOCKS; k++)
-        all += h[k] ? h[k] + 1 : 0;
-    s->scroll_max = 0;
-    if (all > r.h) {    /* the first block from which the rest fits, under the "above" line */
-        s->scroll_max = BLOCKS - 1;
-        for (int k = BLOCKS - 2, need = h[BLOCKS - 1] + 1; k > 0; k--) {
-            need += h[k] ? h[k] + 1 : 0;
-            if (need > r.h)
-                break;
-            s->scroll_max = k;
-        }
-    }
-    if (first > s->scroll_max)
-        first = s->scroll_max;
-    int y = r.y + (first ? 0 : header + 1), bottom = r.y + r.h;
-    char line[160];
-    if (first > 0) {
-        snprintf(line, sizeof line, "%s above: Tab, then Up", BLOCK_NAMES[first - 1]);
-        put_text(y++, r.x, r.w, crt_attr(ROLE_DIM), line);
-    }
-    int last = first, used = 0;         // the blocks drawn: first .. last - 1
-    for (; last < BLOCKS; last++) {
-        int add = h[last] ? h[last] + (used ? 1 : 0) : 0;
-        bool more = next_block(h, last + 1) < BLOCKS;
-        if (used && used + add > bottom - y - (more ? 1 : 0))
-            break;
-        used += add;
-    }
-    if (next_block(h, last) < BLOCKS) {
-        snprintf(line, sizeof line, "%s below: Tab, then Down", BLOCK_NAMES[next_block(h, last)]);
-        put_text(--bottom, r.x, r.w, crt_attr(ROLE_DIM), line);
-    }
-    int rest = 0;       /* the plot takes the rows the blocks after it leave */
-    for (int k = first + 1; k < last; k++)
-        rest += h[k] ? h[k] + 1 : 0;
-    for (int k = first; k < last; k++) {
-        if (!h[k])
-            continue;
-        int hk = k == BLOCK_PLOT ? bottom - y - rest : h[k];
-        if (k == BLOCK_PLOT && beside) {
-            plot_block(s, (Rect){y, r.x, hk, r.w - bars_w - 1});
-            bars_block(s, (Rect){y, r.x + r.w - bars_w, hk, bars_w}, true);
-        } else if (k == BLOCK_PLOT) {
-            plot_block(s, (Rect){y, r.x, hk, r.w});
-        } else if (k == BLOCK_BARS) {
-            bars_block(s, (Rect){y, r.x, hk, r.w}, true);
-        } else {
-            slopes_block(s, (Rect){y, r.x, bottom - y, r.w}, true);
-        }
-        y += hk + 1;
-    }
-    return first;
-}
-
-/* The device (or why there is none) and what is shown, as wrapped text:
- * its rows; drawn only when `draw`. */
-static int header(const GpuLab *s, Rect r, bool draw)
+/* The device (or why there is none), what is shown and what is going on. */
+static void header_layout(const GpuLab *s, Doc *d)
 {
     char line[1024], a[64], b[64], c[32];
     if (s->b.cuda)
@@ -319,41 +238,69 @@ static int header(const GpuLab *s, Rect r, bool draw)
                  units_rate_measured(c, sizeof c, s->b.copy_gbps * 1e9));
     else
         snprintf(line, sizeof line, "CPU reference (%.900s)", s->b.why_cpu);
-    Rect at = draw ? r : (Rect){0, 0, 0, r.w};      // h 0: counts the rows, draws nothing
-    int n = draw_wrapped(at, crt_attr(s->b.cuda ? ROLE_GOOD : ROLE_WARN), line, 0);
+    doc_text(d, 0, crt_attr(s->b.cuda ? ROLE_GOOD : ROLE_WARN), line);
     const char *now = s->running ? "A new sweep is being measured; this one stays until it completes."
                                  : s->note;
     if (s->have_sweep)
         snprintf(line, sizeof line, "%s; r runs again. %s", s->shown.what, now);
     else
         snprintf(line, sizeof line, "%s", s->running ? "Measuring the first sweep." : s->note);
-    if (draw)
-        at = (Rect){r.y + n, r.x, r.h - n, r.w};
-    return n + draw_wrapped(at, crt_attr(ROLE_DIM), line, 0);
+    doc_text(d, 0, crt_attr(ROLE_DIM), line);
+}
+
+static void layout(void *st, Doc *d)
+{
+    const GpuLab *s = st;
+    doc_title(d, "Measured decode attention on this machine");
+    if (!s->opened) {
+        doc_text(d, 0, crt_attr(ROLE_NORMAL),
+                 "Press r to find the GPU and run the sweep: every format, contexts from 1k to the "
+                 "longest, one decode step of one attention layer each.");
+        doc_text(d, 0, crt_attr(ROLE_DIM),
+                 "Without a GPU the CPU reference is measured instead, over shorter contexts.");
+        return;
+    }
+    header_layout(s, d);
+    if (!s->have_sweep)
+        return;
+    doc_gap(d, 1);
+    Rect r;
+    int skip;
+    const int bars_w = d->win.w * 2 / 5;
+    const bool beside = bars_w >= 30;       // labels, a bar, "1.23 TB/s 45%"
+    /* the plot takes the rows the rest leaves; where the rest cannot fit
+     * too, the window less the row that says more lies below */
+    Doc m;
+    doc_measure(&m, d->win);
+    slopes_layout(s, &m);
+    int rest = 1 + m.line + (beside ? 0 : 2 + KV_FORMATS);
+    int h = doc_room(d) - rest >= PLOT_MIN_H ? doc_room(d) - rest : doc_room(d) - 1;
+    h = h > PLOT_MIN_H ? h : PLOT_MIN_H;
+    if (beside) {
+        if (doc_block(d, h, &r, &skip)) {
+            draw_plot_in(s, (Rect){r.y, r.x, r.h, r.w - bars_w - 1}, h);
+            draw_bars_in(s, (Rect){r.y, r.x + r.w - bars_w, r.h, bars_w}, skip);
+        }
+    } else {
+        if (doc_block(d, h, &r, &skip))
+            draw_plot_in(s, r, h);
+        doc_gap(d, 1);
+        if (doc_block(d, 1 + KV_FORMATS, &r, &skip))
+            draw_bars_in(s, r, skip);
+    }
+    doc_gap(d, 1);
+    slopes_layout(s, d);
 }
 
 static void draw(void *st, Rect r, int scroll)
 {
-    GpuLab *s = st;
-    draw_title((Rect){r.y, r.x, 1, r.w}, "Measured decode attention on this machine");
-    Rect rest = {r.y + 1, r.x, r.h - 1, r.w};
-    s->scroll_max = 0;
-    if (!s->opened) {
-        int y = rest.y + draw_wrapped(rest, crt_attr(ROLE_NORMAL),
-                                      "Press r to find the GPU and run the sweep: every format, contexts "
-                                      "from 1k to the longest, one decode step of one attention layer each.", 0);
-        draw_wrapped((Rect){y, r.x, r.y + r.h - y, r.w}, crt_attr(ROLE_DIM),
-                     "Without a GPU the CPU reference is measured instead, over shorter contexts.", 0);
-        return;
-    }
-    /* scrolled down, the header gives its rows to the results */
-    if (!s->have_sweep || results(s, rest, header(s, rest, false), scroll) == 0)
-        header(s, rest, true);
+    doc_view(r, scroll, layout, st);
 }
 
-static int scroll_max(void *st)
+static int scroll_lines(void *st, Rect r, Rect *win)
 {
-    return ((GpuLab *)st)->scroll_max;
+    *win = r;
+    return doc_view_lines(r, layout, st);
 }
 
 /* The sweep's summary, its slopes and the time it took, once complete. */
@@ -465,14 +412,13 @@ const ScreenDef SCREEN_GPU = {
             "in the same run, and the table each format's fitted slope (ms per context token) "
             "next to vLLM's published figures. The last complete sweep stays until a new one "
             "completes; the time left is foreseen from the points measured. Without a GPU, the "
-            "CPU reference is measured instead and says so. Where the window cannot show it all, "
-            "Tab then Down shows the rest.",
+            "CPU reference is measured instead and says so.",
     .create = create,
     .destroy = free,
     .fields = fields,
     .recompute = recompute,
     .draw = draw,
-    .scroll_max = scroll_max,
+    .scroll_lines = scroll_lines,
     .key = key,
     .keys = KEYS,
     .n_keys = sizeof KEYS / sizeof KEYS[0],

@@ -130,11 +130,12 @@ static bool numeric(const char *s)
     return (*s >= '0' && *s <= '9') || *s == '\0' || strcmp(s, "never") == 0 || *s == '-';
 }
 
-void draw_table(Rect r, const Table *t, int skip)
+/* Column widths (as wide as every row needs) and alignment (right for
+ * numbers) of a table. */
+static void table_layout(const Table *t, int *width, bool *right)
 {
-    int width[TABLE_COLS] = {0};
-    bool right[TABLE_COLS] = {0};
     for (size_t c = 0; c < t->cols; c++) {
+        width[c] = 0;
         right[c] = c > 0;
         for (size_t row = 0; row < t->rows; row++) {
             const char *s = t->cell[row][c];
@@ -145,28 +146,49 @@ void draw_table(Rect r, const Table *t, int skip)
                 right[c] = false;
         }
     }
+}
+
+static void table_row_at(int y, Rect r, const Table *t, size_t row, const int *width, const bool *right)
+{
+    int x = r.x;
+    for (size_t c = 0; c < t->cols && x < r.x + r.w; c++) {
+        const char *s = t->cell[row][c];
+        int attr = row == 0 ? crt_attr(ROLE_TITLE) : crt_attr(ROLE_NORMAL);
+        if (row > 0) {
+            if (*s == '!')
+                attr = crt_attr(ROLE_BAD);
+            else if (*s == '~')
+                attr = crt_attr(ROLE_WARN);
+            else if (*s == '+')
+                attr = crt_attr(ROLE_GOOD);
+        }
+        s = cell_text(s);
+        int pad = width[c] - text_width(s);
+        put_text(y, x + (right[c] ? pad : 0), r.x + r.w - x - (right[c] ? pad : 0), attr, s);
+        x += width[c] + 2;
+    }
+}
+
+void draw_table(Rect r, const Table *t, int skip)
+{
+    int width[TABLE_COLS];
+    bool right[TABLE_COLS];
+    table_layout(t, width, right);
     for (int line = 0; line < r.h; line++) {
         size_t row = line == 0 ? 0 : (size_t)(line + (skip > 0 ? skip : 0));
         if (row >= t->rows)
             break;
-        int x = r.x;
-        for (size_t c = 0; c < t->cols && x < r.x + r.w; c++) {
-            const char *s = t->cell[row][c];
-            int attr = row == 0 ? crt_attr(ROLE_TITLE) : crt_attr(ROLE_NORMAL);
-            if (row > 0) {
-                if (*s == '!')
-                    attr = crt_attr(ROLE_BAD);
-                else if (*s == '~')
-                    attr = crt_attr(ROLE_WARN);
-                else if (*s == '+')
-                    attr = crt_attr(ROLE_GOOD);
-            }
-            s = cell_text(s);
-            int pad = width[c] - text_width(s);
-            put_text(r.y + line, x + (right[c] ? pad : 0), r.x + r.w - x - (right[c] ? pad : 0), attr, s);
-            x += width[c] + 2;
-        }
+        table_row_at(r.y + line, r, t, row, width, right);
     }
+}
+
+void draw_table_lines(Rect r, const Table *t, size_t first)
+{
+    int width[TABLE_COLS];
+    bool right[TABLE_COLS];
+    table_layout(t, width, right);
+    for (int line = 0; line < r.h && first + (size_t)line < t->rows; line++)
+        table_row_at(r.y + line, r, t, first + (size_t)line, width, right);
 }
 
 /* ------------------------------------------------------------------------
@@ -189,6 +211,11 @@ static void put_bar(int y, int x, double v, double max, int width, int attr)
 
 void draw_bars(Rect r, const BarItem *items, size_t n)
 {
+    draw_bars_from(r, items, n, 0);
+}
+
+void draw_bars_from(Rect r, const BarItem *items, size_t n, size_t first)
+{
     int label_w = 0, text_w = 0;
     double max = 0;
     for (size_t i = 0; i < n; i++) {
@@ -204,8 +231,8 @@ void draw_bars(Rect r, const BarItem *items, size_t n)
     int bar_w = r.w - label_w - text_w - 3;
     if (bar_w < 1)
         bar_w = 0;
-    for (size_t i = 0; i < n && (int)i < r.h; i++) {
-        int y = r.y + (int)i;
+    for (size_t i = first; i < n && (int)(i - first) < r.h; i++) {
+        int y = r.y + (int)(i - first);
         put_text(y, r.x, label_w < r.w ? label_w : r.w, crt_attr(ROLE_NORMAL), items[i].label);
         put_bar(y, r.x + label_w + 1, items[i].value, max, bar_w,
                 crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(i % SERIES_COUNT))));

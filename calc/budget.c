@@ -1,6 +1,9 @@
 /* budget.c - see budget.h. */
 #include "budget.h"
 
+#include "units.h"
+
+#include <stdio.h>
 #include <string.h>
 
 void workload_init(Workload *w, const Shape *s, uint64_t context, uint64_t batch)
@@ -13,6 +16,22 @@ void workload_init(Workload *w, const Shape *s, uint64_t context, uint64_t batch
     w->block_tokens = PAGED_BLOCK_DEFAULT;
 }
 
+/* The least tensor-parallel degree, tp times a power of two up to
+ * TP_FIT_MAX, that splits the model and at which `need` (extra bytes plus
+ * the weights on one GPU) is at most `limit`; 0 if there is none. */
+static uint64_t least_tp(const Workload *w, u128 extra, u128 limit)
+{
+    Shape full = w->mha ? shape_as_mha(&w->shape) : w->shape, split;
+    uint64_t replicas;
+    for (uint64_t t = w->tp ? w->tp : 1; t <= TP_FIT_MAX; t *= 2) {
+        u128 need;
+        if (ck_add(extra, (w->weights + t - 1) / t, &need) && need <= limit &&
+            shape_split_tp(&full, t, &split, &replicas, NULL) == 0)
+            return t;
+    }
+    return 0;
+}
+
 int workload_pool_from_gpu(Workload *w, u128 memory, Q utilization, u128 reserve, Error *e)
 {
     Ck c = {0};
@@ -21,11 +40,38 @@ int workload_pool_from_gpu(Workload *w, u128 memory, Q utilization, u128 reserve
     u128 taken = ck_a(&c, (w->weights + tp - 1) / tp, reserve);
     if (c.overflow)
         return error_set(e, "overflow in the GPU memory budget");
-    if (taken >= usable)
-        return error_set(e, "weights and reserve take all of the GPU's usable memory; "
-                            "nothing is left for the KV cache");
+    if (taken >= usable) {
+        char a[48], b[48], r[64] = "", fix[96];
+        if (reserve)
+            snprintf(r, sizeof r, " and the reserve (%s)", units_gb(b, sizeof b, reserve, 2));
+        uint64_t t = usable > reserve ? least_tp(w, reserve + 1, usable) : 0;
+        if (t)
+            snprintf(fix, sizeof fix, "tensor parallelism over %llu GPUs or a GPU with more memory",
+                     (unsigned long long)t);
+        else
+            snprintf(fix, sizeof fix, "a GPU with more memory");
+        return error_set(e, "the weights (%s%s)%s take all of the GPU's usable %s; nothing is "
+                            "left for the KV cache: %s would leave room",
+                         units_gb(a, sizeof a, (w->weights + tp - 1) / tp, 2),
+                         tp > 1 ? " per GPU" : "", r, units_gb(b, sizeof b, usable, 2), fix);
+    }
     w->pool = usable - taken;
     return 0;
+}
+
+void budget_gpu_fit(const Workload *w, u128 memory, GpuFit *f)
+{
+    uint64_t tp = w->tp ? w->tp : 1;
+    memset(f, 0, sizeof *f);
+    f->memory = memory;
+    f->pool = w->pool;
+    f->weights = (w->weights + tp - 1) / tp;
+    f->room = f->weights < memory ? memory - f->weights : 0;
+    f->pool_exceeds = w->pool > f->room;
+    if (f->pool_exceeds) {
+        f->excess = w->pool + f->weights - memory;
+        f->tp_fit = least_tp(w, w->pool, memory);
+    }
 }
 
 /* The per-GPU shape and weights of a workload. */

@@ -60,8 +60,28 @@ typedef struct {
 void workload_init(Workload *w, const Shape *s, uint64_t context, uint64_t batch);
 
 /* Sets w->pool to what one GPU of `memory` bytes leaves for KV:
- * floor(memory x utilization) - weights / tp - reserve. */
+ * floor(memory x utilization) - weights / tp - reserve. When nothing is
+ * left, the message says so and which tensor-parallel degree would leave
+ * room. */
 int workload_pool_from_gpu(Workload *w, u128 memory, Q utilization, u128 reserve, Error *e);
+
+#define TP_FIT_MAX 1024         // the largest degree a fix suggests
+
+/* How the weights and the KV pool sit in one GPU's memory (per GPU under
+ * tensor parallelism). A fact to show beside the figures, not an error:
+ * they are computed all the same, as a what-if. */
+typedef struct {
+    u128 memory;                // one GPU's memory
+    u128 pool;                  // the workload's KV pool (on one GPU)
+    u128 weights;               // the weights on one GPU: weights / tp, rounded up
+    u128 room;                  // memory - weights: the largest pool beside them; 0 if none
+    bool pool_exceeds;          // the pool is larger than room
+    u128 excess;                // pool + weights - memory, when the pool exceeds
+    uint64_t tp_fit;            // the least degree (tp times a power of two) at which
+                                // pool and weights fit one GPU; 0: none up to TP_FIT_MAX
+} GpuFit;
+
+void budget_gpu_fit(const Workload *w, u128 memory, GpuFit *f);
 
 int budget_compute(const Workload *w, const Format *f, FormatResult *r, Error *e);
 

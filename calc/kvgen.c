@@ -13,8 +13,8 @@ void kvgen_defaults(KvGenParams *p)
 {
     *p = (KvGenParams){
         .seed = 1,
-        .tokens = 256,
-        .head_dim = 128,
+        .tokens = KVGEN_TOKENS_DEFAULT,
+        .head_dim = KVGEN_HEAD_DIM_DEFAULT,
         .outlier_channels = 2,
         .outlier_scale = 20.0f,
         .query_outlier_weight = 0.05f,

@@ -26,6 +26,10 @@
 #define KVLAB_KVGEN_H
 
 #define KVGEN_MAX_DIM 4096
+/* The head generated unless told otherwise, by `kvlab quant` and the lab
+ * alike, so that their figures agree. */
+#define KVGEN_TOKENS_DEFAULT 256
+#define KVGEN_HEAD_DIM_DEFAULT 128
 
 #include "error.h"
 
@@ -34,8 +38,8 @@
 
 typedef struct {
     uint64_t seed;
-    size_t tokens;              // T (default 256)
-    size_t head_dim;            // D (default 128)
+    size_t tokens;              // T (default KVGEN_TOKENS_DEFAULT)
+    size_t head_dim;            // D (default KVGEN_HEAD_DIM_DEFAULT)
     unsigned outlier_channels;  // per head (default 2)
     float outlier_scale;        // outlier magnitude over ordinary keys (default 20)
     float query_outlier_weight; // query weight on outlier channels (default 0.05)

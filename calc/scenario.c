@@ -473,9 +473,10 @@ done:
  * Figures
  */
 
-int figure_workload(const Scenario *sc, const Figure *f, Workload *w, Error *e)
+/* figure_workload on the workload `base` in place of the scenario's. */
+static int figure_workload_on(const Workload *base, const Figure *f, Workload *w, Error *e)
 {
-    *w = sc->w;
+    *w = *base;
     if (f->context)
         w->context = f->context;
     if (f->weights)
@@ -495,6 +496,11 @@ int figure_workload(const Scenario *sc, const Figure *f, Workload *w, Error *e)
         w->batch = (uint64_t)r.slots;
     }
     return 0;
+}
+
+int figure_workload(const Scenario *sc, const Figure *f, Workload *w, Error *e)
+{
+    return figure_workload_on(&sc->w, f, w, e);
 }
 
 /* Seed text "8,724,152,320", "38%", "1.12x" -> digits "8724152320", "38",
@@ -525,13 +531,24 @@ static bool seed_digits(const char *seed, char *out, size_t n, int *decimals)
     return k > 0;
 }
 
-int figure_eval(const Scenario *sc, const Figure *f, FigureResult *r, Error *e)
+/* A value in full, within a millionth of itself: whole numbers as they
+ * are, fractions to six places, or to seven significant digits below 1
+ * (3.401235, 0.2013266, 0.0390625), trailing zeros dropped. */
+static void full_text(Q v, char *buf, size_t n)
+{
+    int places = v.num < v.den ? 7 : 6;
+    for (u128 x = v.num * 10; v.num && v.num < v.den && x < v.den && places < 24; x *= 10)
+        places++;                   // a leading zero after the point
+    q_str(buf, n, v, places, true);
+}
+
+/* Evaluates f on the workload w: its value and text (at `decimals`, or in
+ * full when decimals < 0), not yet compared. */
+static int eval_on(const Workload *w, const Figure *f, FigureResult *r, Error *e)
 {
     memset(r, 0, sizeof *r);
-    Workload w;
     FormatResult fr, br;
-    if (figure_workload(sc, f, &w, e) || budget_compute(&w, f->format, &fr, e) ||
-        budget_compute(&w, format_bf16(), &br, e))
+    if (budget_compute(w, f->format, &fr, e) || budget_compute(w, format_bf16(), &br, e))
         return -1;
     const Metric *m = f->metric;
     if ((m->needs & NEED_POOL) && !fr.has_slots)
@@ -540,31 +557,74 @@ int figure_eval(const Scenario *sc, const Figure *f, FigureResult *r, Error *e)
         return error_set(e, "metric '%s' needs weights and a bandwidth (give a 'gpu')", m->id);
     if ((m->needs & NEED_WEIGHTS) && !fr.has_crossover)
         return error_set(e, "metric '%s' needs the weights", m->id);
-    MetricInput in = {&w, &fr, &br};
-    if (m->eval(&in, r, e))
-        return -1;
+    MetricInput in = {w, &fr, &br};
+    return m->eval(&in, r, e);
+}
 
+/* The text of an evaluated figure, at `decimals` places (trimmed when
+ * `trim`) or in full when decimals < 0. Whole numbers read better grouped,
+ * and one rule holds for all of them: 3,815 beside 122,071. */
+static void figure_text(FigureResult *r, int decimals, bool trim)
+{
+    if (r->never)
+        snprintf(r->text, sizeof r->text, "never");
+    else if (decimals < 0)
+        full_text(r->value, r->text, sizeof r->text);
+    else
+        q_str(r->text, sizeof r->text, r->value, decimals, trim);
+    if (!r->never && (decimals == 0 || r->value.num % r->value.den == 0) &&
+        r->value.num / r->value.den >= 1000)
+        u128_str(r->text, sizeof r->text, (r->value.num + r->value.den / 2) / r->value.den, true);
+}
+
+int figure_eval(const Scenario *sc, const Figure *f, FigureResult *r, Error *e)
+{
+    Workload w;
+    if (figure_workload(sc, f, &w, e) || eval_on(&w, f, r, e))
+        return -1;
     char digits[32];
     int decimals = 3;
     bool quoted = f->seed[0] != '\0';
     if (quoted && !seed_digits(f->seed, digits, sizeof digits, &decimals))
         return error_set(e, "seed value '%s' is not a number (write it as 21.4, 38%% or 1.12x)",
                          f->seed);
-    if (r->never)
-        snprintf(r->text, sizeof r->text, "never");
-    else
-        q_str(r->text, sizeof r->text, r->value, decimals, !quoted);
+    figure_text(r, decimals, !quoted);
+    char plain[48];             // the text as the seed writes it: no grouping
+    size_t k = 0;
+    for (const char *p = r->text; *p && k + 1 < sizeof plain; p++)
+        if (*p != ',')
+            plain[k++] = *p;
+    plain[k] = '\0';
     if (!quoted)
         r->verdict = FIGURE_NO_SEED;
-    else if (strcmp(r->text, digits) == 0)
+    else if (strcmp(plain, digits) == 0)
         r->verdict = f->seed_error[0] ? FIGURE_STALE : FIGURE_AGREES;
     else
         r->verdict = f->seed_error[0] ? FIGURE_SEED_WRONG : FIGURE_UNEXPLAINED;
-    /* Whole numbers read better grouped: 16,777,216. */
-    if (!r->never && (decimals == 0 || r->value.num % r->value.den == 0) &&
-        r->value.num / r->value.den >= 10000)
-        u128_str(r->text, sizeof r->text,
-                 (r->value.num + r->value.den / 2) / r->value.den, true);
+    return 0;
+}
+
+/* Whether two workloads are the same inputs to a figure. */
+static bool same_inputs(const Workload *a, const Workload *b)
+{
+    return a->context == b->context && a->batch == b->batch && a->pool == b->pool &&
+           a->weights == b->weights && a->bandwidth == b->bandwidth && a->mha == b->mha &&
+           a->tp == b->tp && a->block_tokens == b->block_tokens &&
+           a->kv.residual == b->kv.residual;
+}
+
+int figure_eval_changed(const Scenario *sc, const Workload *original, const Figure *f,
+                        FigureResult *r, Error *e)
+{
+    Workload now, then;
+    if (figure_workload(sc, f, &now, e))
+        return -1;
+    if (figure_workload_on(original, f, &then, NULL) == 0 && same_inputs(&now, &then))
+        return figure_eval(sc, f, r, e);
+    if (eval_on(&now, f, r, e))
+        return -1;
+    figure_text(r, -1, true);
+    r->verdict = FIGURE_NOT_APPLICABLE;
     return 0;
 }
 
@@ -576,6 +636,7 @@ const char *figure_verdict_name(FigureVerdict v)
         [FIGURE_UNEXPLAINED] = "DISAGREES (unexplained)",
         [FIGURE_STALE] = "agrees, but the file says the seed is wrong",
         [FIGURE_NO_SEED] = "",
+        [FIGURE_NOT_APPLICABLE] = "not compared: its inputs differ from the seed's",
     };
     return NAMES[v];
 }
@@ -585,6 +646,7 @@ const char *figure_verdict_id(FigureVerdict v)
     static const char *const IDS[] = {
         [FIGURE_AGREES] = "agrees",      [FIGURE_SEED_WRONG] = "seed_wrong", [FIGURE_UNEXPLAINED] = "unexplained",
         [FIGURE_STALE] = "stale",        [FIGURE_NO_SEED] = "no_seed",
+        [FIGURE_NOT_APPLICABLE] = "not_applicable",
     };
     return IDS[v];
 }

@@ -83,12 +83,15 @@ typedef enum {
     FIGURE_UNEXPLAINED,         // calc differs and nobody said why: a failure
     FIGURE_STALE,               // the file says the seed is wrong but it agrees
     FIGURE_NO_SEED,             // the seed quotes no value
+    FIGURE_NOT_APPLICABLE,      // the figure's inputs were changed: the seed's value
+                                // was for others, and is not compared
 } FigureVerdict;
 
 typedef struct {
     Q value;
     bool never;                 // crossover that never happens
-    char text[48];              // value at the seed's precision (or 3 places)
+    char text[48];              // value at the seed's precision (or 3 places; in full
+                                // when not compared), whole numbers from 1,000 grouped
     FigureVerdict verdict;
 } FigureResult;
 
@@ -96,6 +99,12 @@ typedef struct {
  * own batch, context, weights and MHA switch. */
 int figure_workload(const Scenario *sc, const Figure *f, Workload *w, Error *e);
 int figure_eval(const Scenario *sc, const Figure *f, FigureResult *r, Error *e);
+/* figure_eval on a scenario whose workload was changed from `original`,
+ * the file's: a figure whose own workload (figure_workload) is no longer
+ * the one the seed's value was for is FIGURE_NOT_APPLICABLE, with its value
+ * in full rather than at the seed's precision. */
+int figure_eval_changed(const Scenario *sc, const Workload *original, const Figure *f,
+                        FigureResult *r, Error *e);
 const char *figure_verdict_name(FigureVerdict v);
 /* The verdict as an identifier for JSON and CSV ("agrees", "seed_wrong",
  * "unexplained", "stale", "no_seed"). */

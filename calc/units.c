@@ -3,6 +3,7 @@
 
 #include "ascii.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -398,13 +399,56 @@ const char *units_rate(char *buf, size_t n, u128 bytes_per_s)
     return scaled(buf, n, bytes_per_s, DECIMAL, N_OF(DECIMAL), "/s");
 }
 
+/* Printed from integers, so that no locale's decimal point gets in. */
+const char *units_rate_measured(char *buf, size_t n, double v)
+{
+    if (!(v > 0)) {
+        snprintf(buf, n, "%s B/s", v == 0 ? "0" : "?");
+        return buf;
+    }
+    size_t i = 0;
+    while (i + 1 < N_OF(DECIMAL) && v >= (double)DECIMAL[i + 1].factor)
+        i++;
+    double x = v / (double)DECIMAL[i].factor;
+    int whole = x >= 100 ? 3 : x >= 10 ? 2 : 1;             // digits before the point
+    long long m = llround(x * pow(10, 3 - whole));          // the three digits
+    if (m >= 1000 && whole < 3)                             // 9.996 -> 10.0
+        m = llround(x * pow(10, 3 - ++whole));
+    if (m >= 1000 && i + 1 < N_OF(DECIMAL))                 // 999.6 MB/s -> 1.00 GB/s
+        x /= 1000, i++, whole = 1, m = llround(x * 100);
+    if (whole >= 3 || m >= 1000)
+        snprintf(buf, n, "%lld %s/s", m >= 1000 ? llround(x) : m, DECIMAL[i].name);
+    else if (whole == 2)
+        snprintf(buf, n, "%lld.%lld %s/s", m / 10, m % 10, DECIMAL[i].name);
+    else
+        snprintf(buf, n, "%lld.%02lld %s/s", m / 100, m % 100, DECIMAL[i].name);
+    return buf;
+}
+
+/* Whether a context has a "k" form to show: a whole number of k (1024
+ * tokens) that is not also a round thousand, where "Nk" would read as
+ * N,000 tokens. */
+static bool has_k_form(uint64_t tokens)
+{
+    return tokens >= 1024 && tokens % 1024 == 0 && tokens % 1000 != 0;
+}
+
 const char *units_context(char *buf, size_t n, uint64_t tokens)
 {
     char num[64];
     u128_str(num, sizeof num, tokens, true);
-    if (tokens >= 1024 && tokens % 1024 == 0)
+    if (has_k_form(tokens))
         snprintf(buf, n, "%s (%lluk)", num, (unsigned long long)(tokens / 1024));
     else
         snprintf(buf, n, "%s", num);
+    return buf;
+}
+
+const char *units_context_short(char *buf, size_t n, uint64_t tokens)
+{
+    if (has_k_form(tokens))
+        snprintf(buf, n, "%lluk", (unsigned long long)(tokens / 1024));
+    else
+        u128_str(buf, n, tokens, true);
     return buf;
 }

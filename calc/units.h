@@ -55,7 +55,17 @@ const char *units_size(char *buf, size_t n, u128 bytes);
 const char *units_size_decimal(char *buf, size_t n, u128 bytes);
 /* "3.352 TB/s" or "300 GB/s": decimal units, as vendors quote bandwidth. */
 const char *units_rate(char *buf, size_t n, u128 bytes_per_s);
-/* "8,192" with the "k" form beside it where exact: "131,072 (128k)". */
+/* A measured rate with three significant digits, in the decimal unit that
+ * puts it in [1, 1000): "27.0 MB/s", "433 MB/s", "1.23 TB/s"; "0 B/s" for
+ * nothing and "? B/s" for what is not a rate (negative, NaN). */
+const char *units_rate_measured(char *buf, size_t n, double bytes_per_s);
+/* A context in tokens, grouped, with its "k" form (k = 1024 tokens)
+ * beside it where that form is exact and cannot be misread: "131,072
+ * (128k)", "8,193", and "128,000" alone (not "125k", which reads as
+ * 125,000). */
 const char *units_context(char *buf, size_t n, uint64_t tokens);
+/* The same context in one word: its "k" form where units_context shows
+ * one ("128k"), else the grouped number ("128,000"). */
+const char *units_context_short(char *buf, size_t n, uint64_t tokens);
 
 #endif

@@ -111,12 +111,34 @@ int bench_point(BenchSetup *b, KvFormat f, uint32_t B, uint64_t S, BenchRow *row
     row->batch = B;
     row->context = S;
     row->kv_bytes = step_bytes(b, f, B, S);
-    double bytes = q_to_double(q_make(row->kv_bytes, 1));
+    double bytes = q_to_double(q_make(row->kv_bytes, 1)), t0 = now_ms();
     if (b->cuda ? time_cuda(b, &ks, (uint32_t)S, bytes, &row->ms, e)
                 : time_cpu(b, &ks, (uint32_t)S, &row->ms, e))
         return -1;
     row->gbps = bytes / (row->ms * 1e-3) / 1e9;
+    row->wall_s = (now_ms() - t0) * 1e-3;
     return 0;
+}
+
+double bench_seconds_left(const BenchRow *rows, size_t n, const uint64_t *contexts, size_t n_left)
+{
+    if (!n)
+        return -1;
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = (double)rows[i].context, y = rows[i].wall_s;
+        sx += x, sy += y, sxx += x * x, sxy += x * y;
+    }
+    double a = 0, b = sxy / sxx, den = (double)n * sxx - sx * sx;
+    if (den > 1e-9 * (double)n * sxx) {     // two contexts or more: the line
+        double bl = ((double)n * sxy - sx * sy) / den, al = (sy - bl * sx) / (double)n;
+        if (al >= 0 && bl >= 0)
+            a = al, b = bl;
+    }
+    double left = 0;
+    for (size_t i = 0; i < n_left; i++)
+        left += a + b * (double)contexts[i];
+    return left;
 }
 
 /* ms per context token for one format and batch, least squares. */

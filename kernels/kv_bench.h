@@ -25,6 +25,7 @@ typedef struct {
     u128 kv_bytes;              // bytes one step reads
     double gbps;
     double step_ms;             // with a weight stream: layers x ms + weights_ms
+    double wall_s;              // seconds measuring the point took, set-up included
 } BenchRow;
 
 typedef struct {
@@ -55,6 +56,12 @@ int bench_weights(BenchSetup *b, u128 weight_bytes, BenchRow *rows, size_t n, Er
  * KvCudaApi.fp8_kernel); "" on the CPU reference. */
 const char *bench_fp8_kernel(const BenchSetup *b);
 int bench_point(BenchSetup *b, KvFormat f, uint32_t batch, uint64_t context, BenchRow *row, Error *e);
+/* Seconds that measuring n_left more points, of these contexts, will take,
+ * from how long the n measured rows took (wall_s): a point's cost grows
+ * with its context, so the least-squares line a + b x context through the
+ * measured points, or through the origin while they have one context (or
+ * where the line would have a or b below 0). Negative before any point. */
+double bench_seconds_left(const BenchRow *rows, size_t n, const uint64_t *contexts, size_t n_left);
 /* Least-squares ms per context token over the rows of one format and
  * batch (step_ms with the weight stream); NaN with fewer than two. */
 double bench_slope(const BenchRow *rows, size_t n, KvFormat f, uint32_t batch, bool step);

@@ -4,6 +4,7 @@
 
 #include "units.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static FormatResult compute(const Workload *w, const char *fmt)
@@ -81,6 +82,81 @@ START_TEST(pool_from_gpu)
     w.tp = 1;
     ck_assert_int_eq(workload_pool_from_gpu(&w, 80000000000u, q_make(9, 10), 0, &e), -1);
     ck_assert(strstr(e.msg, "nothing is left") != NULL);
+}
+END_TEST
+
+/* When the weights leave nothing for the KV cache, the message names the
+ * fix: the least tensor-parallel degree that leaves room (checked to leave
+ * room, with half of it not), or a bigger GPU when no degree does. */
+START_TEST(pool_from_gpu_names_the_fix)
+{
+    Model m = test_model("llama-3.1-70b");
+    Workload w;
+    workload_init(&w, &m.shape, 8192, 1);
+    w.weights = m.weight_bytes;
+    Error e;
+    const u128 h100 = (u128)81559 << 20;
+    ck_assert_int_eq(workload_pool_from_gpu(&w, h100, q_make(9, 10), 0, &e), -1);
+    ck_assert_msg(strstr(e.msg, "nothing is left") && strstr(e.msg, "tensor parallelism over 2 GPUs"),
+                  "%s", e.msg);
+    w.tp = 2;
+    ck_assert_int_eq(workload_pool_from_gpu(&w, h100, q_make(9, 10), 0, &e), 0);
+    w.tp = 1;
+    ck_assert_int_eq(workload_pool_from_gpu(&w, 1000, q_make(1, 1), 0, &e), -1);
+    ck_assert_msg(strstr(e.msg, "a GPU with more memory") && !strstr(e.msg, "parallelism"), "%s", e.msg);
+    Rng g = {test_seed() ^ 0xF17};
+    for (int i = 0; i < 2000; i++) {
+        w.weights = rng_range(&g, 1, (uint64_t)1 << 44);
+        w.tp = (uint64_t)1 << rng_range(&g, 0, 3);
+        u128 mem = rng_range(&g, 1, (uint64_t)1 << 38), reserve = rng_range(&g, 0, 1u << 30);
+        if (workload_pool_from_gpu(&w, mem, q_make(1, 1), reserve, &e) == 0)
+            continue;
+        const char *p = strstr(e.msg, "parallelism over ");
+        if (!p)
+            continue;
+        uint64_t t = strtoull(p + strlen("parallelism over "), NULL, 10), tp = w.tp;
+        w.tp = t;
+        ck_assert_seeded(workload_pool_from_gpu(&w, mem, q_make(1, 1), reserve, NULL) == 0, "%s", e.msg);
+        if (t / 2 >= tp) {
+            w.tp = t / 2;
+            ck_assert_seeded(workload_pool_from_gpu(&w, mem, q_make(1, 1), reserve, NULL) != 0, "%s", e.msg);
+        }
+        w.tp = tp;
+    }
+}
+END_TEST
+
+/* A pool larger than one GPU's memory less its share of the weights is
+ * flagged with the excess and the least degree at which it fits; a pool
+ * that fits is not. Checked against the definition on random workloads. */
+START_TEST(gpu_fit)
+{
+    Workload w = llama8b(8192, 32);
+    w.weights = 16000000000u;
+    w.pool = 80000000000u;
+    GpuFit f;
+    const u128 h100 = (u128)81559 << 20;         // 85.52 GB
+    budget_gpu_fit(&w, h100, &f);
+    ck_assert(f.pool_exceeds && f.room == h100 - 16000000000u);
+    ck_assert(f.excess == 80000000000u + 16000000000u - h100);
+    ck_assert_int_eq(f.tp_fit, 4);             // 80 + 8 GB is still too much at 2
+    w.pool = 500 * GIB;                          // more than the GPU holds: no degree helps
+    budget_gpu_fit(&w, h100, &f);
+    ck_assert(f.pool_exceeds && f.tp_fit == 0);
+    Rng g = {test_seed() ^ 0xF1F};
+    for (int i = 0; i < 5000; i++) {
+        w.tp = (uint64_t)1 << rng_range(&g, 0, 3);
+        w.weights = rng_range(&g, 0, (uint64_t)1 << 40);
+        w.pool = rng_range(&g, 1, (uint64_t)1 << 38);
+        u128 mem = rng_range(&g, 1, (uint64_t)1 << 38), share = (w.weights + w.tp - 1) / w.tp;
+        budget_gpu_fit(&w, mem, &f);
+        ck_assert_seeded(f.weights == share, "case %d", i);
+        ck_assert_seeded(f.pool_exceeds == (w.pool + share > mem), "case %d", i);
+        if (f.pool_exceeds)
+            ck_assert_seeded(f.excess == w.pool + share - mem && f.pool == w.pool, "case %d", i);
+        if (f.tp_fit)
+            ck_assert_seeded(w.pool + (w.weights + f.tp_fit - 1) / f.tp_fit <= mem, "case %d", i);
+    }
 }
 END_TEST
 
@@ -162,6 +238,8 @@ Suite *suite_budget(void)
     TCase *t = tcase_create("core");
     tcase_add_test(t, slots_static_and_paged);
     tcase_add_test(t, pool_from_gpu);
+    tcase_add_test(t, pool_from_gpu_names_the_fix);
+    tcase_add_test(t, gpu_fit);
     tcase_add_test(t, tensor_parallel);
     tcase_add_test(t, step_floor);
     tcase_add_test(t, crossover_random);

@@ -189,6 +189,76 @@ START_TEST(calc_series)
 }
 END_TEST
 
+/* A pool that, with the weights' share on one GPU, exceeds the GPU's
+ * memory is computed all the same (a what-if) and said to exceed it: a
+ * warning line in the text, pool_exceeds_gpu and the numbers in JSON. One
+ * that fits (the GPU's own) is not flagged. Random pools and degrees
+ * against the definition. */
+START_TEST(calc_pool_exceeds_gpu)
+{
+    RunResult r = RUN("calc", "--scenario", "speedup-vs-context");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "warning: the KV pool (80.00 GB) and the weights on one GPU "
+                                "(16.00 GB) exceed its 85.52 GB by 10.48 GB") &&
+                      strstr(r.out, "tensor parallelism over 4 GPUs"),
+                  "%s", r.out);
+    ck_assert(strstr(r.out, "\nfp16 ") != NULL);       // the figures are still there
+    run_free(&r);
+    r = RUN("calc", "--model", "llama-3-8b", "--gpu", "h100-sxm");
+    ck_assert(r.status == 0 && !strstr(r.out, "warning"));
+    run_free(&r);
+    const double h200 = 143771.0 * 1048576, weights = 141107412992.0;   // llama-3.1-70b
+    Rng g = {test_seed() ^ 0x9001};
+    for (int i = 0; i < 12; i++) {
+        char pool[32], tp[8];
+        snprintf(pool, sizeof pool, "%lluMB", (unsigned long long)rng_range(&g, 1000, 200000));
+        snprintf(tp, sizeof tp, "%d", 1 << rng_range(&g, 0, 3));
+        r = RUN("calc", "--model", "llama-3.1-70b", "--gpu", "h200", "--pool", pool, "--tp", tp, "--json");
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        cJSON *j = json_of(&r);
+        const cJSON *fit = cJSON_GetObjectItem(j, "gpu_fit");
+        double share = ceil(weights / atof(tp)), p = num(j, "pool");
+        bool over = p + share > h200;
+        ck_assert_seeded(cJSON_IsTrue(cJSON_GetObjectItem(j, "pool_exceeds_gpu")) == over, "%s %s", pool, tp);
+        ck_assert_seeded(num(fit, "gpu_memory") == h200 && num(fit, "weights_per_gpu") == share, "%s", tp);
+        if (over)
+            ck_assert_seeded(num(fit, "excess") == p + share - h200, "%s %s", pool, tp);
+        cJSON_Delete(j);
+        run_free(&r);
+        r = RUN("calc", "--model", "llama-3.1-70b", "--gpu", "h200", "--pool", pool, "--tp", tp);
+        ck_assert_seeded((strstr(r.out, "warning: the KV pool") != NULL) == over, "%s %s", pool, tp);
+        run_free(&r);
+    }
+}
+END_TEST
+
+/* The notes say what the figures are: the speedups' baseline as the table
+ * names it; a context's k form only where it is exact and not a round
+ * thousand; weights that leave no pool name the degree that would. */
+START_TEST(calc_notes_name_what_they_mean)
+{
+    static const struct { const char *scenario, *format, *want; } BASE[] = {
+        {"speedup-vs-context", NULL, "speedup is over fp16 (as many bytes as BF16)"},
+        {"h100-128k", NULL, "speedup is over bf16\n"},
+        {"h100-128k", "fp8", "speedup is over BF16 (not in this table)"},
+    };
+    for (size_t i = 0; i < N_OF(BASE); i++) {
+        RunResult r = BASE[i].format ? RUN("calc", "--scenario", BASE[i].scenario, "--format", BASE[i].format)
+                                     : RUN("calc", "--scenario", BASE[i].scenario);
+        ck_assert_msg(r.status == 0 && strstr(r.out, BASE[i].want), "want '%s' in:\n%s", BASE[i].want, r.out);
+        run_free(&r);
+    }
+    RunResult r = RUN("calc", "--scenario", "llama-70b-128k", "--weights", "16GB", "--bandwidth", "3TB/s",
+                      "--contexts", "1k,128000");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "context 128,000 tokens") && !strstr(r.out, "125k"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "speedup at     1k  128,000"), "%s", r.out);
+    run_free(&r);
+    usage_error(RUN("calc", "--model", "llama-3.1-70b", "--gpu", "h100-sxm"), "nothing is left",
+                "tensor parallelism over 2 GPUs");
+}
+END_TEST
+
 /* Nonsense: exit 2 and one line naming the argument and what was wanted. */
 START_TEST(calc_errors)
 {
@@ -831,6 +901,8 @@ Suite *suite_cli(void)
     tcase_add_test(t, calc_typed_shapes_random);
     tcase_add_test(t, calc_gpu_budget);
     tcase_add_test(t, calc_series);
+    tcase_add_test(t, calc_pool_exceeds_gpu);
+    tcase_add_test(t, calc_notes_name_what_they_mean);
     tcase_add_test(t, calc_errors);
     tcase_add_test(t, formats_and_help);
     tcase_add_test(t, scenario_commands);

@@ -1,10 +1,12 @@
 /* test_kernels.c - the KV cache and the CPU decode kernel: quantize-on-
  * write stays within each format's bound, the CPU kernel matches a float64
  * attention over the dequantized cache on random shapes (odd lengths, every
- * GQA group), and the KIVI window moves whole groups. */
+ * GQA group), the KIVI window moves whole groups, and a sweep's time left
+ * is foreseen from the points measured. */
 #include "testutil.h"
 
 #include "kv_attn.h"
+#include "kv_bench.h"
 #include "minifloat.h"
 #include "quant.h"
 
@@ -336,6 +338,52 @@ START_TEST(kivi_window)
 }
 END_TEST
 
+/* Time left in a sweep whose points cost a + b x context, measured context
+ * by context as the lab sweeps (every format at 1k, then at 2k, ...), with
+ * a tenth to all of the cost at 1k growing with context: exact once two
+ * contexts are measured; with measurements off by up to ETA_NOISE either
+ * way, within ETA_TOL of the truth once two contexts are complete; while
+ * one is, it counts cost in proportion to context, so never less than the
+ * points' count foresees. Random costs. */
+#define ETA_NOISE 0.03
+#define ETA_TOL 0.12
+START_TEST(sweep_time_left)
+{
+    enum { FORMATS = 6, CONTEXTS = 7 };
+    Rng r = {test_seed() ^ 0xE7A};
+    BenchRow rows[FORMATS * CONTEXTS];
+    uint64_t ctx[FORMATS * CONTEXTS];
+    ck_assert(bench_seconds_left(rows, 0, ctx, 1) < 0);
+    for (int trial = 0; trial < 400; trial++) {
+        const double noise = trial % 2 ? ETA_NOISE : 0, grows = 0.1 + 0.9 * (rng_uniform(&r, 0.5f) + 0.5);
+        const double b = 1e-4 * (1 + (double)rng_range(&r, 0, 100)), a = b * 1024 * (1 - grows) / grows;
+        size_t n = 0;
+        for (uint64_t c = 1024; n < FORMATS * CONTEXTS; c *= 2)
+            for (int f = 0; f < FORMATS; f++, n++) {
+                ctx[n] = c;
+                rows[n] = (BenchRow){.format = (KvFormat)f, .context = c,
+                                     .wall_s = (a + b * (double)c) * (1 + noise * rng_uniform(&r, 1))};
+            }
+        for (size_t done = 1; done < n; done++) {
+            double truth = 0;
+            for (size_t i = done; i < n; i++)
+                truth += a + b * (double)ctx[i];
+            double est = bench_seconds_left(rows, done, ctx + done, n - done);
+            if (done <= FORMATS)
+                ck_assert_seeded(est >= (double)(n - done) * rows[0].wall_s * (1 - noise) / (1 + noise),
+                                 "a %g b %g, %zu done: %g s left, fewer than the points' count gives", a, b,
+                                 done, est);
+            else if (!noise)
+                ck_assert_seeded(fabs(est - truth) <= 1e-9 * truth, "a %g b %g, %zu done: %g s left, not %g",
+                                 a, b, done, est, truth);
+            else if (done > 2 * FORMATS)
+                ck_assert_seeded(fabs(est - truth) <= ETA_TOL * truth, "a %g b %g, %zu done: %g s left, not %g",
+                                 a, b, done, est, truth);
+        }
+    }
+}
+END_TEST
+
 Suite *suite_kernels(void)
 {
     Suite *s = suite_create("kernels");
@@ -348,6 +396,7 @@ Suite *suite_kernels(void)
     tcase_add_test(t, integer_writers_round_as_calc);
     tcase_add_test(t, cpu_matches_f64);
     tcase_add_test(t, kivi_window);
+    tcase_add_test(t, sweep_time_left);
     suite_add_tcase(s, t);
     return s;
 }

@@ -8,6 +8,7 @@
 #include "jsonfile.h"
 #include "scenario.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,102 @@ START_TEST(figure_verdicts)
         ck_assert_int_eq(figure_eval(&sc, &sc.figures[0], &r, &e), 0);
         ck_assert_int_eq(r.verdict, T[i].v);
         ck_assert_str_eq(r.text, "20");
+    }
+}
+END_TEST
+
+static void load_shipped(Scenario *sc, const char *name)
+{
+    char path[1024];
+    Error e;
+    ck_assert_int_eq(catalog_path(test_datadir(), CATALOG_SCENARIOS, name, path, sizeof path, &e), 0);
+    ck_assert_msg(scenario_load(sc, path, test_datadir(), &e) == 0, "%s", e.msg);
+}
+
+/* Once a scenario's inputs change, a figure whose own workload changed is
+ * not compared with the seed (its value is for other inputs) and reads in
+ * full; a figure that fixes the changed input itself (its own context) is
+ * still compared, and unchanged inputs give figure_eval's verdicts. */
+START_TEST(changed_inputs_not_compared)
+{
+    static Scenario sc;
+    load_shipped(&sc, "pool-20gib");
+    const Workload original = sc.w;
+    FigureResult r, plain;
+    Error e;
+    for (size_t i = 0; i < sc.n_figures; i++) {
+        ck_assert_int_eq(figure_eval_changed(&sc, &original, &sc.figures[i], &r, &e), 0);
+        ck_assert_int_eq(figure_eval(&sc, &sc.figures[i], &plain, &e), 0);
+        ck_assert(r.verdict == plain.verdict && !strcmp(r.text, plain.text));
+    }
+    sc.w.context = 1024;
+    static const struct { const char *label, *text; } FULL[] = {
+        {"BF16 per sequence", "0.125"}, {"FP8 per sequence", "0.0625"}, {"BF16 slots", "160"},
+        {"BF16 bytes", "2,147,483,648"}};
+    for (size_t k = 0; k < N_OF(FULL); k++)
+        for (size_t i = 0; i < sc.n_figures; i++)
+            if (!strcmp(sc.figures[i].label, FULL[k].label)) {
+                ck_assert_int_eq(figure_eval_changed(&sc, &original, &sc.figures[i], &r, &e), 0);
+                ck_assert_int_eq(r.verdict, FIGURE_NOT_APPLICABLE);
+                ck_assert_str_eq(r.text, FULL[k].text);
+            }
+    /* speedup-vs-context: the figures at their own contexts stay compared */
+    load_shipped(&sc, "speedup-vs-context");
+    const Workload base = sc.w;
+    Rng g = {test_seed() ^ 0x5EED};
+    for (int round = 0; round < 50; round++) {
+        sc.w = base;
+        sc.w.context = rng_range(&g, 1, 1u << 17);
+        if (rng_range(&g, 0, 1))
+            sc.w.batch = rng_range(&g, 1, 64);
+        for (size_t i = 0; i < sc.n_figures; i++) {
+            const Figure *f = &sc.figures[i];
+            ck_assert_int_eq(figure_eval_changed(&sc, &base, f, &r, &e), 0);
+            bool own = f->context && sc.w.batch == base.batch;
+            ck_assert_seeded((r.verdict == FIGURE_NOT_APPLICABLE) == !own, "'%s' at %llu x %llu",
+                             f->label, (unsigned long long)sc.w.context,
+                             (unsigned long long)sc.w.batch);
+            if (r.verdict == FIGURE_NOT_APPLICABLE && !r.never) {
+                /* in full: within a millionth of the value */
+                char digits[48];
+                size_t k = 0;
+                for (const char *p = r.text; *p; p++)
+                    if (*p != ',')
+                        digits[k++] = *p;
+                digits[k] = '\0';
+                double v = q_to_double(r.value);
+                ck_assert_seeded(fabs(strtod(digits, NULL) - v) <= 1e-6 * v, "%s for %.9g", r.text, v);
+            }
+        }
+    }
+}
+END_TEST
+
+/* Whole numbers from 1,000 up are grouped in every figure, so a token
+ * count of 3,815 reads like 122,071 beside it. */
+START_TEST(figures_grouped)
+{
+    static Scenario sc;
+    load_shipped(&sc, "speedup-vs-context");
+    FigureResult r;
+    Error e;
+    const Figure *f = &sc.figures[sc.n_figures - 1];
+    ck_assert_str_eq(metric_id(f->metric), "crossover_context");
+    ck_assert_int_eq(figure_eval(&sc, f, &r, &e), 0);
+    ck_assert_str_eq(r.text, "3,815");
+    Rng g = {test_seed() ^ 0x6A0};
+    for (int round = 0; round < 200; round++) {
+        sc.w.context = rng_range(&g, 1, 1u << 17);
+        sc.w.batch = rng_range(&g, 1, 256);
+        for (size_t i = 0; i < sc.n_figures; i++) {
+            ck_assert_int_eq(figure_eval(&sc, &sc.figures[i], &r, &e), 0);
+            if (r.never || strchr(r.text, '.'))
+                continue;
+            size_t digits = strspn(r.text, "0123456789,");
+            ck_assert_seeded(digits == strlen(r.text), "%s", r.text);
+            for (size_t k = 0; k < digits; k++)     // a comma before every third digit from the end
+                ck_assert_seeded((r.text[k] == ',') == ((digits - k) % 4 == 0), "%s", r.text);
+        }
     }
 }
 END_TEST
@@ -285,6 +382,8 @@ Suite *suite_loader(void)
     tcase_add_test(t, shipped_files_load);
     tcase_add_test(t, catalog_names);
     tcase_add_test(t, figure_verdicts);
+    tcase_add_test(t, changed_inputs_not_compared);
+    tcase_add_test(t, figures_grouped);
     tcase_add_loop_test(t, bad_files_refused, 0, (int)(sizeof BAD / sizeof BAD[0]));
     tcase_add_test(t, limits_refused);
     tcase_add_test(t, damaged_files_never_crash);

@@ -1,5 +1,6 @@
-/* test_plotmath.c - the widgets' arithmetic: ticks, scaling, partial bars,
- * heat levels, downsampling and time left. */
+/* test_plotmath.c - the widgets' arithmetic: ticks, scaling, which plot
+ * markers hide which, legend rows, partial bars, heat levels, downsampling
+ * and time left. */
 #include "testutil.h"
 
 #include "../tui/plotmath.h"
@@ -89,6 +90,80 @@ START_TEST(scaling)
 }
 END_TEST
 
+/* Markers drawn in order show the last one in each cell: a series is shown
+ * in the cells whose last marker is its own, and hidden under the series
+ * shown in the others it has markers in; against painting a grid marker by
+ * marker, on random plots, and where one series covers another entirely. */
+START_TEST(markers_hidden)
+{
+    /* FP8 under INT8 everywhere, BF16 on its own: FP8 nowhere to be seen */
+    const PlotMark fixed[] = {{0, 0, 5}, {0, 1, 5}, {1, 0, 2}, {1, 1, 3}, {2, 0, 2}, {2, 1, 3}};
+    size_t shown[MARK_SERIES_MAX];
+    uint32_t under[MARK_SERIES_MAX];
+    marker_cover(fixed, N_OF(fixed), 3, shown, under);
+    ck_assert(shown[0] == 2 && shown[1] == 0 && shown[2] == 2);
+    ck_assert(under[1] == 1u << 2 && under[0] == 0 && under[2] == 0);
+    Rng r = {test_seed() ^ 0x3A7};
+    enum { W = 6, H = 4 };
+    for (int trial = 0; trial < 2000; trial++) {
+        size_t n = (size_t)rng_range(&r, 1, 9), count = (size_t)rng_range(&r, 0, 40);
+        PlotMark m[40];
+        int top[H][W];                  // the series drawn last in each cell, -1 none
+        memset(top, 0xff, sizeof top);
+        for (size_t i = 0; i < count; i++) {
+            m[i] = (PlotMark){(int)rng_range(&r, 0, n - 1), (int)rng_range(&r, 0, W - 1),
+                              (int)rng_range(&r, 0, H - 1)};
+            top[m[i].row][m[i].col] = m[i].series;
+        }
+        marker_cover(m, count, n, shown, under);
+        for (size_t k = 0; k < n; k++) {
+            size_t cells = 0;
+            uint32_t over = 0;
+            for (int y = 0; y < H; y++)
+                for (int x = 0; x < W; x++)
+                    cells += top[y][x] == (int)k;
+            for (size_t i = 0; i < count; i++)
+                if (m[i].series == (int)k && top[m[i].row][m[i].col] != (int)k)
+                    over |= 1u << top[m[i].row][m[i].col];
+            ck_assert_seeded(shown[k] == cells && under[k] == over, "series %zu: shown %zu of %zu cells", k,
+                             shown[k], cells);
+        }
+    }
+}
+END_TEST
+
+/* A legend's entries keep their order, row by row, a gap apart; a row
+ * never runs past the width unless one entry alone is wider; an entry
+ * moves to a new row only when it does not fit on the one before. Random
+ * widths. */
+START_TEST(legend_rows)
+{
+    int col[16], row[16];
+    const int fixed[] = {6, 10, 6};
+    ck_assert_int_eq(legend_layout(fixed, 3, 20, 2, col, row), 2);
+    ck_assert(col[0] == 0 && row[0] == 0 && col[1] == 8 && row[1] == 0 && col[2] == 0 && row[2] == 1);
+    ck_assert_int_eq(legend_layout(fixed, 0, 20, 2, col, row), 0);
+    Rng r = {test_seed() ^ 0x1E6};
+    for (int trial = 0; trial < 5000; trial++) {
+        int w = (int)rng_range(&r, 5, 120), widths[16];
+        size_t n = (size_t)rng_range(&r, 1, 16);
+        for (size_t i = 0; i < n; i++)
+            widths[i] = (int)rng_range(&r, 3, 40);
+        int rows = legend_layout(widths, n, w, 2, col, row);
+        ck_assert_int_eq(rows, row[n - 1] + 1);
+        for (size_t i = 0; i < n; i++) {
+            bool first = i == 0 || row[i] != row[i - 1];
+            ck_assert_seeded(first ? col[i] == 0 : col[i] == col[i - 1] + widths[i - 1] + 2,
+                             "entry %zu at column %d", i, col[i]);
+            ck_assert_seeded(col[i] + widths[i] <= w || col[i] == 0, "entry %zu runs past %d", i, w);
+            if (i > 0 && first)
+                ck_assert_seeded(row[i] == row[i - 1] + 1 && col[i - 1] + widths[i - 1] + 2 + widths[i] > w,
+                                 "entry %zu moved to a new row though it fitted", i);
+        }
+    }
+}
+END_TEST
+
 /* Bars: a value's eighths of a cell, never past the width; heat levels
  * cover 0..steps-1 evenly. */
 START_TEST(bars_and_heat)
@@ -158,15 +233,40 @@ START_TEST(time_left)
 }
 END_TEST
 
+/* A scrolled window never starts above the first line nor runs past the
+ * last into blank lines; when everything fits it starts at the top. */
+START_TEST(scrolling_clamped)
+{
+    ck_assert_int_eq(scroll_clamp(5, 30, 20), 5);
+    ck_assert_int_eq(scroll_clamp(15, 30, 20), 10);
+    ck_assert_int_eq(scroll_clamp(-1, 30, 20), 0);
+    ck_assert_int_eq(scroll_clamp(7, 12, 20), 0);
+    Rng g = {test_seed() ^ 0x5C0};
+    for (int i = 0; i < 100000; i++) {
+        int lines = (int)rng_range(&g, 0, 500), h = (int)rng_range(&g, 1, 100);
+        int first = (int)rng_range(&g, 0, 1000) - 500, c = scroll_clamp(first, lines, h);
+        ck_assert_seeded(c >= 0 && (c == 0 || c + h <= lines), "%d of %d in %d: %d", first, lines, h, c);
+        ck_assert_seeded(c == first || first < 0 || first + h > lines, "%d of %d in %d: %d", first, lines, h, c);
+        if (lines <= h)
+            ck_assert_seeded(c == 0, "%d lines fit %d", lines, h);
+        else if (first + h > lines)
+            ck_assert_seeded(c + h == lines, "%d of %d in %d: %d", first, lines, h, c);
+    }
+}
+END_TEST
+
 Suite *suite_plotmath(void)
 {
     Suite *s = suite_create("plotmath");
     TCase *t = tcase_create("widgets");
     tcase_add_test(t, ticks_nice);
     tcase_add_test(t, scaling);
+    tcase_add_test(t, markers_hidden);
+    tcase_add_test(t, legend_rows);
     tcase_add_test(t, bars_and_heat);
     tcase_add_test(t, downsampling);
     tcase_add_test(t, time_left);
+    tcase_add_test(t, scrolling_clamped);
     suite_add_tcase(s, t);
     return s;
 }

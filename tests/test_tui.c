@@ -5,6 +5,8 @@
  * files, and without a terminal kvlab says so and exits 2. */
 #include "testutil.h"
 
+#include "catalog.h"
+
 #include <cjson/cJSON.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -20,6 +22,17 @@
 #include <unistd.h>
 
 static char sock[64];
+
+/* A field's line in the input pane as the lab draws it: the label, then
+ * the value ending 31 columns from the label's start. */
+static const char *field_line(const char *label, const char *value)
+{
+    static char buf[2][96];
+    static int k;
+    k = !k;
+    snprintf(buf[k], sizeof buf[k], "%s%*s", label, (int)(31 - strlen(label)), value);
+    return buf[k];
+}
 
 /* Runs a shell command; its output NUL-terminated in out (at most n - 1
  * bytes), or drained when out is NULL. Returns pclose's status. */
@@ -194,10 +207,10 @@ START_TEST(screens_open)
                           "--batch", "16", "--json", NULL};
     ck_assert_double_eq(slots, cli_figure(argv, "fp8_e4m3", "slots"));
     ck_assert_double_eq_tol(step, cli_figure(argv, "fp8_e4m3", "step_ms"), 0.006);
-    press("F4", "per channel: K error");
+    press("F4", "max score err");
     ck_assert(wait_for("score errors"));
     press("F1", "Help: every key");
-    ck_assert(wait_for("Hadamard rotation on or off"));
+    ck_assert(wait_for("Hadamard: rotation on or off"));
     keys("x");
     quit_lab();
 }
@@ -487,20 +500,16 @@ START_TEST(no_terminal)
 }
 END_TEST
 
-/* The quantization screen's figures are kvlab quant's for the same keys;
- * a value the figures cannot use is refused and the previous one kept;
- * 80x24 shows every screen's key figures. */
+/* The quantization screen's figures are kvlab quant's, whose default keys
+ * it shares; a value that leaves no figures is kept and the reason shown in
+ * their place; 80x24 shows every screen's key figures. */
 START_TEST(figures_match_and_edits_hold)
 {
     static char buf[65536];
     open_lab(200, 60, "");
-    press("F4", "per channel: K error");
-    screen(buf, sizeof buf, false);
-    const char *p = strstr(buf, "per token: K error ");
-    ck_assert(p != NULL);
-    double tok = strtod(p + strlen("per token: K error "), NULL);
-    RunResult r = run_kvlab((const char *const[]){"quant", "--tokens", "128", "--head-dim", "64",
-                                                  "--json", NULL}, NULL);
+    press("F4", "max score err");
+    double tok = row_number("K error", 1);          // keys per token
+    RunResult r = run_kvlab((const char *const[]){"quant", "--json", NULL}, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     cJSON *j = cJSON_Parse(r.out);
     const cJSON *run;
@@ -513,17 +522,43 @@ START_TEST(figures_match_and_edits_hold)
     ck_assert_msg(fabs(tok - want) < 0.05 * want, "screen %g%%, kvlab quant %g%%", tok, want);
     press("F3", "Sequences the pool holds");
     keys("Down Down Down Down Down Down Down Down");    // Tensor parallel
-    press("3 Enter", "kept the previous value");
+    press("3 Enter", "does not divide the 32 query heads");
     screen(buf, sizeof buf, false);
-    ck_assert(strstr(buf, "Tensor parallel               1") != NULL);
+    ck_assert(strstr(buf, "Tensor parallel               3") != NULL);
     quit_lab();
     open_lab(80, 24, "");
-    ck_assert(wait_for("8,589,934,592  ok"));     /* narrow: no seed column, short verdicts */
+    ck_assert(wait_for("8,589,934,592   8,589,934,592"));     /* narrow: the values under the label */
     press("F3", "slots");
     press("F4", "K error");
     quit_lab();
 }
 END_TEST
+
+/* The CPU fallback of the GPU lab, for the screen tests on any machine. */
+#define NO_PLUGIN "KVLAB_CUDA_PLUGIN=/nonexistent/libkvlab_cuda.so"
+/* F5 set to a short CPU sweep: contexts 1k and 2k, three timed runs each. */
+#define SHORT_SWEEP "F5 Down Down 2 k Enter Down 3 Enter"
+
+/* Waits up to `seconds` for text, quietly, for what may take longer than
+ * one wait_for (a sweep); a last wait_for shows the screen if it never
+ * comes. */
+static bool wait_long(const char *text, int seconds)
+{
+    static char buf[65536];
+    for (int i = 0; i < seconds * 20; i++) {
+        screen(buf, sizeof buf, false);
+        if (strstr(buf, text))
+            return true;
+        usleep(50000);
+    }
+    return wait_for(text);
+}
+
+/* A GPU lab sweep on the CPU reference takes seconds, longer under ASan. */
+static bool wait_sweep(void)
+{
+    return wait_long("sweep done", 40);
+}
 
 /* The GPU lab: without a GPU it says why and measures the CPU reference,
  * with a progress bar, then shows the slopes next to the published ones. */
@@ -533,17 +568,14 @@ START_TEST(gpu_lab_screen)
     press("F5", "Press r");
     /* a longest context of 2k keeps the CPU sweep short */
     press("Down Down 2 k Enter r", "CPU reference");
-    bool done = false;
-    for (int i = 0; i < 6 && !done; i++)    // the sweep may take longer than one wait
-        done = wait_for("sweep done");
-    ck_assert(done);
-    ck_assert(wait_for("published (H100, FA3)"));
+    ck_assert(wait_sweep());
+    ck_assert(wait_for("published"));
     ck_assert(wait_for("4.37e-05"));
     /* a batch typed after the sweep does not blank its slopes */
     press("Up 3 Enter", "Batch                         3");
     static char buf[65536];
     screen(buf, sizeof buf, false);
-    ck_assert_msg(!strstr(buf, "nan") && strstr(buf, "ms/tok"), "the slopes went blank after a batch change");
+    ck_assert_msg(!strstr(buf, "nan") && strstr(buf, "ms per context token"), "the slopes went blank after a batch change");
     quit_lab();
 }
 END_TEST
@@ -553,6 +585,394 @@ END_TEST
 START_TEST(nothing_cut_at_80x24)
 {
     assert_uncut(80, 24, "F2", "A 20 GiB KV pool", "Scenarios");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * The Quantization error and GPU lab screens
+ */
+
+/* The Quantization error screen cuts nothing at 80x24 and 120x40, with the
+ * settings that make its texts longest: KIVI keys after RoPE with a
+ * Hadamard rotation, the worked example, the mean over seeds. */
+START_TEST(quant_screen_uncut)
+{
+    static const char *const KEYS[][2] = {
+        {"F4", "K error"},
+        {"F4 f f f f f f r r H", "KIVI"},
+        {"F4 w", "worked"},
+        {"F4 b b b b g g g", "8-bit"},
+        {"F4 a", "averaged seeds"},
+    };
+    static const int SIZES[][2] = {{80, 24}, {120, 40}};
+    for (size_t i = 0; i < N_OF(SIZES); i++)
+        for (size_t k = 0; k < N_OF(KEYS); k++)
+            assert_uncut(SIZES[i][0], SIZES[i][1], KEYS[k][0], KEYS[k][1], "Quantization error");
+}
+END_TEST
+
+/* The Quantization error screen says, as kvlab quant does, that values
+ * are exact where only keys are quantized, and gives V's error where KIVI
+ * quantizes them. */
+START_TEST(quant_screen_values)
+{
+    open_lab(120, 40, "");
+    press("F4", "keys: int-min 4-bit per token; values: exact; no RoPE");
+    ck_assert(row_number("V error", 0) == 0 && wait_for("V error        exact   exact  exact"));
+    press("f f f f f f", "values: KIVI per token");
+    ck_assert(row_number("V error", 0) > 0);
+    quit_lab();
+}
+END_TEST
+
+/* The GPU lab cuts nothing at 80x24 and 120x40, before a sweep (the reason
+ * there is no GPU, the invitation to press r) and after one. */
+START_TEST(gpu_screen_uncut)
+{
+    static const int SIZES[][2] = {{80, 24}, {120, 40}};
+    for (size_t i = 0; i < N_OF(SIZES); i++) {
+        char log[] = "/tmp/kvlab-cuts-XXXXXX", env[160];
+        int fd = mkstemp(log);
+        ck_assert(fd >= 0);
+        close(fd);
+        snprintf(env, sizeof env, "%s KVLAB_CUT_LOG=%s", NO_PLUGIN, log);
+        open_lab(SIZES[i][0], SIZES[i][1], env);
+        press("F5", "Press r");
+        keys(SHORT_SWEEP " r");
+        ck_assert(wait_sweep());
+        quit_lab();
+        static char cuts[65536];
+        FILE *f = fopen(log, "r");
+        ck_assert(f != NULL);
+        size_t n = fread(cuts, 1, sizeof cuts - 1, f);
+        cuts[n] = '\0';
+        fclose(f);
+        unlink(log);
+        ck_assert_msg(!strstr(cuts, "GPU lab:"), "at %dx%d, the GPU lab cut:\n%.3000s", SIZES[i][0],
+                      SIZES[i][1], cuts);
+    }
+}
+END_TEST
+
+/* Every measured rate on the GPU lab has three significant digits in a unit
+ * that fits it (MB/s, GB/s, ...): none reads 0. */
+static void assert_rates(const char *buf)
+{
+    int seen = 0;
+    for (const char *p = strstr(buf, "B/s"); p; p = strstr(p + 1, "B/s")) {
+        const char *q = p - 1;          // the unit's prefix letter, then a space
+        while (q > buf && *q != ' ')
+            q--;
+        const char *num = q - 1;
+        while (num > buf && ((*num >= '0' && *num <= '9') || *num == '.'))
+            num--;
+        int digits = 0;
+        for (const char *d = num + 1; d < q; d++)
+            digits += *d >= '0' && *d <= '9';
+        ck_assert_msg(digits == 3, "a rate without three significant digits: '%.*s'", (int)(p + 3 - num),
+                      num);
+        seen++;
+    }
+    ck_assert_msg(seen >= 6, "%d rates on the screen:\n%.4000s", seen, buf);
+}
+
+/* A second sweep keeps the first one's results on screen until it
+ * completes; while it runs, and after Esc cancels it, the status says so
+ * (never "sweep done"); the CPU reference's slopes are said in place to
+ * say nothing about a GPU's speed; bandwidths are in units that fit. */
+START_TEST(gpu_sweep_keeps_results)
+{
+    static char buf[65536];
+    open_lab(200, 60, NO_PLUGIN);
+    press("F5", "Press r");
+    keys(SHORT_SWEEP " r");
+    ck_assert(wait_sweep());
+    screen(buf, sizeof buf, false);
+    assert_rates(buf);
+    ck_assert_msg(strstr(buf, "nothing about a GPU's speed"), "no word on the CPU's slopes:\n%.4000s", buf);
+    press("2 0 0 Enter r", "left");         // a slower sweep: 200 timed runs a point
+    screen(buf, sizeof buf, false);
+    ck_assert_msg(!strstr(buf, "sweep done"), "a running sweep said done:\n%.4000s", buf);
+    ck_assert(strstr(buf, "4.37e-05"));
+    keys("Escape");                         // read between two points
+    ck_assert(wait_long("cancelled", 20));
+    screen(buf, sizeof buf, false);
+    ck_assert_msg(!strstr(buf, "sweep done") && strstr(buf, "4.37e-05") && strstr(buf, "bf16"),
+                  "after a cancelled sweep:\n%.4000s", buf);
+    assert_rates(buf);
+    quit_lab();
+}
+END_TEST
+
+/* A series in a plot's legend shows at least one of its markers, or its
+ * legend entry says which series hides it: the calculator's plot for
+ * Llama-3.1-405B as MHA, where FP8 and INT8 fall on the same cells. */
+START_TEST(plot_markers_visible)
+{
+    static char buf[65536];
+    open_lab(120, 40, "");
+    press("F3", "Sequences the pool holds");
+    press("Down Down Down Down 2 0 G i B Enter", "20 GiB");         // a pool of its own
+    press("Up Up Up Up - -", "Llama-3.1-405B");
+    press("Down Down Down Down Down Down Down Down Down Down Down Enter", "As MHA                       on");
+    screen(buf, sizeof buf, false);
+    static const char *const MARKS[] = {"\u25CF", "\u25A0", "\u25B2", "\u25C6", "\u25BC", "\u2605", "\u25CB"};
+    for (size_t i = 0; i < N_OF(MARKS); i++) {
+        int count = 0;
+        for (const char *p = strstr(buf, MARKS[i]); p; p = strstr(p + 1, MARKS[i]))
+            count++;
+        ck_assert_msg(count > 0, "marker %s missing from the legend:\n%.4000s", MARKS[i], buf);
+        if (count > 1)
+            continue;
+        /* only in the legend: the entry must say what hides it */
+        const char *entry = strstr(buf, MARKS[i]);
+        const char *eol = strchr(entry, '\n');
+        const char *under = strstr(entry, "(under ");
+        ck_assert_msg(under && (!eol || under < eol), "series %s hidden, its legend silent:\n%.4000s", MARKS[i], buf);
+    }
+    quit_lab();
+}
+END_TEST
+
+/* Works in a new temporary directory `dir` (a mkdtemp template); cwd
+ * keeps the directory to come back to. */
+static void enter_temp_dir(char *dir, char *cwd, size_t n)
+{
+    ck_assert(mkdtemp(dir) != NULL);
+    ck_assert(getcwd(cwd, n) != NULL);
+    ck_assert_int_eq(chdir(dir), 0);
+}
+
+/* Back to cwd, the temporary directory and its files removed. */
+static void leave_temp_dir(const char *dir, const char *cwd)
+{
+    char cmd[1100];
+    ck_assert_int_eq(chdir(cwd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The screen as it is now. */
+static const char *dump(void)
+{
+    static char buf[65536];
+    screen(buf, sizeof buf, false);
+    return buf;
+}
+
+/* The view's text (right of the input pane) as one line: the rows'
+ * words joined by single spaces, so that a phrase wrapped over rows is
+ * found whole. */
+static const char *view_text(void)
+{
+    static char out[65536];
+    const char *p = dump();
+    size_t n = 0;
+    while (*p) {
+        const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p);
+        const char *bar = strstr(p, "\u2502");           // the input pane's right edge
+        if (bar && bar < end) {
+            const char *q = bar + strlen("\u2502");
+            while (q < end && *q == ' ')
+                q++;
+            const char *e = end;
+            while (e > q && e[-1] == ' ')
+                e--;
+            if (e > q && n + (size_t)(e - q) + 2 < sizeof out) {
+                if (n)
+                    out[n++] = ' ';
+                memcpy(out + n, q, (size_t)(e - q));
+                n += (size_t)(e - q);
+            }
+        }
+        p = nl ? nl + 1 : end;
+    }
+    out[n] = '\0';
+    return out;
+}
+
+/* Fails with `what` unless cond, printing the screen (too long for a
+ * Check message) on stderr first. */
+#define assert_screen(cond, ...)                                                                     \
+    do {                                                                                             \
+        if (!(cond)) {                                                                               \
+            fprintf(stderr, "%s\n", dump());                                                         \
+            ck_abort_msg(__VA_ARGS__);                                                               \
+        }                                                                                            \
+    } while (0)
+
+/* The Model field steps through every model of the catalog, both ways,
+ * including those whose weights leave an H100 nothing for the KV cache:
+ * they are kept, and the view says so and names the fix, with the figures
+ * that need no pool still shown. */
+START_TEST(calc_every_model_reachable)
+{
+    CatalogList models;
+    Error e;
+    ck_assert_int_eq(catalog_list(test_datadir(), CATALOG_MODELS, &models, &e), 0);
+    size_t start = 0;
+    for (size_t i = 0; i < models.count; i++)
+        if (!strcmp(models.names[i], "llama-3.1-8b"))
+            start = i;
+    open_lab(120, 40, "");
+    press("F3", "Sequences the pool holds");
+    const double usable = 0.9 * 81559.0 * 1048576;      // the H100's memory x the GPU share
+    for (size_t k = 1; k <= 2 * models.count; k++) {
+        bool up = k <= models.count;
+        size_t i = up ? (start + k) % models.count : (start + 2 * models.count - k) % models.count;
+        press(up ? "+" : "-", field_line("Model", models.names[i]));
+        const char *d = view_text();
+        Model m = test_model(models.names[i]);
+        bool fits = (double)m.weight_bytes < usable;
+        assert_screen(!strstr(d, "kept the previous value"), "%s refused", models.names[i]);
+        assert_screen((strstr(d, "nothing is left for the KV cache") != NULL) == !fits &&
+                          (fits || strstr(d, "tensor parallelism over")),
+                      "%s (weights %s)", models.names[i], u128s(m.weight_bytes));
+        assert_screen(strstr(d, "step ms") != NULL, "%s shows no figures", models.names[i]);
+    }
+    quit_lab();
+}
+END_TEST
+
+/* Once the Scenarios screen's inputs differ from the scenario's, a figure
+ * that depends on them reads in full and is not compared (n/a, with the
+ * legend saying why), and the explanation of a wrong seed goes with its
+ * comparison; a figure at its own context stays compared. The export
+ * carries the screen's values. */
+START_TEST(scenarios_changed_inputs)
+{
+    char dir[] = "/tmp/kvlab-export-XXXXXX", cwd[1024];
+    enter_temp_dir(dir, cwd, sizeof cwd);
+    open_lab(200, 60, "");
+    ck_assert(wait_for("71 / 20 slots"));              // the explanation, while it applies
+    press("Down Enter 1 k Enter", "0.125 GiB");
+    const char *d = view_text();
+    assert_screen(strstr(d, "0.0625 GiB") && strstr(d, "n/a = not compared") && !strstr(d, "seed wrong") &&
+                      !strstr(d, "71 / 20 slots") && !strstr(d, "0.1 GiB"),
+                  "at 1k, the figures are still compared");
+    press("e", "wrote kvlab-scenarios-");
+    /* speedup-vs-context at 32k: its figures at their own contexts still compare */
+    press("Up +", "FP8 KV speedup grows with context");
+    press("Down Enter 3 2 k Enter", "32,768 (32k)");
+    d = view_text();
+    assert_screen(strstr(d, "1.81x  1.80x  seed wrong") && strstr(d, "(16 + 137.44)") &&
+                      strstr(d, "exceed its 85.52 GB by 10.48 GB") &&
+                      strstr(d, "speedup is over fp16 (as many bytes as BF16)"),
+                  "speedup-vs-context at 32k");
+    /* weights that leave the GPU no pool are kept: the figures that need one say so */
+    press("Up + + + +", "128K context on one 80 GB H100");
+    press("Down Down Down Down Enter 9 0 G B Enter", "no KV pool");
+    d = view_text();
+    assert_screen(strstr(d, "no KV pool: the weights (90.00 GB) and the reserve (6.00 GB) take all") &&
+                      strstr(d, "no figure = calc cannot work it out from these inputs") && !strstr(dump(), "kept the previous"),
+                  "h100-128k with 90 GB of weights");
+    quit_lab();
+    char cmd[1200], out[8192];
+    snprintf(cmd, sizeof cmd, "cat %s/kvlab-scenarios-*.csv", dir);
+    shell(cmd, out, sizeof out);
+    ck_assert_msg(strstr(out, "\"BF16 per sequence\",bf16,gib_per_sequence,\"0.125\",\"1.0\",not_applicable") &&
+                      strstr(out, "\"BF16 slots\",bf16,slots,\"160\",\"20\",not_applicable"),
+                  "%s", out);
+    leave_temp_dir(dir, cwd);
+}
+END_TEST
+
+/* A view that does not fit says so with a marker at the edge where more
+ * lies (in ASCII too); it scrolls to its last line and no further; another
+ * scenario starts at its top; a resize that makes it all fit shows it all
+ * from the top, markers gone. The help scrolls the same way. */
+START_TEST(scrolling_marked_and_clamped)
+{
+    open_lab(80, 24, "");
+    ck_assert(wait_for("\u25BC more below (Tab, Down)"));
+    ck_assert(!strstr(dump(), "more above"));
+    press("Tab", "Inputs (Tab: back)");
+    press("NPage NPage NPage NPage NPage NPage NPage NPage", "more above");
+    ck_assert(wait_for("capacity gain is a little"));  // the last note's last line
+    static char end[65536];
+    snprintf(end, sizeof end, "%s", dump());
+    assert_screen(!strstr(end, "more below"), "a marker at the end");
+    keys("Down Down Down NPage");
+    usleep(300000);
+    assert_screen(!strcmp(end, dump()), "scrolled past the end");
+    /* another scenario starts at its top */
+    press("Tab +", "seed 002, section 6-9");
+    ck_assert(!strstr(dump(), "more above"));
+    press("Tab NPage", "more above");
+    tmux(NULL, 0, "resize-window -t lab -x 200 -y 60");
+    ck_assert(wait_for("FP8 KV speedup grows with context"));
+    assert_screen(!strstr(dump(), "more above") && !strstr(dump(), "more below"), "markers where it all fits");
+    tmux(NULL, 0, "resize-window -t lab -x 80 -y 24");
+    ck_assert(wait_for("FP8 KV speedup grows with context"));
+    ck_assert(!strstr(dump(), "more above"));
+    /* the help at 80x24 scrolls too, and any other key closes it */
+    press("F1", "more below (Down)");
+    press("NPage NPage NPage", "more above");
+    press("x", "FP8 KV speedup grows with context");
+    ck_assert(!strstr(dump(), "Help: every key"));
+    quit_lab();
+    open_lab(80, 24, "KVLAB_ASCII=1");
+    ck_assert(wait_for("v more below (Tab, Down)"));
+    press("NPage", "^ more above");
+    quit_lab();
+}
+END_TEST
+
+/* Every field's error names the field; Enter on an empty edit keeps the
+ * value and says so; without a GPU the pool and bandwidth do not claim to
+ * come from one; under tensor parallelism the weights are said to be the
+ * whole model's, and what one GPU holds; a pool larger than the GPU beside
+ * the weights is flagged in place. */
+START_TEST(fields_say_what_they_mean)
+{
+    open_lab(160, 45, "");
+    static const struct { const char *keys, *want; } BAD[] = {
+        {"Down Enter x Enter", "Context: context 'x' is not a number"},
+        {"Down Enter x Enter", "Batch: value 'x' is not a number"},
+        {"Down Enter a b c Enter", "KV pool: size 'abc' is not a number"},
+        {"Down Enter x Enter", "Weights: size 'x' is not a number"},
+        {"Down Enter x Enter", "Bandwidth: rate 'x' is not a number"},
+    };
+    for (size_t i = 0; i < N_OF(BAD); i++)
+        press(BAD[i].keys, BAD[i].want);
+    press("Up Up Up Up Enter Enter", "nothing typed: Context stays 8,192 (8k)");
+    ck_assert(!strstr(dump(), "is not a number"));
+    press("F3", "Sequences the pool holds");
+    press("Down Down Down Down Down Down Down Enter x Enter", "GPU share: expected a number");
+    press("Down Enter x Enter", "Tensor parallel: value 'x' is not a number");
+    press("Up Up Up Up Up Up Up -", field_line("GPU", "b200"));
+    press("- -", field_line("GPU", "none"));
+    const char *d = dump();
+    assert_screen(!strstr(d, "from GPU") && !strstr(d, "GPU's") && strstr(d, field_line("KV pool", "none")),
+                  "GPU none still names the GPU");
+    press("+ + +", field_line("GPU", "h100-sxm"));
+    press("Up - - - -", field_line("Model", "llama-3-70b"));
+    press("Down Down Down Down Down Down Down Down 2 Enter", "tensor parallel over 2 GPUs");
+    assert_screen(strstr(view_text(), "weights 141.11 GB for the whole model, 70.55 GB per GPU"), "the weights under TP");
+    press("Up Up Up Up 5 0 0 G i B Enter", "exceed its 85.52 GB");
+    quit_lab();
+}
+END_TEST
+
+/* At 80x24, the size the lab needs, and at 120x40, the Scenarios and
+ * Calculator screens and the help cut no text, through every scenario,
+ * every model, a pool too large, tensor parallelism and no GPU, scrolled
+ * from top to bottom. */
+START_TEST(scenarios_calc_help_uncut)
+{
+    static const int SIZES[][2] = {{80, 24}, {120, 40}};
+    for (size_t i = 0; i < N_OF(SIZES); i++) {
+        int w = SIZES[i][0], h = SIZES[i][1];
+        assert_uncut(w, h, "+ + + + + + Down Enter 1 k Enter Tab NPage NPage NPage NPage NPage NPage "
+                           "NPage NPage NPage Tab Up + Tab NPage NPage NPage NPage NPage Tab +",
+                     "seed 002, section 6-9", "Scenarios");
+        assert_uncut(w, h, "F3 + + + + + + + + Down - - - Tab NPage NPage NPage Tab + + + Up - - - "
+                           "Down Down Down Down 5 0 0 G i B Enter Down Down Down Down 2 Enter "
+                           "Tab NPage NPage NPage NPage",
+                     field_line("Tensor parallel", "2"), "Calculator");
+        assert_uncut(w, h, "F1 NPage NPage NPage x F3 F1 NPage NPage NPage x", "Sequences the pool holds",
+                     "Help");
+    }
 }
 END_TEST
 
@@ -574,6 +994,16 @@ Suite *suite_tui(void)
     tcase_add_test(t, gpu_lab_screen);
     tcase_add_test(t, figures_match_and_edits_hold);
     tcase_add_test(t, nothing_cut_at_80x24);
+    tcase_add_test(t, quant_screen_uncut);
+    tcase_add_test(t, quant_screen_values);
+    tcase_add_test(t, gpu_screen_uncut);
+    tcase_add_test(t, gpu_sweep_keeps_results);
+    tcase_add_test(t, plot_markers_visible);
+    tcase_add_test(t, calc_every_model_reachable);
+    tcase_add_test(t, scenarios_changed_inputs);
+    tcase_add_test(t, scrolling_marked_and_clamped);
+    tcase_add_test(t, fields_say_what_they_mean);
+    tcase_add_test(t, scenarios_calc_help_uncut);
     suite_add_tcase(s, t);
     return s;
 }

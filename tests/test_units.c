@@ -5,7 +5,9 @@
 #include "units.h"
 
 #include <locale.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static u128 size_of(const char *s)
@@ -190,6 +192,72 @@ START_TEST(printing)
 }
 END_TEST
 
+/* A measured rate prints with three significant digits in the decimal unit
+ * that puts it in [1, 1000), and reads back to within half a unit of its
+ * last digit (a relative 0.5%); fixed cases and random rates from 1 B/s to
+ * 10 TB/s. */
+START_TEST(measured_rates)
+{
+    static const struct { double v; const char *s; } FIXED[] = {
+        {27e6, "27.0 MB/s"},      {433.2e6, "433 MB/s"},    {1.234e12, "1.23 TB/s"},
+        {999.4e6, "999 MB/s"},    {999.6e6, "1.00 GB/s"},   {9.996e9, "10.0 GB/s"},
+        {5, "5.00 B/s"},          {0, "0 B/s"},             {-1, "? B/s"},
+        {NAN, "? B/s"},           {4.5e15, "4500 TB/s"},
+    };
+    char b[64];
+    for (size_t i = 0; i < N_OF(FIXED); i++)
+        ck_assert_str_eq(units_rate_measured(b, sizeof b, FIXED[i].v), FIXED[i].s);
+    Rng r = {test_seed() ^ 0x8A7E};
+    for (int i = 0; i < 20000; i++) {
+        double v = pow(10, (double)rng_range(&r, 0, 13000) / 1000);
+        units_rate_measured(b, sizeof b, v);
+        int digits = 0;
+        for (const char *p = b; *p != ' '; p++)
+            digits += *p >= '0' && *p <= '9';
+        ck_assert_seeded(digits == 3 && atof(b) >= 1 && atof(b) < 1000, "%g B/s printed as %s", v, b);
+        char unit[64];          // "1 MB/s": what the unit is worth
+        u128 factor;
+        Error e;
+        snprintf(unit, sizeof unit, "1%s", strchr(b, ' '));
+        ck_assert_seeded(units_parse_rate(unit, &factor, &e) == 0, "%s: %s", b, e.msg);
+        ck_assert_seeded(fabs(atof(b) * (double)factor - v) <= 0.005 * v, "%g B/s printed as %s", v, b);
+    }
+}
+END_TEST
+
+/* A context shows its "k" form only where that form is exact and cannot
+ * be read as a round thousand: 128,000 tokens is not "125k". The form
+ * shown parses back to the same count, and the short form is the k form
+ * or the grouped number. */
+START_TEST(context_k_form)
+{
+    char b[64], k[64];
+    ck_assert_str_eq(units_context(b, sizeof b, 128000), "128,000");
+    ck_assert_str_eq(units_context(b, sizeof b, 8192), "8,192 (8k)");
+    ck_assert_str_eq(units_context(b, sizeof b, 1024000), "1,024,000");
+    ck_assert_str_eq(units_context(b, sizeof b, 8193), "8,193");
+    ck_assert_str_eq(units_context_short(b, sizeof b, 131072), "128k");
+    ck_assert_str_eq(units_context_short(b, sizeof b, 128000), "128,000");
+    ck_assert_str_eq(units_context_short(b, sizeof b, 3815), "3,815");
+    Rng g = {test_seed() ^ 0xC0DE};
+    for (int i = 0; i < 20000; i++) {
+        uint64_t t = i % 2 ? rng_range(&g, 1, 1u << 24) : 1024 * rng_range(&g, 1, 1u << 14);
+        units_context(b, sizeof b, t);
+        const char *open = strchr(b, '(');
+        bool shown = open != NULL;
+        ck_assert_seeded(shown == (t % 1024 == 0 && t % 1000 != 0), "%llu: %s", (unsigned long long)t, b);
+        units_context_short(k, sizeof k, t);
+        if (shown) {
+            uint64_t back;
+            ck_assert_seeded(units_parse_context(k, &back, NULL) == 0 && back == t, "%s", k);
+            ck_assert_seeded(strncmp(open + 1, k, strlen(k)) == 0, "%s beside %s", k, b);
+        } else {
+            ck_assert_seeded(strcmp(k, b) == 0, "%s against %s", k, b);
+        }
+    }
+}
+END_TEST
+
 Suite *suite_units(void)
 {
     Suite *s = suite_create("units");
@@ -201,6 +269,8 @@ Suite *suite_units(void)
     tcase_add_test(t, decimals_exact);
     tcase_add_test(t, locale_independent);
     tcase_add_test(t, printing);
+    tcase_add_test(t, measured_rates);
+    tcase_add_test(t, context_k_form);
     suite_add_tcase(s, t);
     return s;
 }

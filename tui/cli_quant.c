@@ -18,9 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A number in a string literal: the help states quant.h's limits. */
-#define STR(x) STR_(x)
+/* A macro's value as a string literal: the generator's defaults and quant.h's
+ * bit widths in --help. */
 #define STR_(x) #x
+#define STR(x) STR_(x)
 
 enum {
     O_PRESET, O_GENERATE, O_MATRIX, O_QUERY,
@@ -36,8 +37,8 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_GENERATE] = {"generate", NULL, "a synthetic head with outlier channels (the default)"},
     [O_MATRIX] = {"matrix", "FILE", "JSON: rows of keys, or {\"keys\", \"values\", \"query\"}"},
     [O_QUERY] = {"query", "LIST", "the query vector: 1,1,0.1,1"},
-    [O_TOKENS] = {"tokens", "T", "generated tokens (default 256)"},
-    [O_HEAD_DIM] = {"head-dim", "D", "generated head dimension (default 128)"},
+    [O_TOKENS] = {"tokens", "T", "generated tokens (default " STR(KVGEN_TOKENS_DEFAULT) ")"},
+    [O_HEAD_DIM] = {"head-dim", "D", "generated head dimension (default " STR(KVGEN_HEAD_DIM_DEFAULT) ")"},
     [O_SEED] = {"seed", "N", "generator seed (default 1)"},
     [O_OUT_CH] = {"outlier-channels", "N", "key channels with outliers (default 2)"},
     [O_OUT_SCALE] = {"outlier-scale", "X", "their magnitude over ordinary keys (default 20)"},

@@ -89,6 +89,7 @@ static const char *const GLYPHS[GLYPH_COUNT][2] = {
     [GLYPH_POINT_1 + 4] = {"\u25BC", "#"}, [GLYPH_POINT_1 + 5] = {"\u2605", "%"},
     [GLYPH_POINT_1 + 6] = {"\u25CB", "@"}, [GLYPH_POINT_1 + 7] = {"\u25A1", "="},
     [GLYPH_POINT_1 + 8] = {"\u25B3", "~"},
+    [GLYPH_MORE_UP] = {"\u25B2", "^"},    [GLYPH_MORE_DOWN] = {"\u25BC", "v"},
 };
 
 const char *crt_glyph(Glyph g)

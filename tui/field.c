@@ -47,14 +47,15 @@ bool field_typeable(const Field *f)
     return f->kind != FK_CHOICE && f->kind != FK_TOGGLE;
 }
 
-int field_parse(const Field *f, const char *text, Error *e)
+/* field_parse without the label in front of its message. */
+static int parse_value(const Field *f, const char *text, Error *e)
 {
     uint64_t u;
     u128 b;
     float x;
     /* a size or rate with a default (from the GPU, the model's) takes it back */
     if ((f->kind == FK_SIZE || f->kind == FK_RATE) && f->zero &&
-        (strcmp(text, "auto") == 0 || strcmp(text, f->zero) == 0 || strcmp(text, "") == 0)) {
+        (strcmp(text, "auto") == 0 || strcmp(text, f->zero) == 0)) {
         *(u128 *)f->value = 0;
         return 0;
     }
@@ -63,14 +64,14 @@ int field_parse(const Field *f, const char *text, Error *e)
         if (units_parse_context(text, &u, e))
             return -1;
         if (u < f->min || u > f->max)
-            return error_set(e, "%s: from %llu to %llu tokens", f->label,
-                             (unsigned long long)f->min, (unsigned long long)f->max);
+            return error_set(e, "from %llu to %llu tokens", (unsigned long long)f->min,
+                             (unsigned long long)f->max);
         *(uint64_t *)f->value = u;
         return 0;
     case FK_COUNT:
     case FK_POW2:
         if (units_parse_count(text, f->min, f->max, &u, e))
-            return error_prefix(e, "%s", f->label);
+            return -1;
         *(uint64_t *)f->value = u;
         return 0;
     case FK_SIZE:
@@ -85,13 +86,20 @@ int field_parse(const Field *f, const char *text, Error *e)
         return 0;
     case FK_FLOAT:
         if (!cli_parse_float(text, &x) || !isfinite(x) || x < (float)f->min || x > (float)f->max)
-            return error_set(e, "%s: expected a number from %llu to %llu", f->label,
-                             (unsigned long long)f->min, (unsigned long long)f->max);
+            return error_set(e, "expected a number from %llu to %llu", (unsigned long long)f->min,
+                             (unsigned long long)f->max);
         *(float *)f->value = x;
         return 0;
     default:
-        return error_set(e, "%s: choose with + and -", f->label);
+        return error_set(e, "choose with + and -");
     }
+}
+
+int field_parse(const Field *f, const char *text, Error *e)
+{
+    if (parse_value(f, text, e))
+        return error_prefix(e, "%s", f->label);
+    return 0;
 }
 
 void field_step(const Field *f, int dir)

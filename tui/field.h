@@ -36,7 +36,9 @@ typedef struct {
 
 /* The value as text: "8,192 (8k)", "20 GiB", "3.352 TB/s", "fp8". */
 const char *field_text(const Field *f, char *buf, size_t n);
-/* Parses typed text into the value; the value is untouched on error. */
+/* Parses typed text into the value; the value is untouched on error, and
+ * the message begins with the field's label. A size or rate with a `zero`
+ * takes "auto" (or that text) back to 0. */
 int field_parse(const Field *f, const char *text, Error *e);
 /* One step up (dir > 0) or down; choices wrap around. */
 void field_step(const Field *f, int dir);

@@ -4,6 +4,8 @@
 
 #include "cli.h"
 #include "crt.h"
+#include "doc.h"
+#include "plotmath.h"
 #include "screens.h"
 
 #include <curses.h>
@@ -29,13 +31,14 @@ struct Lab {
     Field fields[FIELDS_MAX];           // the current screen's fields
     size_t n_fields;
     size_t sel[N_SCREENS];              // selected field, per screen
-    int scroll[N_SCREENS];              // view scroll, per screen
+    int scroll[N_SCREENS];              // first line of the view's scrolled part, per screen
     int pane;                           // 0: fields, 1: the view
     bool editing;
     char edit[64];
     char status[256];
     bool status_error;
     bool help;
+    int help_scroll;                    // first line of the help shown
     bool quit;
     int tab_x[N_SCREENS + 1];           // tab boundaries on row 0, for the mouse
     FILE *frame_log;                    // KVLAB_FRAME_LOG: draw times, for benchmarks
@@ -138,7 +141,42 @@ static int change(Lab *lab, int (*apply)(Lab *lab, Field *f, Error *e))
         return KEY_REDRAW;
     }
     lab->status[0] = '\0';
+    if (f->kind == FK_CHOICE)           // another scenario, model ...: new content, from its top
+        lab->scroll[lab->cur] = 0;
     return KEY_RECOMPUTE | KEY_REDRAW;
+}
+
+/* ------------------------------------------------------------------------
+ * The view and its scrolling
+ */
+
+static Rect view_rect(void)
+{
+    return (Rect){1, FIELD_W + 1, LINES - 3, COLS - FIELD_W - 2};
+}
+
+/* Lines of the current screen's scrolled part and its window; 0 when the
+ * screen does not scroll. */
+static int view_lines(const Lab *lab, Rect *win)
+{
+    const ScreenDef *s = SCREENS[lab->cur];
+    *win = view_rect();
+    return s->scroll_lines ? s->scroll_lines(lab->state[lab->cur], view_rect(), win) : 0;
+}
+
+/* Whether the view has more lines than its window: something to scroll. */
+static bool view_scrolls(const Lab *lab)
+{
+    Rect win;
+    return view_lines(lab, &win) > win.h;
+}
+
+/* Moves the view by `by` lines, never past its ends. */
+static void scroll_view(Lab *lab, int by)
+{
+    Rect win;
+    int lines = view_lines(lab, &win);
+    lab->scroll[lab->cur] = scroll_clamp(lab->scroll[lab->cur] + by, lines, win.h);
 }
 
 /* ------------------------------------------------------------------------
@@ -185,11 +223,20 @@ static int act_screen(Lab *lab, int ch)
 static int act_pane(Lab *lab, int ch)
 {
     (void)ch;
-    if (!SCREENS[lab->cur]->scroll_max) {
+    if (!lab->pane && !view_scrolls(lab)) {
         lab_status(lab, false, "this screen fits its window: there is nothing to scroll");
         return KEY_REDRAW;
     }
     lab->pane = !lab->pane;
+    return KEY_REDRAW;
+}
+
+static int act_page(Lab *lab, int ch)
+{
+    Rect win;
+    view_lines(lab, &win);
+    int page = win.h > 2 ? win.h - 2 : 1;       // a line of overlap, past the marks
+    scroll_view(lab, ch == KEY_PPAGE ? -page : page);
     return KEY_REDRAW;
 }
 
@@ -203,13 +250,7 @@ static int act_move(Lab *lab, int ch)
 {
     int dir = (ch == KEY_UP || ch == 'k') ? -1 : 1;
     if (lab->pane == 1) {
-        const ScreenDef *s = SCREENS[lab->cur];
-        int max = s->scroll_max ? s->scroll_max(lab->state[lab->cur]) : 0;
-        lab->scroll[lab->cur] += dir;
-        if (lab->scroll[lab->cur] > max)
-            lab->scroll[lab->cur] = max;
-        if (lab->scroll[lab->cur] < 0)
-            lab->scroll[lab->cur] = 0;
+        scroll_view(lab, dir);
         return KEY_REDRAW;
     }
     size_t *sel = &lab->sel[lab->cur];
@@ -271,10 +312,12 @@ static const GlobalKey KEYS[] = {
     {{'\t', KEY_BTAB, 0}, "Tab", "move between the inputs and the view (to scroll it)", act_pane},
     {{KEY_UP, 'k', 0}, "Up k", "previous input, or scroll the view up", act_move},
     {{KEY_DOWN, 'j', 0}, "Down j", "next input, or scroll the view down", act_move},
+    {{KEY_PPAGE, KEY_NPAGE, 0}, "PgUp PgDn", "scroll the view a page up or down", act_page},
     {{KEY_LEFT, 'h', '-', 0}, "Left h -", "step the input down (choices: previous)", act_step},
     {{KEY_RIGHT, 'l', '+', '='}, "Right l +", "step the input up (choices: next)", act_step},
     {{'\n', '\r', KEY_ENTER, 0}, "Enter", "type a new value (or next choice); Enter keeps it, "
-                                           "Esc cancels, Backspace erases; auto restores a default",
+                                           "Esc cancels, Backspace erases; auto restores a default; "
+                                           "Enter with nothing typed changes nothing",
      act_edit},
     {{'0', 0}, "0-9 .", "start typing a value straight away: 8k, 20GiB", act_edit},
     {{'e', 0}, "e", "export this screen: CSV data and an SVG chart", act_export},
@@ -310,6 +353,12 @@ static int edit_key(Lab *lab, int ch)
         lab->status[0] = '\0';
     } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
         lab->editing = false;
+        if (!n) {                                       // nothing typed: nothing changes
+            const Field *f = &lab->fields[lab->sel[lab->cur]];
+            char val[80];
+            lab_status(lab, false, "nothing typed: %s stays %s", f->label, field_text(f, val, sizeof val));
+            return KEY_REDRAW;
+        }
         return change(lab, parse_edit);
     } else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
         if (n)
@@ -427,30 +476,79 @@ static void draw_fields(Lab *lab, int h)
     attroff(crt_attr(ROLE_DIM));
 }
 
-static void draw_help(Lab *lab)
+/* The help's lines: every key, the mouse, the screen's keys and what the
+ * screen shows. */
+static void help_doc(const Lab *lab, Doc *d)
 {
     const ScreenDef *s = SCREENS[lab->cur];
+    for (size_t i = 0; i < N_KEYS; i++)
+        doc_pair(d, 12, crt_attr(ROLE_FIELD), KEYS[i].name, crt_attr(ROLE_NORMAL), KEYS[i].what);
+    doc_text(d, 0, crt_attr(ROLE_DIM), "mouse: click a tab or an input");
+    doc_gap(d, 1);
+    for (size_t i = 0; i < s->n_keys; i++)
+        doc_pair(d, 12, crt_attr(ROLE_FIELD), s->keys[i].key, crt_attr(ROLE_NORMAL), s->keys[i].what);
+    if (s->n_keys)
+        doc_gap(d, 1);
+    doc_text(d, 0, crt_attr(ROLE_DIM), s->help);
+}
+
+/* The help box, and the window its lines scroll in. */
+static Rect help_box(Rect *win)
+{
     int w = COLS - 8 < 100 ? COLS - 8 : 100, h = LINES - 4;
     Rect r = {2, (COLS - w) / 2, h, w};
+    *win = (Rect){r.y + 2, r.x + 2, r.h - 2, r.w - 4};
+    return r;
+}
+
+static int help_lines(const Lab *lab)
+{
+    Rect win;
+    help_box(&win);
+    Doc d;
+    doc_measure(&d, win);
+    help_doc(lab, &d);
+    return d.line;
+}
+
+static void draw_help(Lab *lab)
+{
+    Rect win, r = help_box(&win);
+    int lines = help_lines(lab);
+    lab->help_scroll = scroll_clamp(lab->help_scroll, lines, win.h);
     attron(crt_attr(ROLE_NORMAL));
     for (int y = r.y; y < r.y + r.h; y++)
         mvhline(y, r.x, ' ', r.w);
     attroff(crt_attr(ROLE_NORMAL));
-    draw_title((Rect){r.y, r.x + 1, 1, r.w - 2}, "Help: every key (any key closes this)");
-    int y = r.y + 2;
-    for (size_t i = 0; i < N_KEYS && y < r.y + r.h; i++, y++) {
-        put_text(y, r.x + 2, 12, crt_attr(ROLE_FIELD), KEYS[i].name);
-        put_text(y, r.x + 15, r.w - 17, crt_attr(ROLE_NORMAL), KEYS[i].what);
+    draw_title((Rect){r.y, r.x + 1, 1, r.w - 2}, lines > win.h ? "Help: every key (Up, Down, PgUp, "
+                                                                 "PgDn scroll; other keys close)"
+                                                               : "Help: every key (any key closes this)");
+    Doc d;
+    doc_begin(&d, win, lab->help_scroll);
+    help_doc(lab, &d);
+    doc_marks(win, lab->help_scroll, lines, "Down");
+}
+
+/* A key while the help is open: the arrows and pages scroll it when it
+ * does not fit; any other key closes it. */
+static int help_key(Lab *lab, int ch)
+{
+    Rect win;
+    help_box(&win);
+    int lines = help_lines(lab), page = win.h > 2 ? win.h - 2 : 1, by = 0;
+    if (ch == KEY_UP || ch == 'k')
+        by = -1;
+    else if (ch == KEY_DOWN || ch == 'j')
+        by = 1;
+    else if (ch == KEY_PPAGE || ch == KEY_NPAGE)
+        by = ch == KEY_PPAGE ? -page : page;
+    if (by && lines > win.h) {
+        lab->help_scroll = scroll_clamp(lab->help_scroll + by, lines, win.h);
+        return KEY_REDRAW;
     }
-    put_text(y++, r.x + 2, r.w - 4, crt_attr(ROLE_DIM), "mouse: click a tab or an input");
-    y++;
-    for (size_t i = 0; i < s->n_keys && y < r.y + r.h; i++, y++) {
-        put_text(y, r.x + 2, 12, crt_attr(ROLE_FIELD), s->keys[i].key);
-        put_text(y, r.x + 15, r.w - 17, crt_attr(ROLE_NORMAL), s->keys[i].what);
-    }
-    y++;
-    if (y < r.y + r.h)
-        draw_wrapped((Rect){y, r.x + 2, r.y + r.h - y, r.w - 4}, crt_attr(ROLE_DIM), s->help, 0);
+    lab->help = false;
+    lab->help_scroll = 0;
+    return KEY_REDRAW;
 }
 
 static void draw_function_bar_keys(void)
@@ -476,10 +574,16 @@ static void draw_all(Lab *lab)
     }
     widget_cut_context(SCREENS[lab->cur]->name);
     draw_tabs(lab);
-    int h = LINES - 3;
-    draw_fields(lab, h);
-    Rect view = {1, FIELD_W + 1, h, COLS - FIELD_W - 2};
-    SCREENS[lab->cur]->draw(lab->state[lab->cur], view, lab->scroll[lab->cur]);
+    draw_fields(lab, LINES - 3);
+    /* the view's scroll is kept in range here, so that a resize or new
+     * figures that make it all fit never leave it past the end */
+    Rect win;
+    int lines = view_lines(lab, &win), *first = &lab->scroll[lab->cur];
+    *first = scroll_clamp(*first, lines, win.h);
+    if (lines <= win.h)
+        lab->pane = 0;
+    SCREENS[lab->cur]->draw(lab->state[lab->cur], view_rect(), *first);
+    doc_marks(win, *first, lines, lab->pane ? "Down" : "Tab, Down");
     put_text(LINES - 2, 1, COLS - 2, crt_attr(lab->status_error ? ROLE_BAD : ROLE_DIM), lab->status);
     draw_function_bar_keys();
     if (lab->help) {
@@ -533,10 +637,8 @@ static int handle(Lab *lab, int ch)
 {
     if (ch == KEY_RESIZE)
         return KEY_REDRAW;
-    if (lab->help) {
-        lab->help = false;          // any key, q too, only closes the help
-        return KEY_REDRAW;
-    }
+    if (lab->help)
+        return help_key(lab, ch);   // q too only closes the help
     if (COLS < MIN_W || LINES < MIN_H)
         return ch == 'q' || ch == KEY_F(10) ? act_quit(lab, ch) : KEY_IGNORED;
     if (lab->editing)

@@ -45,9 +45,15 @@ typedef struct {
     /* Recomputes after a field changed; an error is shown in the status line
      * and the previous figures stay. */
     int (*recompute)(void *st, Error *e);
+    /* Draws the view into r; `scroll` is the first line of the part that
+     * scrolls (scroll_lines), kept in range by the lab. */
     void (*draw)(void *st, Rect r, int scroll);
-    /* Lines the view can scroll (Tab, then Up and Down); NULL: it does not. */
-    int (*scroll_max)(void *st);
+    /* The part of the view r that scrolls: its window in *win, and how many
+     * lines it holds (doc.h lays them out). When they are more than the
+     * window shows, the lab scrolls it (Tab, then Up and Down; PgUp, PgDn),
+     * never past its ends, and marks what lies above and below. NULL: the
+     * screen always fits its view. */
+    int (*scroll_lines)(void *st, Rect r, Rect *win);
     /* Screen keys (may be NULL); returns KEY_* flags. */
     int (*key)(void *st, int ch, Lab *lab);
     const ScreenKey *keys;

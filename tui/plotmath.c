@@ -53,6 +53,40 @@ int scale_to_cell(double v, double lo, double hi, int cells, int log2)
     return (int)lround(f * (cells - 1));
 }
 
+void marker_cover(const PlotMark *m, size_t count, size_t n, size_t *shown, uint32_t *under)
+{
+    for (size_t k = 0; k < n; k++)
+        shown[k] = 0, under[k] = 0;
+    for (size_t i = 0; i < count; i++) {
+        size_t top = i;                 // the last marker drawn in m[i]'s cell
+        for (size_t j = i + 1; j < count; j++)
+            if (m[j].col == m[i].col && m[j].row == m[i].row)
+                top = j;
+        const int k = m[i].series, t = m[top].series;
+        if (k < 0 || (size_t)k >= n || t < 0 || (size_t)t >= n)
+            continue;
+        if (top == i)
+            shown[k]++;                 // counted once a cell: at its top marker
+        else if (t != k)
+            under[k] |= (uint32_t)1 << t;
+    }
+}
+
+int legend_layout(const int *widths, size_t n, int w, int gap, int *col, int *row)
+{
+    int x = 0, y = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (x > 0 && x + gap + widths[i] > w)
+            x = 0, y++;
+        else if (x > 0)
+            x += gap;
+        col[i] = x;
+        row[i] = y;
+        x += widths[i];
+    }
+    return n ? y + 1 : 0;
+}
+
 void bar_cells(double v, double max, int width, int *full, int *eighths)
 {
     *full = 0;
@@ -132,4 +166,10 @@ const char *format_tick(double v, char *buf, size_t n)
     else
         snprintf(buf, n, "%.3g", v);
     return buf;
+}
+
+int scroll_clamp(int first, int lines, int h)
+{
+    int max = lines > h ? lines - h : 0;
+    return first < 0 ? 0 : first > max ? max : first;
 }

@@ -38,15 +38,53 @@ int report_compute(const Report *rp, Results *res, Error *e)
     if (rp->n_contexts && !res->r[0].has_step)
         return error_set(e, "--contexts needs weights and a bandwidth (give --gpu, or "
                             "--weights and --bandwidth)");
+    res->has_fit = rp->gpu && rp->w.pool;
+    if (res->has_fit)
+        budget_gpu_fit(&rp->w, rp->gpu->memory, &res->fit);
     return 0;
+}
+
+const char *report_fit_warning(const Results *res, char *buf, size_t n)
+{
+    const GpuFit *f = &res->fit;
+    if (!res->has_fit || !f->pool_exceeds)
+        return NULL;
+    char a[48], b[48], c[48], d[48], fix[96];
+    if (f->tp_fit)
+        snprintf(fix, sizeof fix, "tensor parallelism over %llu GPUs would fit them",
+                 (unsigned long long)f->tp_fit);
+    else
+        snprintf(fix, sizeof fix, "a smaller pool or a GPU with more memory would fit");
+    snprintf(buf, n, "the KV pool (%s) and the weights on one GPU (%s) exceed its %s by %s: "
+                     "a what-if; %s",
+             units_gb(a, sizeof a, f->pool, 2), units_gb(b, sizeof b, f->weights, 2),
+             units_gb(c, sizeof c, f->memory, 2), units_gb(d, sizeof d, f->excess, 2), fix);
+    return buf;
+}
+
+const char *report_baseline(const Report *rp, char *buf, size_t n)
+{
+    const Format *bf16 = format_bf16(), *same = NULL;
+    unsigned d = (unsigned)rp->w.shape.head_dim;
+    for (size_t i = 0; i < rp->n_formats && !same; i++)
+        if (q_cmp(format_bytes_per_element(rp->formats[i], d), format_bytes_per_element(bf16, d)) == 0)
+            same = rp->formats[i];
+    if (same == bf16)
+        snprintf(buf, n, "speedup is over %s", bf16->id);
+    else if (same)
+        snprintf(buf, n, "speedup is over %s (as many bytes as BF16)", same->id);
+    else
+        snprintf(buf, n, "speedup is over BF16 (not in this table)");
+    return buf;
 }
 
 /* ------------------------------------------------------------------------
  * Text
  */
 
-static void header(const Report *rp, const FormatResult *r0, FILE *out)
+static void header(const Report *rp, const Results *res, FILE *out)
 {
+    const FormatResult *r0 = &res->r[0];
     const Workload *w = &rp->w;
     const Shape *s = &w->shape;
     char a[64], b[64], c[64];
@@ -99,6 +137,9 @@ static void header(const Report *rp, const FormatResult *r0, FILE *out)
     if (w->weights)
         fprintf(out, "weights %s = %s%s\n", units_gb(a, sizeof a, w->weights, 2),
                 units_gib(b, sizeof b, w->weights, 2), w->tp > 1 ? " (whole model)" : "");
+    char warn[320];
+    if (report_fit_warning(res, warn, sizeof warn))
+        fprintf(out, "warning: %s\n", warn);
     if (w->bandwidth)
         fprintf(out, "bandwidth %s\n", units_rate(a, sizeof a, w->bandwidth));
     if (w->kv.residual)
@@ -163,11 +204,7 @@ static void series_table(const Report *rp, const Results *res, Table *t)
     table_cell(t, "speedup at");
     for (size_t k = 0; k < rp->n_contexts; k++) {
         char a[48];
-        u128_str(a, sizeof a, rp->contexts[k], true);
-        if (rp->contexts[k] % 1024 == 0)
-            table_cell(t, "%lluk", (unsigned long long)(rp->contexts[k] / 1024));
-        else
-            table_cell(t, "%s", a);
+        table_cell(t, "%s", units_context_short(a, sizeof a, rp->contexts[k]));
     }
     for (size_t i = 0; i < rp->n_formats; i++) {
         table_row(t);
@@ -182,7 +219,7 @@ static void series_table(const Report *rp, const Results *res, Table *t)
 void report_table_fit(Table *t, int width)
 {
     static const char *const LEAST_NEEDED[] = {"total, decimal", "KV>weights at", "paged",
-                                               "scale B", "per seq", "B/elem"};
+                                               "scale B", "per seq", "B/elem", "step ms"};
     for (size_t i = 0; i < sizeof LEAST_NEEDED / sizeof LEAST_NEEDED[0] && table_width(t) > width; i++)
         table_drop_column(t, LEAST_NEEDED[i]);
 }
@@ -245,16 +282,17 @@ int report_text(const Report *rp, bool as_csv, FILE *out, Error *e)
         return 0;
     }
     report_table(rp, &res, &t);
-    header(rp, &res.r[0], out);
+    header(rp, &res, out);
     table_print(&t, out);
     fputc('\n', out);
     if (res.r[0].has_slots)
         fprintf(out, "slots: whole sequences in the pool; paged: the same in blocks of %llu "
                      "tokens (the last block of each sequence is partly empty)\n",
                 (unsigned long long)rp->w.block_tokens);
+    char base[96];
     if (res.r[0].has_step)
-        fprintf(out, "step ms: floor of one decode step, (weights + KV read) / bandwidth; "
-                     "speedup is over BF16\n");
+        fprintf(out, "step ms: floor of one decode step, (weights + KV read) / bandwidth; %s\n",
+                report_baseline(rp, base, sizeof base));
     else if (rp->w.bandwidth || rp->w.weights)
         fprintf(out, "step ms: needs both the weights and a bandwidth (give %s)\n",
                 rp->w.bandwidth ? "--weights" : "--bandwidth or --gpu");
@@ -348,6 +386,19 @@ cJSON *report_json(const Report *rp, Error *e)
         json_add_u128(root, "weights", w->weights);
     if (w->bandwidth)
         json_add_u128(root, "bandwidth", w->bandwidth);
+    if (res.has_fit) {
+        const GpuFit *f = &res.fit;
+        cJSON_AddBoolToObject(root, "pool_exceeds_gpu", f->pool_exceeds);
+        cJSON *fit = cJSON_AddObjectToObject(root, "gpu_fit");
+        json_add_u128(fit, "gpu_memory", f->memory);
+        json_add_u128(fit, "weights_per_gpu", f->weights);
+        json_add_u128(fit, "room", f->room);
+        json_add_u128(fit, "excess", f->excess);
+        if (f->tp_fit)
+            json_add_u128(fit, "tp_fit", f->tp_fit);
+        else
+            cJSON_AddNullToObject(fit, "tp_fit");
+    }
     cJSON *arr = cJSON_AddArrayToObject(root, "formats");
     for (size_t i = 0; i < rp->n_formats; i++)
         cJSON_AddItemToArray(arr, format_json(&res.r[i], rp, &res, i));

@@ -30,9 +30,12 @@ typedef struct {
     uint64_t contexts[REPORT_CONTEXTS_MAX];
 } Report;
 
-/* Every format's figures, and the speedup series when contexts are given. */
+/* Every format's figures, the speedup series when contexts are given, and
+ * how the pool sits in the GPU's memory when both are known. */
 typedef struct {
     FormatResult r[16];
+    bool has_fit;                           // a GPU and a pool are known
+    GpuFit fit;
     Q series[16][REPORT_CONTEXTS_MAX];      // speedup at each context
     Q series_ms[16][REPORT_CONTEXTS_MAX];   // step floor at each context
 } Results;
@@ -47,6 +50,13 @@ void report_table_fit(Table *t, int width);
 /* A scenario figure's value with its unit, as the figures tables show it:
  * "21.4 GiB", "1.12x", "38%", "never". */
 const char *report_figure_text(const Figure *f, const FigureResult *r, char *buf, size_t n);
+
+/* The warning that the pool and the weights exceed the GPU's memory, with
+ * the fix; NULL (and buf untouched) when they fit or nothing is known. */
+const char *report_fit_warning(const Results *res, char *buf, size_t n);
+/* What the speedups are over, named as in the table: "speedup is over
+ * bf16", or over a format of the same size (fp16) when BF16 is not in it. */
+const char *report_baseline(const Report *rp, char *buf, size_t n);
 
 /* Computes every format first, so an error prints nothing. */
 int report_text(const Report *r, bool csv, FILE *out, Error *e);

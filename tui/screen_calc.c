@@ -6,6 +6,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "doc.h"
 #include "report.h"
 #include "svg.h"
 #include "units.h"
@@ -28,6 +29,12 @@ typedef struct {
     bool mha;
     Report rp;
     Results res;
+    /* What keeps figures from the screen, shown in place of them: the whole
+     * table (a shape the tensor parallelism cannot split), or the slots (a
+     * GPU whose memory the weights fill). The settings stay: another model,
+     * GPU or degree may fix it. */
+    char no_figures[ERROR_MSG_MAX + 32];
+    char no_pool[ERROR_MSG_MAX + 16];
     double xs[SERIES_POINTS], ys[16][SERIES_POINTS];
     /* The formats table as drawn, rebuilt only when the figures changed
      * (`stale`, set by recompute) or the view's width did. */
@@ -76,9 +83,9 @@ static size_t fields(void *st, Field *f)
     f[n++] = (Field){"GPU", FK_CHOICE, &c->gpu_i, 0, c->gpus.count + 1, 0, c->gpu_names, NULL};
     f[n++] = (Field){"Context", FK_CONTEXT, &c->context, 1, (uint64_t)1 << 24, 0, NULL, NULL};
     f[n++] = (Field){"Batch", FK_COUNT, &c->batch, 1, 1u << 20, 1, NULL, NULL};
-    f[n++] = (Field){"KV pool", FK_SIZE, &c->pool, 0, 0, GIB, NULL, "from GPU"};
+    f[n++] = (Field){"KV pool", FK_SIZE, &c->pool, 0, 0, GIB, NULL, c->gpu_i ? "from GPU" : "none"};
     f[n++] = (Field){"Weights", FK_SIZE, &c->weights, 0, 0, GB, NULL, "model's"};
-    f[n++] = (Field){"Bandwidth", FK_RATE, &c->bandwidth, 0, 0, 100 * GB, NULL, "GPU's"};
+    f[n++] = (Field){"Bandwidth", FK_RATE, &c->bandwidth, 0, 0, 100 * GB, NULL, c->gpu_i ? "GPU's" : "none"};
     f[n++] = (Field){"GPU share", FK_FLOAT, &c->util, 0, 1, 0, NULL, NULL};
     f[n++] = (Field){"Tensor parallel", FK_POW2, &c->tp, 1, 1024, 0, NULL, NULL};
     f[n++] = (Field){"KIVI residual", FK_COUNT, &c->residual, 0, 1u << 20, 32, NULL, NULL};
@@ -115,10 +122,12 @@ static int recompute(void *st, Error *e)
     rp.w.weights = c->weights ? c->weights : c->model.weight_bytes;
     rp.w.bandwidth = c->bandwidth ? c->bandwidth : (c->gpu_i ? c->gpu.bandwidth : 0);
     Q util = q_make((u128)((double)c->util * 1000000 + 0.5), 1000000);
+    Error why;
+    c->no_pool[0] = c->no_figures[0] = '\0';
     if (c->pool)
         rp.w.pool = c->pool;
-    else if (c->gpu_i && workload_pool_from_gpu(&rp.w, c->gpu.memory, util, 0, e))
-        return -1;
+    else if (c->gpu_i && workload_pool_from_gpu(&rp.w, c->gpu.memory, util, 0, &why))
+        snprintf(c->no_pool, sizeof c->no_pool, "no KV pool: %s", why.msg);
     for (size_t i = 0; i < format_count(); i++)
         rp.formats[rp.n_formats++] = format_at(i);
     for (size_t k = 0; k < SERIES_POINTS; k++)
@@ -126,11 +135,13 @@ static int recompute(void *st, Error *e)
     if (!rp.w.bandwidth)
         rp.n_contexts = 0;
     static Results res;
-    if (report_compute(&rp, &res, e))
-        return -1;
     c->rp = rp;
-    c->res = res;
     c->stale = true;
+    if (report_compute(&rp, &res, &why)) {
+        snprintf(c->no_figures, sizeof c->no_figures, "no figures with these settings: %s", why.msg);
+        return 0;
+    }
+    c->res = res;
     for (size_t k = 0; k < rp.n_contexts; k++) {
         c->xs[k] = (double)rp.contexts[k];
         for (size_t i = 0; i < rp.n_formats; i++)
@@ -159,61 +170,142 @@ static size_t bars(Calc *c, BarItem *b, char text[][48])
     for (size_t i = 0; i < c->rp.n_formats && c->res.r[0].has_slots; i++) {
         const FormatResult *r = &c->res.r[i];
         char a[48];
-        snprintf(text[n], 48, "%s slots", u128_str(a, sizeof a, r->slots, true));
+        snprintf(text[n], 48, "%s", u128_str(a, sizeof a, r->slots, true));
         b[n] = (BarItem){r->format->id, (double)r->slots, text[n]};
         n++;
     }
     return n;
 }
 
-static void draw(void *st, Rect r, int scroll)
+/* ------------------------------------------------------------------------
+ * The view: one document (doc.h), the bars beside the plot where the
+ * window is wide, under each other where it is not, scrolling when it is
+ * too short for them.
+ */
+
+#define WIDE 80                 // columns for the bars and the plot side by side
+#define PLOT_H 12               // lines a plot takes at least
+
+/* What the KV pool, weights and bandwidth are, per GPU under TP. */
+static void summary(const Calc *c, char *line, size_t n)
 {
-    Calc *c = st;
-    (void)scroll;
-    char a[64], b[64], d[64], f[64], line[320];
     const Workload *w = &c->rp.w;
-    snprintf(line, sizeof line, "%s, %s tokens x %llu", c->model.display,
-             units_context(a, sizeof a, w->context), (unsigned long long)w->batch);
-    draw_title((Rect){r.y, r.x, 1, r.w}, line);
-    snprintf(line, sizeof line, "KV pool %s = %s; weights %s; %s%s",
-             w->pool ? units_gib(a, sizeof a, w->pool, 2) : "not set",
-             w->pool ? units_gb(b, sizeof b, w->pool, 2) : "-", units_gb(d, sizeof d, w->weights, 2),
-             w->bandwidth ? units_rate(f, sizeof f, w->bandwidth) : "no bandwidth",
-             w->tp > 1 ? "; every figure per GPU" : "");
-    put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_DIM), line);
-    if (c->stale || c->table_w != r.w) {
-        report_table(&c->rp, &c->res, &c->table);
-        report_table_fit(&c->table, r.w);
-        c->table_w = r.w;
-        c->stale = false;
-    }
-    Rect tr = {r.y + 3, r.x, (int)c->table.rows, r.w};
-    draw_table(tr, &c->table, 0);
-    int y = tr.y + tr.h + 1, h = r.y + r.h - y;
-    if (h < 6)
-        return;
-    int bw = r.w * 2 / 5;
+    const bool tp = w->tp > 1;
+    char a[64], b[64], d[64], pool[160] = "", weights[160], bw[96];
+    if (w->pool)
+        snprintf(pool, sizeof pool, "KV pool %s = %s%s%s; ", units_gib(a, sizeof a, w->pool, 2),
+                 units_gb(b, sizeof b, w->pool, 2), tp ? " per GPU" : "", c->pool ? "" : ", from the GPU");
+    else if (!c->no_pool[0])
+        snprintf(pool, sizeof pool, "no KV pool (give a GPU or a KV pool); ");
+    if (tp)
+        snprintf(weights, sizeof weights, "weights %s for the whole model, %s per GPU",
+                 units_gb(a, sizeof a, w->weights, 2), units_gb(b, sizeof b, (w->weights + w->tp - 1) / w->tp, 2));
+    else
+        snprintf(weights, sizeof weights, "weights %s", units_gb(a, sizeof a, w->weights, 2));
+    if (w->bandwidth)
+        snprintf(bw, sizeof bw, "bandwidth %s%s", units_rate(d, sizeof d, w->bandwidth), tp ? " per GPU" : "");
+    else
+        snprintf(bw, sizeof bw, "no bandwidth");
+    if (tp)
+        snprintf(line, n, "tensor parallel over %llu GPUs: the table is per GPU. %s%s; %s",
+                 (unsigned long long)w->tp, pool, weights, bw);
+    else
+        snprintf(line, n, "%s%s; %s", pool, weights, bw);
+}
+
+/* The bars under their title, without the `skip` lines above the window:
+ * a bar a line, so that they scroll as text does. */
+static void draw_bars_in(Calc *c, Rect r, int skip)
+{
     BarItem items[16];
     char text[16][48];
     size_t nb = bars(c, items, text);
-    draw_title((Rect){y, r.x, 1, bw - 1}, "Sequences the pool holds");
+    if (!skip) {
+        draw_title((Rect){r.y, r.x, 1, r.w}, "Sequences the pool holds");
+        r.y++, r.h--;
+    }
     if (nb)
-        draw_bars((Rect){y + 1, r.x, h - 1, bw - 2}, items, nb);
-    else
-        put_text(y + 1, r.x, bw - 2, crt_attr(ROLE_DIM), "give a GPU or a KV pool");
+        draw_bars_from(r, items, nb, (size_t)(skip ? skip - 1 : 0));
+    else if (!skip)
+        put_text(r.y, r.x, r.w, crt_attr(ROLE_DIM), c->no_pool[0] ? "none: see above" : "give a GPU or a KV pool");
+}
+
+/* The plot, when the whole of its block (h lines) is in r; a plot is not
+ * cut into lines, so a part of it only says where it is. */
+static void draw_plot_in(Calc *c, Rect r, int h)
+{
     Series s[16];
     size_t ns = series(c, s);
-    draw_title((Rect){y, r.x + bw, 1, r.w - bw}, "Step-floor speedup over BF16 by context");
+    if (!doc_whole(r, h))
+        return;
+    draw_title((Rect){r.y, r.x, 1, r.w}, "Step-floor speedup over BF16 by context");
     if (ns)
-        draw_plot((Rect){y + 1, r.x + bw, h - 1, r.w - bw}, s, ns, true, "context (tokens)", "x");
+        draw_plot((Rect){r.y + 1, r.x, r.h - 1, r.w}, s, ns, true, "context (tokens)", "x");
     else
-        put_text(y + 1, r.x + bw, r.w - bw, crt_attr(ROLE_DIM), "give a GPU or a bandwidth");
+        put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_DIM), "give a GPU or a bandwidth");
+}
+
+static void layout(void *st, Doc *d)
+{
+    Calc *c = st;
+    char a[64], line[480];
+    const Workload *w = &c->rp.w;
+    snprintf(line, sizeof line, "%s, %s tokens x %llu", c->model.display,
+             units_context(a, sizeof a, w->context), (unsigned long long)w->batch);
+    doc_title(d, line);
+    summary(c, line, sizeof line);
+    doc_text(d, 0, crt_attr(ROLE_DIM), line);
+    if (c->no_figures[0]) {     // nothing more can be shown: why, in place of it all
+        doc_text(d, 0, crt_attr(ROLE_WARN), c->no_figures);
+        return;
+    }
+    if (c->no_pool[0])
+        doc_text(d, 0, crt_attr(ROLE_WARN), c->no_pool);
+    if (report_fit_warning(&c->res, line, sizeof line))
+        doc_text(d, 0, crt_attr(ROLE_WARN), line);
+    doc_gap(d, 1);
+    if (c->stale || c->table_w != d->win.w) {
+        report_table(&c->rp, &c->res, &c->table);
+        report_table_fit(&c->table, d->win.w);
+        c->table_w = d->win.w;
+        c->stale = false;
+    }
+    doc_table(d, &c->table);
+    doc_gap(d, 1);
+    Rect r;
+    int skip;
+    if (d->win.w >= WIDE) {
+        int h = doc_room(d) > PLOT_H ? doc_room(d) : PLOT_H, bw = d->win.w * 2 / 5;
+        if (doc_block(d, h, &r, &skip)) {
+            draw_bars_in(c, (Rect){r.y, r.x, r.h, bw - 2}, skip);
+            draw_plot_in(c, (Rect){r.y, r.x + bw, r.h, r.w - bw}, h);
+        }
+        return;
+    }
+    if (doc_block(d, 1 + (int)c->rp.n_formats, &r, &skip))
+        draw_bars_in(c, r, skip);
+    doc_gap(d, 1);
+    int h = doc_room(d) > PLOT_H ? doc_room(d) : PLOT_H;
+    if (doc_block(d, h, &r, &skip))
+        draw_plot_in(c, r, h);
+}
+
+static void draw(void *st, Rect r, int scroll)
+{
+    doc_view(r, scroll, layout, st);
+}
+
+static int scroll_lines(void *st, Rect r, Rect *win)
+{
+    *win = r;
+    return doc_view_lines(r, layout, st);
 }
 
 static int export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     Calc *c = st;
-    (void)e;
+    if (c->no_figures[0])
+        return error_set(e, "%s", c->no_figures);
     fprintf(csv, "format,bytes_per_sequence,bytes,slots,step_ms,speedup\n");
     for (size_t i = 0; i < c->rp.n_formats; i++) {
         const FormatResult *r = &c->res.r[i];
@@ -248,11 +340,15 @@ const ScreenDef SCREEN_CALC = {
             "in paged blocks), the decode-step floor ((weights + KV) / bandwidth) and its speedup "
             "over BF16, and the context at which the cache outweighs the weights. The KV pool "
             "comes from the GPU's memory times the GPU share, less the weights, unless you type "
-            "one. The same figures come out of `kvlab calc`.",
+            "one; where the weights leave no room for it, or a typed pool does not fit beside "
+            "them, the screen says so and what would fix it, and shows the rest as a what-if. "
+            "Under tensor parallelism the table is per GPU. The same figures come out of "
+            "`kvlab calc`.",
     .create = create,
     .destroy = free,
     .fields = fields,
     .recompute = recompute,
     .draw = draw,
+    .scroll_lines = scroll_lines,
     .export = export,
 };

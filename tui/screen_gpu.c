@@ -2,15 +2,17 @@
  *
  * The device (or why there is none: then the CPU reference is measured and
  * labelled so), a sweep over contexts for every format with a progress bar
- * that Esc cancels, the step time against context as a line plot with each
- * format's fitted slope, the bandwidth achieved against the copy ceiling
- * measured in the same run, and the slopes next to published figures. All
- * numbers come from kernels/kv_bench.h, as `kvlab bench` prints them. */
+ * that Esc cancels, the step time against context as a line plot, the
+ * bandwidth achieved against the copy ceiling measured in the same run, and
+ * each format's fitted slope next to published figures. All numbers come
+ * from kernels/kv_bench.h, as `kvlab bench` prints them. */
 #include "screens.h"
 
 #include "catalog.h"
 #include "cli.h"
+#include "doc.h"
 #include "kv_bench.h"
+#include "plotmath.h"
 #include "svg.h"
 #include "units.h"
 
@@ -20,6 +22,7 @@
 #include <string.h>
 
 #define POINTS_MAX 12
+#define PLOT_MIN_H 12           // the plot's rows at the least: axes, legend and a few
 
 /* vLLM with FlashAttention-3 on an H100 SXM, Llama-3.1-8B, concurrency 1:
  * decode ITL slope per context token, whole model (seed 000, section 6). */
@@ -28,6 +31,18 @@ static const struct {
     double ms_per_token;
 } PUBLISHED[] = {{KV_BF16, 4.37e-5}, {KV_FP8, 2.37e-5}};
 
+/* One complete sweep, kept as measured: the fields may change after it. */
+typedef struct {
+    size_t n;                               // rows measured
+    BenchRow rows[KV_FORMATS * POINTS_MAX]; // context by context, every format at each
+    double xs[POINTS_MAX];                  // the contexts
+    double ys[KV_FORMATS][POINTS_MAX];      // ms per step, one layer, by format and context
+    size_t n_ctx;
+    double slope[KV_FORMATS];               // ms per context token, one layer; NaN with one context
+    uint32_t layers;                        // the model's, for its whole-model slopes
+    char what[200];                         // the model, batch, points, runs and time taken
+} Sweep;
+
 typedef struct {
     CatalogList models;
     const char *model_names[CATALOG_MAX];
@@ -35,14 +50,11 @@ typedef struct {
     uint64_t batch, max_context, iters;
     bool opened;
     BenchSetup b;
-    char status[ERROR_MSG_MAX];
-    size_t n;                               // rows measured
-    BenchRow rows[KV_FORMATS * POINTS_MAX];
-    double xs[POINTS_MAX], ys[KV_FORMATS][POINTS_MAX];
-    size_t n_ctx;
-    bool complete;                          // a whole sweep is in rows
-    double slope[KV_FORMATS];               // of the sweep, ms per context token
-    Table slopes;                           // the slopes against the published ones
+    Sweep shown;                            // the last complete sweep, if have_sweep
+    bool have_sweep;
+    Sweep next;                             // the sweep being measured
+    bool running;
+    char note[ERROR_MSG_MAX + 160];         // how the last sweep ended, when not complete
 } GpuLab;
 
 static void *create(Error *e)
@@ -96,99 +108,216 @@ static int recompute(void *st, Error *e)
     return 0;
 }
 
-static void series(GpuLab *s, Series *out, char names[][48])
+/* The sweep as plot series; with_slopes, each name carries its fitted
+ * slope (the exported chart, which has no table beside it). */
+static void series(const Sweep *w, Series *out, char names[][48], bool with_slopes)
 {
     for (int f = 0; f < KV_FORMATS; f++) {
-        if (isnan(s->slope[f]))             // one context: no line to fit
+        if (!with_slopes)
+            snprintf(names[f], 48, "%s", kv_format_id((KvFormat)f));
+        else if (isnan(w->slope[f]))        // one context: no line to fit
             snprintf(names[f], 48, "%s (needs 2+ contexts)", kv_format_id((KvFormat)f));
         else
-            snprintf(names[f], 48, "%s %.2e ms/tok", kv_format_id((KvFormat)f), s->slope[f]);
-        out[f] = (Series){names[f], s->xs, s->ys[f], s->n_ctx};
+            snprintf(names[f], 48, "%s %.2e ms/tok", kv_format_id((KvFormat)f), w->slope[f]);
+        out[f] = (Series){names[f], w->xs, w->ys[f], w->n_ctx};
     }
+}
+
+/* ------------------------------------------------------------------------
+ * Drawing: one document (doc.h): a header, then the plot with the bars
+ * beside it where the window is wide (under it where not), then the slopes;
+ * the lab scrolls it where the window is too short.
+ */
+
+/* The slopes against the published ones: one layer (the plot's), the
+ * model (x layers) and the ratio to BF16; the published figures are whole
+ * models. */
+static void slopes_table(const Sweep *w, Table *t)
+{
+    table_header(t, "format", "layer", "model", "ratio", "published", "ratio", NULL);
+    const double base = w->slope[KV_BF16];
+    for (int f = 0; f < KV_FORMATS; f++) {
+        const double sl = w->slope[f];
+        table_row(t);
+        table_cell(t, "%s", kv_format_id((KvFormat)f));
+        if (isnan(sl)) {                    // one context: no line to fit
+            table_cell(t, "-");
+            table_cell(t, "-");
+            table_cell(t, "-");
+        } else {
+            table_cell(t, "%.2e", sl);
+            table_cell(t, "%.2e", sl * w->layers);
+            table_cell(t, "%.2f", sl / base);
+        }
+        char pub[32] = "-", ratio[32] = "-";
+        for (size_t k = 0; k < sizeof PUBLISHED / sizeof PUBLISHED[0]; k++)
+            if (PUBLISHED[k].format == (KvFormat)f) {
+                snprintf(pub, sizeof pub, "%.2e", PUBLISHED[k].ms_per_token);
+                snprintf(ratio, sizeof ratio, "%.2f", PUBLISHED[k].ms_per_token / PUBLISHED[0].ms_per_token);
+            }
+        table_cell(t, "%s", pub);
+        table_cell(t, "%s", ratio);
+    }
+}
+
+/* The slopes: what the columns mean (and, on the CPU, what they cannot
+ * mean), then the table, narrowed to the width by leaving out the
+ * one-layer column. */
+static void slopes_layout(const GpuLab *s, Doc *d)
+{
+    static Table t;
+    slopes_table(&s->shown, &t);
+    bool layer = table_width(&t) <= d->win.w;
+    if (!layer)
+        table_drop_column(&t, "layer");
+    char text[512];
+    if (layer)
+        snprintf(text, sizeof text, "ms per context token: layer = one attention layer (the plot's slope), "
+                                    "model = %u layers", (unsigned)s->shown.layers);
+    else
+        snprintf(text, sizeof text, "ms per context token for the model: %u layers x the plot's slope",
+                 (unsigned)s->shown.layers);
+    size_t len = strlen(text);
+    snprintf(text + len, sizeof text - len, "; ratio = to bf16; published = vLLM with FlashAttention-3 on "
+                                            "an H100 SXM, Llama-3.1-8B (seed 000).%s",
+             isnan(s->shown.slope[KV_BF16]) ? " One context measured: no slope to fit (a longest "
+                                              "context of 2k or more gives one)." : "");
+    if (!s->b.cuda)
+        doc_text(d, 0, crt_attr(ROLE_WARN), "CPU reference: its slopes say nothing about a GPU's speed.");
+    doc_text(d, 0, crt_attr(ROLE_DIM), text);
+    doc_table(d, &t);
+}
+
+/* The bandwidth each format reached at the longest context, a bar a line
+ * under the title, without the `skip` lines above the window: a rate in
+ * the unit that fits it, and on a GPU its share of the copy bandwidth. */
+static void draw_bars_in(const GpuLab *s, Rect r, int skip)
+{
+    const Sweep *w = &s->shown;
+    BarItem items[KV_FORMATS];
+    char text[KV_FORMATS][48], title[96], rate[32], ctx[32];
+    size_t nb = 0;
+    for (size_t i = 0; i < w->n; i++)
+        if (w->rows[i].context == (uint64_t)w->xs[w->n_ctx - 1]) {
+            units_rate_measured(rate, sizeof rate, w->rows[i].gbps * 1e9);
+            if (s->b.cuda)
+                snprintf(text[nb], 48, "%s %.0f%%", rate, 100 * w->rows[i].gbps / s->b.copy_gbps);
+            else
+                snprintf(text[nb], 48, "%s", rate);
+            items[nb] = (BarItem){kv_format_id(w->rows[i].format), w->rows[i].gbps, text[nb]};
+            nb++;
+        }
+    if (!skip) {
+        snprintf(title, sizeof title, "bandwidth at %s%s", format_tick(w->xs[w->n_ctx - 1], ctx, sizeof ctx),
+                 s->b.cuda ? ", % of copy" : "");
+        draw_title((Rect){r.y, r.x, 1, r.w}, title);
+        r.y++, r.h--;
+    }
+    draw_bars_from(r, items, nb, (size_t)(skip ? skip - 1 : 0));
+}
+
+/* The plot, when the whole of its h-line block is in r. */
+static void draw_plot_in(const GpuLab *s, Rect r, int h)
+{
+    if (!doc_whole(r, h))
+        return;
+    Series sr[KV_FORMATS];
+    char names[KV_FORMATS][48];
+    series(&s->shown, sr, names, false);
+    draw_plot(r, sr, KV_FORMATS, true, "context (tokens)", "ms per step, one layer");
+}
+
+/* The device (or why there is none), what is shown and what is going on. */
+static void header_layout(const GpuLab *s, Doc *d)
+{
+    char line[1024], a[64], b[64], c[32];
+    if (s->b.cuda)
+        snprintf(line, sizeof line, "%s: %d SMs, %s memory (%s free), copy %s measured", s->b.info.name,
+                 s->b.info.sm_count, units_size(a, sizeof a, s->b.info.memory_total),
+                 units_size(b, sizeof b, s->b.info.memory_free),
+                 units_rate_measured(c, sizeof c, s->b.copy_gbps * 1e9));
+    else
+        snprintf(line, sizeof line, "CPU reference (%.900s)", s->b.why_cpu);
+    doc_text(d, 0, crt_attr(s->b.cuda ? ROLE_GOOD : ROLE_WARN), line);
+    const char *now = s->running ? "A new sweep is being measured; this one stays until it completes."
+                                 : s->note;
+    if (s->have_sweep)
+        snprintf(line, sizeof line, "%s; r runs again. %s", s->shown.what, now);
+    else
+        snprintf(line, sizeof line, "%s", s->running ? "Measuring the first sweep." : s->note);
+    doc_text(d, 0, crt_attr(ROLE_DIM), line);
+}
+
+static void layout(void *st, Doc *d)
+{
+    const GpuLab *s = st;
+    doc_title(d, "Measured decode attention on this machine");
+    if (!s->opened) {
+        doc_text(d, 0, crt_attr(ROLE_NORMAL),
+                 "Press r to find the GPU and run the sweep: every format, contexts from 1k to the "
+                 "longest, one decode step of one attention layer each.");
+        doc_text(d, 0, crt_attr(ROLE_DIM),
+                 "Without a GPU the CPU reference is measured instead, over shorter contexts.");
+        return;
+    }
+    header_layout(s, d);
+    if (!s->have_sweep)
+        return;
+    doc_gap(d, 1);
+    Rect r;
+    int skip;
+    const int bars_w = d->win.w * 2 / 5;
+    const bool beside = bars_w >= 30;       // labels, a bar, "1.23 TB/s 45%"
+    /* the plot takes the rows the rest leaves; where the rest cannot fit
+     * too, the window less the row that says more lies below */
+    Doc m;
+    doc_measure(&m, d->win);
+    slopes_layout(s, &m);
+    int rest = 1 + m.line + (beside ? 0 : 2 + KV_FORMATS);
+    int h = doc_room(d) - rest >= PLOT_MIN_H ? doc_room(d) - rest : doc_room(d) - 1;
+    h = h > PLOT_MIN_H ? h : PLOT_MIN_H;
+    if (beside) {
+        if (doc_block(d, h, &r, &skip)) {
+            draw_plot_in(s, (Rect){r.y, r.x, r.h, r.w - bars_w - 1}, h);
+            draw_bars_in(s, (Rect){r.y, r.x + r.w - bars_w, r.h, bars_w}, skip);
+        }
+    } else {
+        if (doc_block(d, h, &r, &skip))
+            draw_plot_in(s, r, h);
+        doc_gap(d, 1);
+        if (doc_block(d, 1 + KV_FORMATS, &r, &skip))
+            draw_bars_in(s, r, skip);
+    }
+    doc_gap(d, 1);
+    slopes_layout(s, d);
 }
 
 static void draw(void *st, Rect r, int scroll)
 {
-    GpuLab *s = st;
-    (void)scroll;
-    char line[512], a[64], b[64];
-    draw_title((Rect){r.y, r.x, 1, r.w}, "Measured decode attention on this machine");
-    if (!s->opened) {
-        put_text(r.y + 2, r.x, r.w, crt_attr(ROLE_NORMAL),
-                 "Press r to find the GPU and run the sweep: every format, contexts from 1k to the "
-                 "longest, one decode step of one attention layer each.");
-        put_text(r.y + 3, r.x, r.w, crt_attr(ROLE_DIM), "Without a GPU the CPU reference is measured "
-                                                        "instead, over shorter contexts.");
-        return;
-    }
-    if (s->b.cuda)
-        snprintf(line, sizeof line, "%s: %d SMs, %s memory (%s free), copy %.0f GB/s measured",
-                 s->b.info.name, s->b.info.sm_count, units_size(a, sizeof a, s->b.info.memory_total),
-                 units_size(b, sizeof b, s->b.info.memory_free), s->b.copy_gbps);
-    else
-        snprintf(line, sizeof line, "CPU reference (%.480s)", s->b.why_cpu);
-    put_text(r.y + 1, r.x, r.w, crt_attr(s->b.cuda ? ROLE_GOOD : ROLE_WARN), line);
-    put_text(r.y + 2, r.x, r.w, crt_attr(ROLE_DIM), s->status);
-    if (!s->complete)
-        return;
-    int top = r.y + 4, ph = (r.h - 4) * 3 / 5;
-    Series sr[KV_FORMATS];
-    char names[KV_FORMATS][48];
-    series(s, sr, names);
-    draw_plot((Rect){top, r.x, ph, r.w * 3 / 5}, sr, KV_FORMATS, true, "context (tokens)",
-              "ms per step, one layer");
-    /* bandwidth at the longest context against the copy ceiling */
-    BarItem items[KV_FORMATS];
-    char text[KV_FORMATS][48];
-    size_t nb = 0;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->rows[i].context == (uint64_t)s->xs[s->n_ctx - 1]) {
-            if (s->b.cuda)
-                snprintf(text[nb], 48, "%.0f GB/s, %.0f%% of copy", s->rows[i].gbps,
-                         100 * s->rows[i].gbps / s->b.copy_gbps);
-            else
-                snprintf(text[nb], 48, "%.0f GB/s", s->rows[i].gbps);
-            items[nb] = (BarItem){kv_format_id(s->rows[i].format), s->rows[i].gbps, text[nb]};
-            nb++;
-        }
-    int bx = r.x + r.w * 3 / 5 + 1, bw = r.w - (bx - r.x);
-    draw_title((Rect){top, bx, 1, bw}, "bandwidth at the longest context");
-    draw_bars((Rect){top + 1, bx, ph - 1, bw}, items, nb);
-    draw_table((Rect){top + ph + 1, r.x, r.y + r.h - top - ph - 1, r.w}, &s->slopes, 0);
+    doc_view(r, scroll, layout, st);
 }
 
-/* The sweep's slopes against the published ones (whole model: layers x ours). */
-static void slopes_table(const GpuLab *s, Table *t)
+static int scroll_lines(void *st, Rect r, Rect *win)
 {
-    table_header(t, "format", "ms/token, layer", "x layers", "vs BF16", "published (H100, FA3)",
-                 NULL);
-    const double base = s->slope[KV_BF16];
-    for (int f = 0; f < KV_FORMATS; f++) {
-        const double sl = s->slope[f];
-        table_row(t);
-        table_cell(t, "%s", kv_format_id((KvFormat)f));
-        if (isnan(sl)) {                    // one context: no line to fit
-            table_cell(t, "needs 2+ contexts");
-            table_cell(t, "-");
-            table_cell(t, "-");
-        } else {
-            table_cell(t, "%.3e", sl);
-            table_cell(t, "%.3e", sl * (double)s->b.shape.layers);
-            table_cell(t, "%.2f", sl / base);
-        }
-        const char *pub = "-";
-        char pb[64];
-        for (size_t k = 0; k < sizeof PUBLISHED / sizeof PUBLISHED[0]; k++)
-            if (PUBLISHED[k].format == (KvFormat)f) {
-                snprintf(pb, sizeof pb, "%.2e (%.2f)", PUBLISHED[k].ms_per_token,
-                         PUBLISHED[k].ms_per_token / PUBLISHED[0].ms_per_token);
-                pub = pb;
-            }
-        table_cell(t, "%s", pub);
-    }
+    *win = r;
+    return doc_view_lines(r, layout, st);
 }
 
-/* 'r': the sweep, cancellable. */
+/* The sweep's summary, its slopes and the time it took, once complete. */
+static void finish(GpuLab *s, Sweep *w, double seconds)
+{
+    for (int f = 0; f < KV_FORMATS; f++)
+        w->slope[f] = bench_slope(w->rows, w->n, (KvFormat)f, (uint32_t)s->batch, false);
+    w->layers = (uint32_t)s->b.shape.layers;
+    char t[32];
+    snprintf(w->what, sizeof w->what, "%s, batch %llu: %zu points, the median of %d runs each, in %s",
+             s->model_names[s->loaded_model],
+             (unsigned long long)s->batch, w->n, s->b.iters, format_duration(seconds, t, sizeof t));
+}
+
+/* 'r': the sweep, context by context with every format at each, so that
+ * the time left is foreseen from the points measured (bench_seconds_left).
+ * The last complete sweep stays on screen until this one completes. */
 static int sweep(GpuLab *s, Lab *lab)
 {
     Error e;
@@ -199,39 +328,49 @@ static int sweep(GpuLab *s, Lab *lab)
         }
         s->opened = true;
     }
-    s->n = s->n_ctx = 0;
-    s->complete = false;
+    Sweep *w = &s->next;
+    w->n = w->n_ctx = 0;
     uint64_t longest = s->b.cuda ? s->max_context : (s->max_context < 4096 ? s->max_context : 4096);
-    for (uint64_t c = 1024; c <= longest && s->n_ctx < POINTS_MAX; c *= 2)
-        s->xs[s->n_ctx++] = (double)c;
-    size_t total = (size_t)KV_FORMATS * s->n_ctx, done = 0;
-    for (int f = 0; f < KV_FORMATS; f++)
-        for (size_t k = 0; k < s->n_ctx; k++, done++) {
-            char label[96];
-            snprintf(label, sizeof label, "%s at %.0fk", kv_format_id((KvFormat)f), s->xs[k] / 1024);
-            if (lab_progress(lab, label, (double)done, (double)total)) {
-                snprintf(s->status, sizeof s->status, "sweep cancelled after %zu of %zu points", done, total);
-                s->n = 0;
+    for (uint64_t c = 1024; c <= longest && w->n_ctx < POINTS_MAX; c *= 2)
+        w->xs[w->n_ctx++] = (double)c;
+    const size_t total = (size_t)KV_FORMATS * w->n_ctx;
+    uint64_t contexts[KV_FORMATS * POINTS_MAX];         // of every point, in the order measured
+    for (size_t i = 0; i < total; i++)
+        contexts[i] = (uint64_t)w->xs[i / KV_FORMATS];
+    s->running = true;
+    s->note[0] = '\0';
+    lab_status(lab, false, "sweeping %zu points (Esc cancels)", total);
+    double spent = 0;
+    for (size_t k = 0; k < w->n_ctx; k++)
+        for (int f = 0; f < KV_FORMATS; f++) {
+            char label[96], t[32];
+            const double ahead = bench_seconds_left(w->rows, w->n, contexts + w->n, total - w->n);
+            snprintf(label, sizeof label, "%s at %s, point %zu of %zu", kv_format_id((KvFormat)f),
+                     format_tick(w->xs[k], t, sizeof t), w->n + 1, total);
+            if (lab_progress(lab, label, spent, ahead < 0 ? 1 : spent + ahead)) {
+                snprintf(s->note, sizeof s->note, "The sweep was cancelled after %zu of %zu points%s", w->n,
+                         total, s->have_sweep ? "." : "; nothing measured yet.");
+                lab_status(lab, false, "sweep cancelled after %zu of %zu points", w->n, total);
+                s->running = false;
                 return KEY_REDRAW;
             }
-            BenchRow *row = &s->rows[s->n];
-            if (bench_point(&s->b, (KvFormat)f, (uint32_t)s->batch, (uint64_t)s->xs[k], row, &e)) {
-                snprintf(s->status, sizeof s->status, "%s", e.msg);
+            BenchRow *row = &w->rows[w->n];
+            if (bench_point(&s->b, (KvFormat)f, (uint32_t)s->batch, (uint64_t)w->xs[k], row, &e)) {
+                snprintf(s->note, sizeof s->note, "The sweep stopped at %s: %s", label, e.msg);
                 lab_status(lab, true, "%s", e.msg);
-                s->n = 0;
+                s->running = false;
                 return KEY_REDRAW;
             }
-            s->ys[f][k] = row->ms;
-            s->n++;
+            w->ys[f][k] = row->ms;
+            spent += row->wall_s;
+            w->n++;
         }
-    /* the slopes of this sweep, kept: the fields may change before the next */
-    for (int f = 0; f < KV_FORMATS; f++)
-        s->slope[f] = bench_slope(s->rows, s->n, (KvFormat)f, (uint32_t)s->batch, false);
-    slopes_table(s, &s->slopes);
-    s->complete = true;
-    snprintf(s->status, sizeof s->status, "%zu points, batch %llu, median of %d runs each; r runs "
-                                          "again, e exports", s->n, (unsigned long long)s->batch, s->b.iters);
-    lab_status(lab, false, "sweep done");
+    finish(s, w, spent);
+    s->shown = *w;
+    s->have_sweep = true;
+    s->running = false;
+    char t[32];
+    lab_status(lab, false, "sweep done: %zu points in %s", w->n, format_duration(spent, t, sizeof t));
     return KEY_REDRAW;
 }
 
@@ -245,18 +384,19 @@ static const ScreenKey KEYS[] = {{"r", "run the sweep (a progress bar; Esc cance
 static int export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     GpuLab *s = st;
-    if (!s->complete)
+    const Sweep *w = &s->shown;
+    if (!s->have_sweep)
         return error_set(e, "nothing measured yet: press r first");
     fprintf(csv, "format,batch,context,attention_ms,kv_bytes,GBps\n");
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < w->n; i++) {
         char kb[64];
-        fprintf(csv, "%s,%u,%llu,%.6f,%s,%.3f\n", kv_format_id(s->rows[i].format), s->rows[i].batch,
-                (unsigned long long)s->rows[i].context, s->rows[i].ms,
-                u128_str(kb, sizeof kb, s->rows[i].kv_bytes, false), s->rows[i].gbps);
+        fprintf(csv, "%s,%u,%llu,%.6f,%s,%.3f\n", kv_format_id(w->rows[i].format), w->rows[i].batch,
+                (unsigned long long)w->rows[i].context, w->rows[i].ms,
+                u128_str(kb, sizeof kb, w->rows[i].kv_bytes, false), w->rows[i].gbps);
     }
     Series sr[KV_FORMATS];
     char names[KV_FORMATS][48];
-    series(s, sr, names);
+    series(w, sr, names, true);
     svg_plot(svg, s->b.cuda ? s->b.info.name : "CPU reference", sr, KV_FORMATS, true,
              "context (tokens)", "ms per decode step, one layer");
     return 0;
@@ -268,15 +408,17 @@ const ScreenDef SCREEN_GPU = {
             "press r to sweep every format over contexts from 1k to the longest, one decode "
             "step of one attention layer each (CUDA events, the median of the timed runs, "
             "caches rotated so the L2 cannot hold them). The plot shows step time against "
-            "context with each format's fitted slope (ms per token), the bars the bandwidth "
-            "achieved against a device-to-device copy measured in the same run, and the table "
-            "the slopes next to vLLM's published figures. Without a GPU, the CPU reference is "
-            "measured instead and says so.",
+            "context, the bars the bandwidth achieved against a device-to-device copy measured "
+            "in the same run, and the table each format's fitted slope (ms per context token) "
+            "next to vLLM's published figures. The last complete sweep stays until a new one "
+            "completes; the time left is foreseen from the points measured. Without a GPU, the "
+            "CPU reference is measured instead and says so.",
     .create = create,
     .destroy = free,
     .fields = fields,
     .recompute = recompute,
     .draw = draw,
+    .scroll_lines = scroll_lines,
     .key = key,
     .keys = KEYS,
     .n_keys = sizeof KEYS / sizeof KEYS[0],

@@ -1,22 +1,26 @@
-/* screen_quant.c - what quantization does to keys: a key matrix (tokens x
- * channels) as a heatmap next to its quantized form and the error, per
- * token and per channel side by side, and the score errors as bars. The
- * numbers come from calc/experiment.h, the same code as `kvlab quant`. */
+/* screen_quant.c - what quantization does to keys: the errors of the
+ * setting, per token and per channel side by side as a table, the key
+ * matrix (tokens x channels) as a heatmap next to its quantized form and
+ * the error, and the score errors as bars. The numbers come from
+ * calc/experiment.h, the same code and the same generated head (kvgen.h's
+ * defaults) as `kvlab quant`. */
 #include "screens.h"
 
 #include "cli.h"
 #include "experiment.h"
 #include "kvgen.h"
+#include "plotmath.h"
 #include "rotate.h"
 #include "svg.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define GEN_TOKENS 128
-#define GEN_DIM 64
+#define GEN_TOKENS KVGEN_TOKENS_DEFAULT
+#define GEN_DIM KVGEN_HEAD_DIM_DEFAULT
 #define AVG_SEEDS 50
 #define MOVED_MAX 16            // score-error bars drawn, at most
 
@@ -220,67 +224,171 @@ static const char *describe(const Quant *s, char *buf, size_t n)
     return buf;
 }
 
+/* The first of `forms` (longest first) that fits w columns; the last one
+ * where none does. */
+static const char *fitting(const char *const *forms, size_t n, int w)
+{
+    for (size_t i = 0; i + 1 < n; i++)
+        if ((int)text_columns(forms[i]) <= w)
+            return forms[i];
+    return forms[n - 1];
+}
+
+/* The errors the table shows, a row each, in the words of `kvlab quant`;
+ * V's error is "exact" where values were not quantized. */
+static const struct {
+    const char *name;
+    size_t offset;              // of the figure in KvErrors
+    double scale;               // 100: a percentage
+    bool values;                // V's error
+} METRICS[] = {
+    {"K error", offsetof(KvErrors, rel_fro_k), 100, false},
+    {"V error", offsetof(KvErrors, rel_fro_v), 100, true},
+    {"max score err", offsetof(KvErrors, max_score_error), 1, false},
+    {"softmax TV", offsetof(KvErrors, softmax_tv), 1, false},
+    {"output err", offsetof(KvErrors, output_rel_error), 100, false},
+};
+
+/* The three runs side by side, a metric a row (so that the table fits the
+ * narrowest view); a lost top token is marked. */
+static void figures(const Quant *s, Table *t)
+{
+    const ExperimentResult *run[3] = {&s->cur, &s->tok, &s->chan};
+    const bool exact[3] = {s->scheme != 6, true, true};    // the comparisons keep values exact
+    table_header(t, "keys per", "as set", "token", "channel", NULL);
+    for (size_t m = 0; m < N_OF(METRICS); m++) {
+        table_row(t);
+        table_cell(t, "%s", METRICS[m].name);
+        for (int i = 0; i < 3; i++) {
+            double v = *(const double *)((const char *)&run[i]->err + METRICS[m].offset) * METRICS[m].scale;
+            if (METRICS[m].values && exact[i])
+                table_cell(t, "exact");
+            else
+                table_cell(t, METRICS[m].scale == 100 ? "%.3g%%" : "%.3g", v);
+        }
+    }
+    table_row(t);
+    table_cell(t, "top token");
+    for (int i = 0; i < 3; i++)
+        table_cell(t, "%s", run[i]->err.top == run[i]->err.top_ref ? "kept" : "!lost");
+    if (s->have_avg) {
+        table_row(t);
+        table_cell(t, "%d-seed K error", AVG_SEEDS);
+        for (int i = 0; i < 3; i++)
+            table_cell(t, "%.3g%%", 100 * s->avg[i]);
+    }
+}
+
+/* Each key's help starts with its name and a colon: the hint shows the name. */
+static const ScreenKey KEYS[] = {
+    {"b", "bits: 2, 3, ... 8"},
+    {"f", "format: the next scheme"},
+    {"g", "granularity: the next one"},
+    {"r", "RoPE: none, pre, post"},
+    {"H", "Hadamard: rotation on or off"},
+    {"o O", "outliers: their magnitude halved or doubled"},
+    {"s", "seed: the next one"},
+    {"w", "worked 4x4: generated keys or the worked example"},
+    {"a", "mean over 50 seeds: the K errors (Esc cancels)"},
+};
+static const size_t N_KEYS = N_OF(KEYS);
+
+/* The screen's keys, each with the name its help gives it (the words
+ * before the colon), in as many rows as r has; where they need more, the
+ * keys alone and where to read what they do. Returns the rows drawn. */
+static int key_hint(Rect r)
+{
+    enum { N = N_OF(KEYS) + 1 };
+    char entry[N][64], brief[96] = "keys:";
+    int widths[N], col[N], row[N];
+    snprintf(entry[0], sizeof entry[0], "keys:");
+    for (size_t i = 0; i < N_KEYS; i++) {
+        int name = (int)(strchr(KEYS[i].what, ':') - KEYS[i].what);
+        snprintf(entry[i + 1], sizeof entry[i + 1], "%s %.*s", KEYS[i].key, name, KEYS[i].what);
+        size_t b = strlen(brief);
+        snprintf(brief + b, sizeof brief - b, " %s", KEYS[i].key);
+    }
+    for (size_t i = 0; i < N; i++)
+        widths[i] = (int)text_columns(entry[i]);
+    int rows = legend_layout(widths, N, r.w, 2, col, row);
+    if (rows > r.h) {
+        strncat(brief, " (F1 says what)", sizeof brief - strlen(brief) - 1);
+        return draw_wrapped(r, crt_attr(ROLE_DIM), brief, 0);
+    }
+    for (size_t i = 0; i < N; i++)
+        put_text(r.y + row[i], r.x + col[i], widths[i], crt_attr(ROLE_DIM), entry[i]);
+    return rows;
+}
+
+/* The score errors of the tokens that moved most, as bars: token numbers
+ * alone where "token 12" does not leave room for bars. */
+static void score_bars(const Quant *s, Rect r)
+{
+    static const char *const TITLE[] = {"score errors q.k^ - q.k (this setting)", "score errors q.k^ - q.k",
+                                        "score errors"};
+    put_text(r.y, r.x, r.w, crt_attr(ROLE_TITLE), fitting(TITLE, N_OF(TITLE), r.w));
+    BarItem items[MOVED_MAX];
+    char labels[MOVED_MAX][24], text[MOVED_MAX][32];
+    size_t nb = s->n_moved < (size_t)(r.h - 1) ? s->n_moved : (size_t)(r.h > 1 ? r.h - 1 : 0);
+    const bool words = r.w >= 25;      // "token 255", a bar of 6, "-20.5"
+    for (size_t i = 0; i < nb; i++) {
+        size_t t = s->moved[i];
+        double d = s->cur.scores[t] - s->cur.scores_ref[t];
+        snprintf(labels[i], sizeof labels[i], words ? "token %zu" : "%zu", t);
+        snprintf(text[i], sizeof text[i], "%+.3g", d);
+        items[i] = (BarItem){labels[i], fabs(d), text[i]};
+    }
+    draw_bars((Rect){r.y + 1, r.x, r.h - 1, r.w}, items, nb);
+}
+
+/* A heatmap whose title takes the longest of its forms that fits. */
+static void heatmap(Rect r, const char *const *titles, const float *m, const Quant *s, double range)
+{
+    draw_heatmap(r, fitting(titles, 2, r.w), m, s->T, s->D, -range, range);
+}
+
+#define HEATMAP_MIN_H 6         // title, four rows, scale
+
 static void draw(void *st, Rect r, int scroll)
 {
     Quant *s = st;
     (void)scroll;
     char a[96], line[320];
-    snprintf(line, sizeof line, "%s keys, %zu tokens x %zu channels: %s%s%s",
-             SOURCES[s->source], s->T, s->D, describe(s, a, sizeof a),
-             s->rope ? (s->rope == 1 ? ", before RoPE" : ", after RoPE") : "",
-             s->hadamard ? ", Hadamard-rotated" : "");
+    snprintf(line, sizeof line, "%s keys, %zu tokens x %zu channels", SOURCES[s->source], s->T, s->D);
     draw_title((Rect){r.y, r.x, 1, r.w}, line);
-    const KvErrors *k = &s->cur.err;
-    snprintf(line, sizeof line, "K error %.3g%%   V error %.3g%%   largest score error %.3g   "
-                                "softmax moved %.3g   output error %.3g%%   top token %s",
-             100 * k->rel_fro_k, 100 * k->rel_fro_v, k->max_score_error, k->softmax_tv,
-             100 * k->output_rel_error, k->top == k->top_ref ? "kept" : "LOST");
-    put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_NORMAL), line);
-    char same[48] = "";
-    if (fixed_layout(s))        /* the block formats fix their layout: compare integers */
-        snprintf(same, sizeof same, "int-min %llu-bit keys ", (unsigned long long)s->bits);
-    snprintf(line, sizeof line, "%sper token: K error %.3g%%, score error %.3g   |   per "
-                                "channel: K error %.3g%%, score error %.3g",
-             same, 100 * s->tok.err.rel_fro_k, s->tok.err.max_score_error,
-             100 * s->chan.err.rel_fro_k, s->chan.err.max_score_error);
-    put_text(r.y + 2, r.x, r.w, crt_attr(ROLE_DIM), line);
-    put_text(r.y + 3, r.x, r.w, crt_attr(ROLE_DIM),
-             "keys: b bits  f format  g granularity  r RoPE  H Hadamard  o/O outliers  s seed  "
-             "w worked 4x4  a mean over 50 seeds");
-    if (s->have_avg) {
-        snprintf(line, sizeof line, "mean over %d seeds: K error %.3g%% (this setting), %.3g%% per "
-                                    "token, %.3g%% per channel", AVG_SEEDS, 100 * s->avg[0],
-                 100 * s->avg[1], 100 * s->avg[2]);
-        put_text(r.y + 4, r.x, r.w, crt_attr(ROLE_GOOD), line);
+    /* the setting in the words of `kvlab quant` */
+    static const char *const ROPE[] = {"no RoPE", "keys quantized before RoPE", "keys quantized after RoPE"};
+    snprintf(line, sizeof line, "keys: %s; values: %s; %s%s", describe(s, a, sizeof a),
+             s->scheme == 6 ? "KIVI per token" : "exact", ROPE[s->rope], s->hadamard ? "; Hadamard-rotated" : "");
+    if (fixed_layout(s)) {      /* the block formats fix their layout: compare integers */
+        size_t n = strlen(line);
+        snprintf(line + n, sizeof line - n, "; token and channel: int-min %llu-bit keys",
+                 (unsigned long long)s->bits);
     }
-    int top = r.y + 6, hh = (r.y + r.h - top) / 2, cw = r.w / 3;
-    const double kmax = s->kmax, emax = s->emax;
-    draw_heatmap((Rect){top, r.x, hh, cw - 1}, "keys K", s->cur.k_ref, s->T, s->D, -kmax, kmax);
-    draw_heatmap((Rect){top, r.x + cw, hh, cw - 1}, "quantized (this setting)", s->cur.k_hat, s->T,
-                 s->D, -kmax, kmax);
-    draw_heatmap((Rect){top, r.x + 2 * cw, hh, cw - 1}, "error (this setting)", s->err_cur, s->T,
-                 s->D, -emax, emax);
-    int y2 = top + hh;
-    draw_heatmap((Rect){y2, r.x, r.y + r.h - y2, cw - 1}, "error, per token", s->err_tok, s->T, s->D,
-                 -emax, emax);
-    draw_heatmap((Rect){y2, r.x + cw, r.y + r.h - y2, cw - 1}, "error, per channel", s->err_chan,
-                 s->T, s->D, -emax, emax);
-    /* score errors of the tokens that moved most */
-    BarItem items[MOVED_MAX];
-    char labels[MOVED_MAX][24], text[MOVED_MAX][32];
-    size_t nb = s->n_moved;
-    int bh = r.y + r.h - y2 - 1;
-    if (nb > (size_t)bh)
-        nb = bh > 0 ? (size_t)bh : 0;
-    for (size_t i = 0; i < nb; i++) {
-        size_t t = s->moved[i];
-        double d = s->cur.scores[t] - s->cur.scores_ref[t];
-        snprintf(labels[i], sizeof labels[i], "token %zu", t);
-        snprintf(text[i], sizeof text[i], "%+.3g", d);
-        items[i] = (BarItem){labels[i], fabs(d), text[i]};
+    int y = r.y + 1;
+    y += draw_wrapped((Rect){y, r.x, r.y + r.h - y, r.w}, crt_attr(ROLE_NORMAL), line, 0);
+    static Table t;
+    figures(s, &t);
+    draw_table((Rect){y, r.x, (int)t.rows, r.w}, &t, 0);
+    y += (int)t.rows;
+    y += key_hint((Rect){y, r.x, r.h >= 30 ? 2 : 1, r.w}) + 1;
+    /* the heatmaps, two rows where they fit, else the row that compares
+     * per token with per channel, beside the score errors */
+    static const char *const T_KEYS[] = {"keys K", "K"}, *const T_QUANT[] = {"quantized (this setting)", "quantized"},
+                             *const T_ERR[] = {"error (this setting)", "error"},
+                             *const T_TOK[] = {"error, per token", "per token"},
+                             *const T_CHAN[] = {"error, per channel", "per channel"};
+    const int cw = r.w / 3, left = r.y + r.h - y;
+    if (left >= 2 * HEATMAP_MIN_H) {
+        int hh = left / 2;
+        heatmap((Rect){y, r.x, hh, cw - 1}, T_KEYS, s->cur.k_ref, s, s->kmax);
+        heatmap((Rect){y, r.x + cw, hh, cw - 1}, T_QUANT, s->cur.k_hat, s, s->kmax);
+        heatmap((Rect){y, r.x + 2 * cw, hh, cw - 1}, T_ERR, s->err_cur, s, s->emax);
+        y += hh;
     }
-    put_text(y2, r.x + 2 * cw, cw - 1, crt_attr(ROLE_TITLE), "score errors q.k^ - q.k (this setting)");
-    draw_bars((Rect){y2 + 1, r.x + 2 * cw, bh, cw - 1}, items, nb);
+    heatmap((Rect){y, r.x, r.y + r.h - y, cw - 1}, T_TOK, s->err_tok, s, s->emax);
+    heatmap((Rect){y, r.x + cw, r.y + r.h - y, cw - 1}, T_CHAN, s->err_chan, s, s->emax);
+    score_bars(s, (Rect){y, r.x + 2 * cw, r.y + r.h - y, r.w - 2 * cw});
 }
 
 /* 'a': the mean K error over AVG_SEEDS generated seeds, with a progress
@@ -367,14 +475,6 @@ static int key(void *st, int ch, Lab *lab)
     return KEY_RECOMPUTE | KEY_REDRAW;
 }
 
-static const ScreenKey KEYS[] = {
-    {"b", "bits: 2, 3, ... 8"},           {"f", "format: the next scheme"},
-    {"g", "granularity: the next one"},   {"r", "RoPE: none, pre, post"},
-    {"H", "Hadamard rotation on or off"}, {"o O", "outlier magnitude halved or doubled"},
-    {"s", "the next seed"},               {"w", "generated keys or the worked 4x4 example"},
-    {"a", "mean K error over 50 seeds (a progress bar; Esc cancels)"},
-};
-
 static int export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     Quant *s = st;
@@ -399,9 +499,11 @@ const ScreenDef SCREEN_QUANT = {
             "channels many times larger than the rest (as real models have). Quantized per "
             "token, an outlier channel stretches every token's range, so the ordinary channels "
             "collapse onto a few levels; per channel, each outlier gets its own range. The "
-            "bottom row puts the two errors side by side; the bars show how far each token's "
-            "score q.k moved. Change the scheme, bits, granularity, RoPE, Hadamard rotation, "
-            "outliers and seed on the left or with the keys below.",
+            "table gives the errors of the setting, per token and per channel in the words of "
+            "`kvlab quant`, on the same generated head; the bottom row of heatmaps puts the two "
+            "errors side by side; the bars show how far each token's score q.k moved. Change "
+            "the scheme, bits, granularity, RoPE, Hadamard rotation, outliers and seed on the "
+            "left or with the keys below.",
     .create = create,
     .destroy = destroy,
     .fields = fields,

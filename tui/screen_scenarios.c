@@ -6,6 +6,7 @@
 
 #include "catalog.h"
 #include "cli.h"
+#include "doc.h"
 #include "report.h"
 #include "scenario.h"
 #include "svg.h"
@@ -22,6 +23,7 @@ typedef struct {
     Workload base;              // the file's workload, to notice edits
     uint64_t context, batch;
     u128 pool, weights, bandwidth;
+    char no_pool[ERROR_MSG_MAX + 16]; // why the GPU leaves no pool, when it leaves none
     FigureResult fig[SCENARIO_FIGURES_MAX];
     bool fig_ok[SCENARIO_FIGURES_MAX];
     Report rp;
@@ -30,9 +32,11 @@ typedef struct {
      * or the view's width changed: a key that changes nothing else redraws
      * them as they are. */
     bool stale;
-    int fit_w;                  // the width `table` and `figs` were fitted to
+    int fit_w;                  // the width the tables were fitted to
     Table table;                // the formats
-    Table figs;                 // the figures the seed quotes
+    Table figs;                 // the figures the seed quotes, a row each
+    bool stacked;               // too narrow for figs: each label on a line of its
+    Table vals;                 // own, over its verdict and values
 } Scen;
 
 static void *create(Error *e)
@@ -94,16 +98,18 @@ static int recompute(void *st, Error *e)
     s->sc.w.weights = s->weights;
     s->sc.w.bandwidth = s->bandwidth;
     s->sc.w.pool = s->pool;
+    s->no_pool[0] = '\0';
+    Error why;
     if (!s->pool && s->sc.has_gpu &&        /* the GPU's memory less these weights */
-        workload_pool_from_gpu(&s->sc.w, s->sc.gpu.memory, s->sc.utilization, s->sc.reserve, e))
-        return -1;
+        workload_pool_from_gpu(&s->sc.w, s->sc.gpu.memory, s->sc.utilization, s->sc.reserve, &why))
+        snprintf(s->no_pool, sizeof s->no_pool, "no KV pool: %s", why.msg);
     report_from_scenario(&s->sc, &s->rp);
     static Results res;
     if (report_compute(&s->rp, &res, e))
         return -1;
     s->res = res;
     for (size_t i = 0; i < s->sc.n_figures; i++)
-        s->fig_ok[i] = figure_eval(&s->sc, &s->sc.figures[i], &s->fig[i], NULL) == 0;
+        s->fig_ok[i] = figure_eval_changed(&s->sc, &s->base, &s->sc.figures[i], &s->fig[i], NULL) == 0;
     return 0;
 }
 
@@ -114,68 +120,52 @@ static bool edited(const Scen *s)
            a->weights != b->weights || a->bandwidth != b->bandwidth;   // a derived pool moves too
 }
 
+/* ------------------------------------------------------------------------
+ * The figures: one set of verdict words, whatever the width, each with its
+ * colour marker (widget.h) and its line in the legend.
+ */
+
+enum { NO_FIGURE = FIGURE_NOT_APPLICABLE + 1, N_VERDICTS };    // calc cannot give it here
+
+static const struct {
+    const char *mark, *word, *legend;
+} VERDICT[N_VERDICTS] = {
+    [FIGURE_AGREES] = {"+", "agrees", "calc gives the seed's figure, at the seed's precision"},
+    [FIGURE_SEED_WRONG] = {"~", "seed wrong", "the seed is wrong; why is written below"},
+    [FIGURE_UNEXPLAINED] = {"!", "UNEXPLAINED", "calc differs and the scenario does not say why"},
+    [FIGURE_STALE] = {"!", "stale", "calc agrees, but the scenario says the seed is wrong"},
+    [FIGURE_NO_SEED] = {"", "", ""},
+    [FIGURE_NOT_APPLICABLE] = {"", "n/a", "not compared: the figure's inputs were changed, and "
+                                          "the seed's value is for the scenario's; calc's is "
+                                          "shown in full"},
+    [NO_FIGURE] = {"!", "no figure", "calc cannot work it out from these inputs (no KV pool, "
+                                     "no bandwidth, or not one sequence in the pool)"},
+};
+
+static int verdict_of(const Scen *s, size_t i)
+{
+    return s->fig_ok[i] ? (int)s->fig[i].verdict : NO_FIGURE;
+}
+
 static void figures_table(const Scen *s, Table *t)
 {
     table_header(t, "what the seed says", "format", "calc", "seed", "verdict", NULL);
-    static const char MARK[] = {[FIGURE_AGREES] = '+', [FIGURE_SEED_WRONG] = '~',
-                                [FIGURE_UNEXPLAINED] = '!', [FIGURE_STALE] = '!',
-                                [FIGURE_NO_SEED] = ' '};
     for (size_t i = 0; i < s->sc.n_figures; i++) {
         const Figure *f = &s->sc.figures[i];
-        const FigureResult *r = &s->fig[i];
+        int v = verdict_of(s, i);
+        char calc[TABLE_CELL];
         table_row(t);
         table_cell(t, "%s", f->label);
         table_cell(t, "%s", f->format->id);
-        if (!s->fig_ok[i]) {
-            table_cell(t, "-");
-            table_cell(t, "%s", f->seed[0] ? f->seed : "-");
-            table_cell(t, "!needs more inputs");
-            continue;
-        }
-        char calc[TABLE_CELL];
-        table_cell(t, "%s", report_figure_text(f, r, calc, sizeof calc));
+        table_cell(t, "%s", v == NO_FIGURE ? "-" : report_figure_text(f, &s->fig[i], calc, sizeof calc));
         table_cell(t, "%s", f->seed[0] ? f->seed : "-");
-        if (r->verdict == FIGURE_NO_SEED)
-            table_cell(t, " ");
-        else
-            table_cell(t, "%c%s", MARK[r->verdict], figure_verdict_name(r->verdict));
+        table_cell(t, "%s%s", VERDICT[v].mark, VERDICT[v].word);
     }
 }
 
-/* Fits the figures table into w columns: verdicts to a word, then no seed
- * column, then the labels clipped (the full table is in the export and in
- * `kvlab scenario show`). */
-static void narrow(Table *t, int w)
-{
-    static const struct { const char *from, *to; } SHORT[] = {
-        {"agrees", "ok"}, {"seed is wrong", "wrong"}, {"DISAGREES (unexplained)", "!!"},
-        {"agrees, but the file says the seed is wrong", "stale"}};
-    for (size_t r = 1; r < t->rows; r++) {
-        char *v = t->cell[r][t->cols - 1];
-        const char *body = cell_text(v);
-        for (size_t k = 0; k < sizeof SHORT / sizeof SHORT[0]; k++)
-            if (!strcmp(body, SHORT[k].from)) {
-                char mark = *v;
-                snprintf(v, TABLE_CELL, "%c%s", mark, SHORT[k].to);
-                break;
-            }
-    }
-    snprintf(t->cell[0][t->cols - 1], TABLE_CELL, "%s", "");
-    if (table_width(t) > w)                 /* the verdict says whether calc and seed agree */
-        table_drop_column(t, "seed");
-    int over = table_width(t) - w;
-    if (over <= 0)
-        return;
-    size_t label_w = 0;
-    for (size_t r = 0; r < t->rows; r++)
-        label_w = strlen(t->cell[r][0]) > label_w ? strlen(t->cell[r][0]) : label_w;
-    size_t keep = label_w > (size_t)over + 4 ? label_w - (size_t)over : 4;
-    for (size_t r = 0; r < t->rows; r++)
-        if (strlen(t->cell[r][0]) > keep)
-            snprintf(t->cell[r][0] + keep - 1, TABLE_CELL - keep + 1, "%s", ".");
-}
-
-/* The formats and figures tables fitted to w columns. */
+/* The formats and figures tables fitted to w columns: the figures lose
+ * their format column (the label names it), then stand each label on a
+ * line of its own over its values, rather than cut anything. */
 static void fit_tables(Scen *s, int w)
 {
     if (!s->stale && s->fit_w == w)
@@ -183,50 +173,108 @@ static void fit_tables(Scen *s, int w)
     report_table(&s->rp, &s->res, &s->table);
     report_table_fit(&s->table, w);
     figures_table(s, &s->figs);
-    if (table_width(&s->figs) > w)          /* narrow: the format is in the label anyway */
+    if (table_width(&s->figs) > w)
         table_drop_column(&s->figs, "format");
-    if (table_width(&s->figs) > w)          /* still narrow: short verdicts, clipped labels */
-        narrow(&s->figs, w);
+    s->stacked = table_width(&s->figs) > w;
+    if (s->stacked) {           /* the verdict first: a word, then the numbers aligned */
+        static const char *const COLS[] = {"verdict", "calc", "seed"};
+        size_t from[3] = {0};
+        for (size_t k = 0; k < 3; k++)
+            for (size_t c = 0; c < s->figs.cols; c++)
+                if (!strcmp(s->figs.cell[0][c], COLS[k]))
+                    from[k] = c;
+        table_init(&s->vals, 3);
+        for (size_t r = 0; r < s->figs.rows; r++) {
+            table_row(&s->vals);
+            for (size_t k = 0; k < 3; k++)
+                table_cell(&s->vals, "%s", s->figs.cell[r][from[k]]);
+        }
+    }
     s->fit_w = w;
     s->stale = false;
 }
 
-static void draw(void *st, Rect r, int scroll)
+/* The legend of the verdicts the table shows. */
+static void legend(const Scen *s, char *buf, size_t n)
 {
-    Scen *s = st;
-    draw_title((Rect){r.y, r.x, 1, r.w}, s->sc.title);
-    put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_DIM), s->sc.source);
-    int y = r.y + 2;
-    y += draw_wrapped((Rect){y, r.x, r.h < 30 ? 3 : 6, r.w}, crt_attr(ROLE_NORMAL), s->sc.story, 0);
-    if (edited(s))
-        put_text(y++, r.x, r.w, crt_attr(ROLE_WARN),
-                 "inputs changed: the seed's figures were for the original workload");
-    y++;
-    fit_tables(s, r.w);
-    draw_table((Rect){y, r.x, (int)s->table.rows, r.w}, &s->table, 0);
-    y += (int)s->table.rows + 1;
-    /* the figures and the notes on wrong seeds scroll together */
-    Rect fr = {y, r.x, r.y + r.h - y, r.w};
-    if (fr.h <= 1)
-        return;
-    int skip = scroll < (int)s->figs.rows - 1 ? scroll : (int)s->figs.rows - 2;
-    if (skip < 0)
-        skip = 0;
-    draw_table(fr, &s->figs, skip);
-    int ny = fr.y + (int)s->figs.rows - skip + 1;
-    for (size_t i = 0; i < s->sc.n_figures && ny < r.y + r.h; i++) {
-        if (!s->sc.figures[i].seed_error[0] || (int)i + 1 <= skip)
+    bool shown[N_VERDICTS] = {false};
+    for (size_t i = 0; i < s->sc.n_figures; i++)
+        shown[verdict_of(s, i)] = true;
+    size_t k = (size_t)snprintf(buf, n, "verdict:");
+    for (int v = 0; v < N_VERDICTS && k < n; v++)
+        if (shown[v] && *VERDICT[v].word)
+            k += (size_t)snprintf(buf + k, n - k, " %s = %s;", VERDICT[v].word, VERDICT[v].legend);
+    if (k < n && buf[k - 1] == ';')
+        buf[k - 1] = '.';
+}
+
+/* ------------------------------------------------------------------------
+ * The view: one document (doc.h) from the title down, so that a long
+ * story or a narrow window scrolls instead of losing lines.
+ */
+
+static void figures_doc(const Scen *s, Doc *d)
+{
+    if (!s->stacked) {
+        doc_table(d, &s->figs);
+    } else {
+        doc_text(d, 0, crt_attr(ROLE_TITLE), s->figs.cell[0][0]);
+        doc_table_row(d, &s->vals, 0, 0);
+        for (size_t i = 0; i < s->sc.n_figures; i++) {
+            doc_text(d, 0, crt_attr(ROLE_NORMAL), s->sc.figures[i].label);
+            doc_table_row(d, &s->vals, i + 1, 0);
+        }
+    }
+    char text[1024];
+    legend(s, text, sizeof text);
+    doc_text(d, 0, crt_attr(ROLE_DIM), text);
+    /* the notes on wrong seeds, only where the seed's figure is compared */
+    for (size_t i = 0; i < s->sc.n_figures; i++) {
+        int v = verdict_of(s, i);
+        if (!s->sc.figures[i].seed_error[0] || (v != FIGURE_SEED_WRONG && v != FIGURE_STALE))
             continue;
-        char note[800];
-        snprintf(note, sizeof note, "%s: %s", s->sc.figures[i].label, s->sc.figures[i].seed_error);
-        ny += draw_wrapped((Rect){ny, r.x, r.y + r.h - ny, r.w}, crt_attr(ROLE_WARN), note, 0);
+        snprintf(text, sizeof text, "%s: %s", s->sc.figures[i].label, s->sc.figures[i].seed_error);
+        doc_text(d, 0, crt_attr(ROLE_WARN), text);
     }
 }
 
-static int scroll_max(void *st)
+static void layout(void *st, Doc *d)
 {
     Scen *s = st;
-    return s->sc.n_figures > 1 ? (int)s->sc.n_figures - 1 : 0;
+    fit_tables(s, d->win.w);
+    doc_title(d, s->sc.title);
+    doc_text(d, 0, crt_attr(ROLE_DIM), s->sc.source);
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), s->sc.story);
+    char text[400];
+    if (edited(s))
+        doc_text(d, 0, crt_attr(ROLE_WARN), "inputs changed from the scenario's: a figure whose "
+                                           "inputs changed is shown in full, not compared with the "
+                                           "seed (n/a)");
+    if (s->no_pool[0])
+        doc_text(d, 0, crt_attr(ROLE_WARN), s->no_pool);
+    if (report_fit_warning(&s->res, text, sizeof text))
+        doc_text(d, 0, crt_attr(ROLE_WARN), text);
+    doc_gap(d, 1);
+    doc_table(d, &s->table);
+    if (s->res.r[0].has_step) {
+        char base[96];
+        snprintf(text, sizeof text, "step ms: floor of a decode step, (weights + KV) / bandwidth; %s",
+                 report_baseline(&s->rp, base, sizeof base));
+        doc_text(d, 0, crt_attr(ROLE_DIM), text);
+    }
+    doc_gap(d, 1);
+    figures_doc(s, d);
+}
+
+static void draw(void *st, Rect r, int scroll)
+{
+    doc_view(r, scroll, layout, st);
+}
+
+static int scroll_lines(void *st, Rect r, Rect *win)
+{
+    *win = r;
+    return doc_view_lines(r, layout, st);
 }
 
 static int export(void *st, FILE *csv, FILE *svg, Error *e)
@@ -244,7 +292,7 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
         }
         fprintf(csv, "\",%s,%s,\"%s\",\"%s\",%s\n", f->format->id, metric_id(f->metric),
                 s->fig_ok[i] ? s->fig[i].text : "", f->seed,
-                s->fig_ok[i] ? figure_verdict_id(s->fig[i].verdict) : "");
+                s->fig_ok[i] ? figure_verdict_id(s->fig[i].verdict) : "no_figure");
     }
     BarItem items[16];
     char text[16][48];
@@ -263,15 +311,17 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
 const ScreenDef SCREEN_SCENARIOS = {
     .name = "Scenarios",
     .help = "The walk-through scenarios of the lessons' sources: pick one with + and -, read its "
-            "story, and compare each figure the source quotes with what kvlab computes. Green "
-            "agrees, orange means the source is wrong (the reason is underneath), red means "
-            "kvlab cannot reproduce it. Change the context, batch, pool, weights or bandwidth "
-            "to see the figures move. Tab then Up/Down scrolls the figures.",
+            "story, and compare each figure the source quotes with what kvlab computes; the "
+            "legend under the figures says what each verdict means, and where the source is "
+            "wrong the reason is underneath. Change the context, batch, pool, weights or "
+            "bandwidth to see the figures move: a figure whose inputs changed is shown in full "
+            "and no longer compared with the source. Tab then Up/Down (or PgUp, PgDn) scrolls "
+            "the screen.",
     .create = create,
     .destroy = free,
     .fields = fields,
     .recompute = recompute,
     .draw = draw,
-    .scroll_max = scroll_max,
+    .scroll_lines = scroll_lines,
     .export = export,
 };

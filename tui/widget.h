@@ -40,6 +40,9 @@ int draw_wrapped(Rect r, int attr, const char *text, int skip);
  * put as the rows scroll; cells whose text starts with '!' are drawn in
  * ROLE_BAD, '~' in ROLE_WARN, '+' in ROLE_GOOD (the marker is not shown). */
 void draw_table(Rect r, const Table *t, int skip);
+/* Rows first, first + 1, ... of a table (0 is the header) on the lines of
+ * r, in the columns draw_table gives the whole table. */
+void draw_table_lines(Rect r, const Table *t, size_t first);
 
 typedef struct {
     const char *label;
@@ -49,6 +52,8 @@ typedef struct {
 
 /* Horizontal bars scaled to the largest value, eighths of a cell. */
 void draw_bars(Rect r, const BarItem *items, size_t n);
+/* The same from items[first] on, in the scale and columns of all n. */
+void draw_bars_from(Rect r, const BarItem *items, size_t n, size_t first);
 
 typedef struct {
     const char *name;

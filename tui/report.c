@@ -96,11 +96,9 @@ static void header(const Report *rp, const Results *res, FILE *out)
         fprintf(out, "%llu query heads, ", (unsigned long long)s->q_heads);
     fprintf(out, "%llu KV heads, head dim %llu", (unsigned long long)s->kv_heads,
             (unsigned long long)s->head_dim);
-    if (rp->q_heads_unknown)
-        ;
-    else if (s->kv_heads == s->q_heads)
+    if (!rp->q_heads_unknown && s->kv_heads == s->q_heads)
         fprintf(out, " (MHA)");
-    else
+    else if (!rp->q_heads_unknown)
         fprintf(out, " (GQA %llu:1)", (unsigned long long)(s->q_heads / s->kv_heads));
     uint64_t sliding = shape_layers_of_kind(s, ATTN_SLIDING);
     if (sliding)

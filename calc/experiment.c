@@ -3,6 +3,7 @@
 
 #include "rotate.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -56,6 +57,23 @@ void experiment_result_free(ExperimentResult *r)
     memset(r, 0, sizeof *r);
 }
 
+/* Whether quantizing took finite values past a float's range (int-zp's
+ * zero point widens its range by up to half a step, which from values near
+ * FLT_MAX has no float), saying so; FP8 without saturation makes NaN by
+ * definition, and that is its result, not an error. */
+static bool overflowed(const QuantSpec *q, const float *out, size_t n, const char *what, Error *e)
+{
+    if (q->scheme == SCHEME_FP8 && !q->saturate)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(out[i])) {
+            error_set(e, "the quantized %s pass a float's range: values this close to %g leave no "
+                         "room for the grid's rounding", what, (double)FLT_MAX);
+            return true;
+        }
+    return false;
+}
+
 /* Quantizes k and v (already in the domain they are stored in) into kh, vh,
  * with the Hadamard rotation around it when asked. */
 static int store(const Experiment *x, const float *k, const float *v, size_t T, size_t d,
@@ -81,6 +99,8 @@ static int store(const Experiment *x, const float *k, const float *v, size_t T, 
     }
     if (x->values_exact)
         memcpy(vh, vr, n * sizeof *vh);
+    if (overflowed(&x->key, kh, n, "keys", e) || (!x->values_exact && overflowed(&x->value, vh, n, "values", e)))
+        goto done;
     if (x->hadamard && (hadamard_rows(kh, T, d, e) || (!x->values_exact && hadamard_rows(vh, T, d, e))))
         goto done;
     rc = 0;

@@ -108,6 +108,14 @@ size_t kvgen_outlier_channels(const KvGenParams *p, size_t *out, size_t max)
     return n;
 }
 
+static bool all_finite(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return false;
+    return true;
+}
+
 int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e)
 {
     if (kvgen_check(p, e))
@@ -158,6 +166,16 @@ int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e)
     for (size_t i = 0; i < p->value_outliers; i++)
         for (size_t c = 0; c < D; c++)
             v[(p->sinks + rows[i]) * D + c] *= p->value_outlier_scale;
+    /* Scales near FLT_MAX can take a float past its range: say which. */
+    if (!all_finite(q, D))
+        return error_set(e, "a query outlier weight of %g takes the query past a float's range",
+                         (double)p->query_outlier_weight);
+    if (!all_finite(v, T * D))
+        return error_set(e, "a value outlier scale of %g takes values past a float's range",
+                         (double)p->value_outlier_scale);
+    if (!all_finite(k, T * D))
+        return error_set(e, "an outlier scale of %g (sink strength %g) takes keys past a float's range",
+                         (double)p->outlier_scale, (double)p->sink_strength);
     return 0;
 }
 

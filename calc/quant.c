@@ -98,8 +98,9 @@ void quant_spec_init(QuantSpec *q)
 int quant_spec_check(const QuantSpec *q, Error *e)
 {
     bool integer = q->scheme <= SCHEME_INT_ZP;
-    if (integer && (q->bits < 2 || q->bits > 8))
-        return error_set(e, "integer quantization takes 2 to 8 bits, not %u", q->bits);
+    if (integer && (q->bits < QUANT_BITS_MIN || q->bits > QUANT_BITS_MAX))
+        return error_set(e, "integer quantization takes %d to %d bits, not %u", QUANT_BITS_MIN,
+                         QUANT_BITS_MAX, q->bits);
     if ((q->gran.kind == GRAN_GROUP_CHANNELS || q->gran.kind == GRAN_GROUP_TOKENS) && !q->gran.size)
         return error_set(e, "a group granularity needs a size");
     if (q->scheme == SCHEME_FP8 && !(q->static_scale >= 0 && isfinite(q->static_scale)))
@@ -111,13 +112,19 @@ int quant_spec_check(const QuantSpec *q, Error *e)
  * One group: n elements x[0], x[stride], ... written to out likewise.
  */
 
-/* Round to nearest, ties to even, for |v| < 2^22: adding and removing
- * 1.5 x 2^23 leaves the float's last bit to the hardware's rounding (nearest
- * even), without a call into libm. Every caller's |v| is at most 2^8. */
-static inline float round_even(float v)
+/* Round to nearest, ties to even, for |v| < 2^51: adding and removing
+ * 1.5 x 2^52 leaves the double's last bit to the hardware's rounding
+ * (nearest even), without a call into libm, so the loops vectorize. Every
+ * caller's |v| is at most 2^8 (a code) plus rounding. */
+static inline double round_even(double v)
 {
-    const float magic = 12582912.0f;
+    const double magic = 6755399441055744.0;
     return (v + magic) - magic;
+}
+
+static double clamp(double v, double lo, double hi)
+{
+    return v > hi ? hi : (v < lo ? lo : v);
 }
 
 static void range_of(const float *x, size_t n, size_t stride, float *lo, float *hi)
@@ -142,63 +149,56 @@ static float amax_of(const float *x, size_t n, size_t stride)
     return m;
 }
 
+/* The integer schemes compute in double what quant.h writes: the scale
+ * s, the quotient (x - min) / s (or x / s) divided, never multiplied by a
+ * rounded reciprocal, so an exact half lands on the even code; and no
+ * scale is too small (a subnormal range quantizes like any other) or a
+ * range too wide (max - min up to 2 FLT_MAX). A scale of 0 (every value
+ * the same) gives code 0: the group comes back exactly. */
 static void group_int_sym(const QuantSpec *q, const float *x, size_t n, size_t stride, float *out)
 {
-    float qmax = (float)((1u << (q->bits - 1)) - 1);
-    float s = amax_of(x, n, stride) / qmax;
-    if (s == 0 || !isfinite(1.0f / s)) {    // all zero, or too small to scale
+    const double qmax = (double)((1u << (q->bits - 1)) - 1);
+    const double s = amax_of(x, n, stride) / qmax;
+    if (s == 0) {
         for (size_t i = 0; i < n; i++)
             out[i * stride] = 0;
         return;
     }
-    float inv = 1.0f / s;
-    for (size_t i = 0; i < n; i++) {
-        float r = round_even(x[i * stride] * inv);
-        r = r > qmax ? qmax : (r < -qmax ? -qmax : r);
-        out[i * stride] = r * s;
-    }
+    for (size_t i = 0; i < n; i++)
+        out[i * stride] = (float)(clamp(round_even(x[i * stride] / s), -qmax, qmax) * s);
 }
 
 static void group_int_min(const QuantSpec *q, const float *x, size_t n, size_t stride, float *out)
 {
-    float lo, hi, top = (float)((1u << q->bits) - 1);
+    const double top = (double)((1u << q->bits) - 1);
+    float lo, hi;
     range_of(x, n, stride, &lo, &hi);
-    float s = (hi - lo) / top;
-    if (!isfinite(s))                       // a range past FLT_MAX: step in double
-        s = (float)(((double)hi - (double)lo) / top);
-    if (s == 0 || !isfinite(1.0f / s)) {    // constant group: stored exactly
+    const double s = ((double)hi - lo) / top;
+    if (s == 0) {
         for (size_t i = 0; i < n; i++)
-            out[i * stride] = x[i * stride];
+            out[i * stride] = lo;
         return;
     }
-    float inv = 1.0f / s;
-    for (size_t i = 0; i < n; i++) {
-        float r = round_even((x[i * stride] - lo) * inv);
-        r = r > top ? top : (r < 0 ? 0 : r);
-        out[i * stride] = lo + r * s;
-    }
+    for (size_t i = 0; i < n; i++)
+        out[i * stride] = (float)(lo + clamp(round_even((x[i * stride] - (double)lo) / s), 0, top) * s);
 }
 
 static void group_int_zp(const QuantSpec *q, const float *x, size_t n, size_t stride, float *out)
 {
-    float lo, hi, top = (float)((1u << q->bits) - 1);
+    const double top = (double)((1u << q->bits) - 1);
+    float lo, hi;
     range_of(x, n, stride, &lo, &hi);
     lo = lo < 0 ? lo : 0;               // widen to hold zero exactly
     hi = hi > 0 ? hi : 0;
-    float s = (hi - lo) / top;
-    if (s == 0 || !isfinite(1.0f / s)) {
+    const double s = ((double)hi - lo) / top;
+    if (s == 0) {
         for (size_t i = 0; i < n; i++)
             out[i * stride] = 0;
         return;
     }
-    float inv = 1.0f / s;
-    float z = round_even(-lo * inv);
-    z = z > top ? top : (z < 0 ? 0 : z);
-    for (size_t i = 0; i < n; i++) {
-        float r = round_even(x[i * stride] * inv) + z;
-        r = r > top ? top : (r < 0 ? 0 : r);
-        out[i * stride] = (r - z) * s;
-    }
+    const double z = clamp(round_even(-lo / s), 0, top);
+    for (size_t i = 0; i < n; i++)
+        out[i * stride] = (float)((clamp(round_even(x[i * stride] / s) + z, 0, top) - z) * s);
 }
 
 static void group_fp8(const QuantSpec *q, const float *x, size_t n, size_t stride, float *out)
@@ -329,8 +329,9 @@ static void bf16_rows(const float *x, size_t from, size_t to, size_t cols, float
 int kivi_ref(const KiviSpec *s, const float *k, const float *v, size_t tokens, size_t head_dim,
              float *k_out, float *v_out, Error *e)
 {
-    if (s->bits < 2 || s->bits > 8 || !s->group)
-        return error_set(e, "KIVI takes 2 to 8 bits and a group size of at least 1");
+    if (s->bits < QUANT_BITS_MIN || s->bits > QUANT_BITS_MAX || !s->group)
+        return error_set(e, "KIVI takes %d to %d bits and a group size of at least 1", QUANT_BITS_MIN,
+                         QUANT_BITS_MAX);
     size_t old = tokens > s->residual ? tokens - s->residual : 0;   // tokens outside the window
     size_t k_q = old / s->group * s->group;     // keys: whole groups of tokens only
     QuantSpec q;

@@ -5,7 +5,7 @@
  * dequantized matrix. These `_ref` functions are the definition that the
  * CPU and GPU kernels are tested against.
  *
- * Schemes:
+ * Schemes (b bits, QUANT_BITS_MIN to QUANT_BITS_MAX for the integer ones):
  *   int-sym    q = clamp(rint(x / s), -Q, Q), s = amax / Q, Q = 2^(b-1) - 1
  *   int-min    x^ = min + s clamp(rint((x - min) / s), 0, 2^b - 1),
  *              s = (max - min) / (2^b - 1): a real-valued offset, as KIVI
@@ -13,6 +13,10 @@
  *   int-zp     q = clamp(rint(x / s) + z, 0, 2^b - 1), x^ = (q - z) s,
  *              z = rint(-min / s): an integer zero point, the range widened
  *              to hold 0, so zero is stored exactly
+ *              The integer schemes compute s and the quotients in double,
+ *              dividing (rint rounds an exact half to even); s = 0 only
+ *              where every value is the same (int-min) or 0 (the others),
+ *              and then every code is 0 and the group comes back exactly.
  *   fp8        x^ = s fp8(x / s): s = amax / 448 (E4M3) per group when
  *              dynamic, or one calibrated s for the tensor when static
  *   nvfp4      E2M1 values in blocks of 16 channels; each block's scale is
@@ -63,9 +67,13 @@ typedef enum {
 int scheme_parse(const char *s, Scheme *out, Error *e);
 const char *scheme_str(Scheme s);
 
+/* The integer schemes' bits (and KIVI's): every width in between works. */
+#define QUANT_BITS_MIN 2
+#define QUANT_BITS_MAX 8
+
 typedef struct {
     Scheme scheme;
-    unsigned bits;              // integer schemes: 2, 3, 4 or 8
+    unsigned bits;              // integer schemes: QUANT_BITS_MIN to QUANT_BITS_MAX
     Granularity gran;           // ignored by nvfp4 and mxfp4 (fixed blocks)
     const Minifloat *fp8;       // fp8: &MF_E4M3 or &MF_E5M2
     float static_scale;         // fp8: one scale for the tensor; 0 = dynamic

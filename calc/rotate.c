@@ -1,6 +1,7 @@
 /* rotate.c - see rotate.h. */
 #include "rotate.h"
 
+#include <float.h>
 #include <math.h>
 
 int rope_apply(float *x, size_t rows, size_t d, size_t first, double theta, Error *e)
@@ -28,6 +29,8 @@ int rope_apply(float *x, size_t rows, size_t d, size_t first, double theta, Erro
                 double a = v[k], b = v[k + half];
                 v[k] = (float)(a * c - b * s);
                 v[k + half] = (float)(a * s + b * c);
+                if (!isfinite(v[k]) || !isfinite(v[k + half]))
+                    return error_set(e, "RoPE takes row %zu past a float's range (%g, %g)", r, a, b);
             }
         }
     }
@@ -48,8 +51,12 @@ int hadamard_rows(float *x, size_t rows, size_t d, Error *e)
                     v[j] = a + b;
                     v[j + h] = a - b;
                 }
-        for (size_t i = 0; i < d; i++)
+        for (size_t i = 0; i < d; i++) {
             v[i] *= norm;
+            if (!isfinite(v[i]))        // a sum of d values past FLT_MAX
+                return error_set(e, "the Hadamard rotation of row %zu overflows a float: its sums of "
+                                    "%zu values reach past %g", r, d, (double)FLT_MAX);
+        }
     }
     return 0;
 }

@@ -13,7 +13,7 @@
 
 typedef struct {
     const char *name;
-    u128 factor;
+    uint64_t factor;
 } Unit;
 
 static const Unit SIZE_UNITS[] = {
@@ -39,22 +39,30 @@ static const Unit *unit_find(const Unit *t, size_t n, const char *name)
 }
 
 /* ------------------------------------------------------------------------
- * Decimal numbers: "21.47" -> mantissa 2147, 2 places. No strtod, so no
- * locale and no binary rounding.
+ * Decimal numbers: "21.47" -> 2147 x 10^-2, exactly. No strtod, so no
+ * locale and no binary rounding; zeros cost no precision, so
+ * "20000000000000000000000000000000e-30" is 20 as surely as "20" is.
  */
 
 typedef struct {
-    u128 mantissa;
-    unsigned places;     // digits after the point
+    u128 mantissa;       // the significant digits, trailing zeros moved into exp10
+    long exp10;          // value = mantissa x 10^exp10
+    bool lost;           // more significant digits than mantissa holds: the
+                         // value lies in [mantissa, mantissa + 1) x 10^exp10
     const char *rest;    // first character after the number
 } Decimal;
+
+/* Beyond any text kvlab reads (data files are at most 1 MiB), so exp10
+ * cannot overflow a long. */
+#define EXPONENT_MAX 100000L
 
 static int decimal_parse(const char *s, Decimal *d, const char *what, Error *e)
 {
     const char *p = s;
     u128 m = 0;
-    unsigned places = 0, digits = 0;
-    bool point = false;
+    long exp10 = 0, zeros = 0;      // zeros: digits 0 not yet multiplied into m
+    unsigned digits = 0;
+    bool point = false, lost = false;
     while (*p == ' ')
         p++;
     if (*p == '-')
@@ -63,13 +71,28 @@ static int decimal_parse(const char *s, Decimal *d, const char *what, Error *e)
         p++;
     for (;; p++) {
         if (*p >= '0' && *p <= '9') {
-            if (!ck_mul(m, 10, &m) || !ck_add(m, (u128)(*p - '0'), &m))
-                return error_set(e, "%s '%s' is too large (overflow)", what, s);
             digits++;
             if (point)
-                places++;
-            if (places > 30)
-                return error_set(e, "%s '%s' has too many decimal places", what, s);
+                exp10--;
+            if (lost) {                 // past the digits kept: only its place counts
+                exp10++;
+                continue;
+            }
+            if (*p == '0') {
+                zeros++;
+                continue;
+            }
+            u128 t = m;
+            bool fits = true;
+            for (long k = 0; k <= zeros && t && fits; k++)
+                fits = ck_mul(t, 10, &t);
+            if (fits && ck_add(t, (u128)(*p - '0'), &t)) {
+                m = t;
+            } else {
+                lost = true;            // this digit (not 0) and every one after it
+                exp10 += zeros + 1;
+            }
+            zeros = 0;
         } else if (*p == '.' && !point) {
             point = true;
         } else {
@@ -78,31 +101,23 @@ static int decimal_parse(const char *s, Decimal *d, const char *what, Error *e)
     }
     if (digits == 0)
         return error_set(e, "%s '%s' is not a number", what, s);
+    exp10 += zeros;
     /* An exponent, as JSON writes numbers: 1e-9, 2.5E3. */
     if ((*p == 'e' || *p == 'E') &&
         ((p[1] >= '0' && p[1] <= '9') || ((p[1] == '-' || p[1] == '+') && p[2] >= '0' && p[2] <= '9'))) {
         bool neg = p[1] == '-';
         p += (p[1] == '-' || p[1] == '+') ? 2 : 1;
-        int x = 0;
+        long x = 0;
         for (; *p >= '0' && *p <= '9'; p++)
-            if ((x = x * 10 + (*p - '0')) > 60)
+            if ((x = x * 10 + (*p - '0')) > EXPONENT_MAX)
                 return error_set(e, "%s '%s' has an exponent out of range", what, s);
-        if (neg) {
-            places += (unsigned)x;
-        } else {
-            for (; x > 0 && places > 0; x--)
-                places--;
-            for (; x > 0; x--)
-                if (!ck_mul(m, 10, &m))
-                    return error_set(e, "%s '%s' is too large (overflow)", what, s);
-        }
-        if (places > 60)
-            return error_set(e, "%s '%s' has too many decimal places", what, s);
+        exp10 += neg ? -x : x;
     }
     while (*p == ' ')
         p++;
     d->mantissa = m;
-    d->places = places;
+    d->exp10 = m ? exp10 : 0;
+    d->lost = lost;
     d->rest = p;
     return 0;
 }
@@ -118,14 +133,71 @@ static u128 pow10_u128(unsigned k)
     return r;
 }
 
-/* mantissa x factor / 10^places, dropping any fraction below 1. */
-static int decimal_scale(const Decimal *d, u128 factor, u128 *out,
+/* A 192-bit number, least significant word first: a 128-bit mantissa
+ * times a 64-bit unit factor, before the division by a power of ten. */
+typedef struct {
+    uint64_t w[3];
+} Wide;
+
+static Wide wide_mul(u128 a, uint64_t b)
+{
+    u128 lo = (u128)(uint64_t)a * b, hi = (u128)(uint64_t)(a >> 64) * b;
+    u128 mid = (lo >> 64) + (uint64_t)hi;
+    return (Wide){{(uint64_t)lo, (uint64_t)mid, (uint64_t)(hi >> 64) + (uint64_t)(mid >> 64)}};
+}
+
+/* n /= d; returns the remainder. */
+static uint64_t wide_div(Wide *n, uint64_t d)
+{
+    u128 r = 0;
+    for (int i = 2; i >= 0; i--) {
+        u128 cur = r << 64 | n->w[i];
+        n->w[i] = (uint64_t)(cur / d);
+        r = cur % d;
+    }
+    return (uint64_t)r;
+}
+
+/* The value of d times factor, exactly: its whole part in *out and whether
+ * a fraction was left (*whole false). -1 when the whole part does not fit
+ * in 128 bits; 1 when d kept too few digits to tell (d->lost, and the
+ * value fits). */
+static int decimal_scale(const Decimal *d, uint64_t factor, u128 *out, bool *whole)
+{
+    *whole = true;
+    if (d->exp10 >= 0) {
+        u128 v;
+        if (!ck_mul(d->mantissa, factor, &v))
+            return -1;
+        for (long k = 0; k < d->exp10; k++)
+            if (!ck_mul(v, 10, &v))
+                return -1;
+        *out = v;
+        return d->lost;
+    }
+    Wide n = wide_mul(d->mantissa, factor);
+    static const uint64_t P19 = 10000000000000000000u;
+    for (long k = -d->exp10; k > 0 && (n.w[0] | n.w[1] | n.w[2]); k -= 19) {
+        uint64_t p = k >= 19 ? P19 : (uint64_t)pow10_u128((unsigned)k);
+        if (wide_div(&n, p))
+            *whole = false;
+    }
+    if (n.w[2])
+        return -1;
+    *out = (u128)n.w[1] << 64 | n.w[0];
+    return d->lost;
+}
+
+/* decimal_scale with the messages every parser gives: too large, or more
+ * digits than kvlab keeps. */
+static int decimal_value(const Decimal *d, uint64_t factor, u128 *out, bool *whole,
                          const char *what, const char *s, Error *e)
 {
-    u128 v;
-    if (!ck_mul(d->mantissa, factor, &v))
+    int rc = decimal_scale(d, factor, out, whole);
+    if (rc < 0)
         return error_set(e, "%s '%s' is too large (overflow)", what, s);
-    *out = v / pow10_u128(d->places);
+    if (rc > 0)
+        return error_set(e, "%s '%s' has more than 38 significant digits", what, s);
     return 0;
 }
 
@@ -184,14 +256,21 @@ static int size_like(const char *s, u128 *out, bool rate, Error *e)
         return error_set(e, "%s '%s' has an unknown unit '%s'; expected one of %s%s",
                          what, s, unit, list, rate ? " followed by /s" : "");
     }
-    if (u->factor == 1 && d.places && d.mantissa % pow10_u128(d.places) != 0)
-        return error_set(e, "%s '%s' is not a whole number of bytes", what, s);
-    if (decimal_scale(&d, u->factor, out, what, s, e))
+    bool whole;
+    if (decimal_value(&d, u->factor, out, &whole, what, s, e))
         return -1;
+    if (u->factor == 1 && !whole && *out)
+        return error_set(e, "%s '%s' is not a whole number of bytes", what, s);
     if (*out == 0)
         return error_set(e, "%s '%s' is %s; expected at least 1 byte", what, s,
                          d.mantissa ? "less than a byte" : "zero");
     return 0;
+}
+
+bool units_size_is_bare(const char *s)
+{
+    Decimal d;
+    return decimal_parse(s, &d, "size", NULL) == 0 && !*d.rest;
 }
 
 int units_parse_size(const char *s, u128 *bytes, Error *e)
@@ -222,11 +301,11 @@ int units_parse_context(const char *s, uint64_t *tokens, Error *e)
     if (!u)
         return error_set(e, "context '%s' has an unknown suffix '%s'; expected tokens "
                             "like 8192, 8k or 128K", s, d.rest);
-    u128 v, exact;
-    if (!ck_mul(d.mantissa, u->factor, &exact))
-        return error_set(e, "context '%s' is too large (overflow)", s);
-    v = exact / pow10_u128(d.places);
-    if (v * pow10_u128(d.places) != exact)
+    u128 v;
+    bool whole;
+    if (decimal_value(&d, u->factor, &v, &whole, "context", s, e))
+        return -1;
+    if (!whole)
         return error_set(e, "context '%s' is not a whole number of tokens", s);
     if (v == 0)
         return error_set(e, "context '%s' is zero; expected at least 1 token", s);
@@ -242,12 +321,15 @@ int units_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *v,
     Decimal d;
     if (decimal_parse(s, &d, "value", e))
         return -1;
-    if (d.places || *d.rest)
+    u128 n;
+    bool whole;
+    int rc = *d.rest ? 0 : decimal_scale(&d, 1, &n, &whole);
+    if (*d.rest || (rc == 0 && !whole) || rc > 0)
         return error_set(e, "'%s' is not a whole number", s);
-    if (d.mantissa < min || d.mantissa > max)
+    if (rc < 0 || n < min || n > max)
         return error_set(e, "'%s' is out of range; expected %llu to %llu", s,
                          (unsigned long long)min, (unsigned long long)max);
-    *v = (uint64_t)d.mantissa;
+    *v = (uint64_t)n;
     return 0;
 }
 
@@ -258,7 +340,9 @@ int units_parse_fraction(const char *s, Q *q, Error *e)
         return -1;
     if (*d.rest)
         return error_set(e, "fraction '%s' is not a number between 0 and 1", s);
-    Q r = q_make(d.mantissa, pow10_u128(d.places));
+    if (d.lost || d.exp10 < -38)
+        return error_set(e, "fraction '%s' has more digits than kvlab keeps (38)", s);
+    Q r = d.exp10 > 0 ? q_make(2, 1) : q_make(d.mantissa, pow10_u128((unsigned)-d.exp10));
     if (r.num == 0 || r.num > r.den)
         return error_set(e, "fraction '%s' is out of range; expected more than 0 and at most 1", s);
     *q = r;

@@ -11,9 +11,11 @@
  *
  * Unit prefixes are matched without regard to case (gib = GiB), but a
  * lowercase final b means bits and is refused: 3.35Tb/s is not 3.35TB/s.
- * Numbers may carry an exponent (1e9, 2.5E-3), as JSON writes them; a
- * fraction of a byte is refused for plain bytes and dropped for larger
- * units (0.1GiB is 107,374,182 bytes). Decimal units
+ * Numbers may carry an exponent (1e9, 2.5E-3), as JSON writes them, and
+ * are read exactly however many zeros they carry (2000e-3GiB is 2 GiB; up
+ * to 38 significant digits); only a result that does not fit is refused
+ * as an overflow. A fraction of a byte is refused for plain bytes and
+ * dropped for larger units (0.1GiB is 107,374,182 bytes). Decimal units
  * (KB, MB, GB, TB) are powers of 1000, binary ones (KiB ... TiB) powers of
  * 1024: the confusion between the two is one of the lab's lessons.
  */
@@ -23,6 +25,7 @@
 #include "checked.h"
 #include "error.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define KIB ((u128)1 << 10)
@@ -35,6 +38,8 @@
 int units_parse_size(const char *s, u128 *bytes, Error *e);
 int units_parse_rate(const char *s, u128 *bytes_per_s, Error *e);
 int units_parse_context(const char *s, uint64_t *tokens, Error *e);
+/* Whether s is a plain number of bytes, written without a unit ("20"). */
+bool units_size_is_bare(const char *s);
 /* A whole number, at least min and at most max ("--batch", "--layers"). */
 int units_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *v,
                       Error *e);

@@ -154,10 +154,17 @@ double bench_slope(const BenchRow *rows, size_t n, KvFormat f, uint32_t B, bool 
     return k >= 2 && den > 0 ? (k * sxy - sx * sy) / den : NAN;
 }
 
-int bench_open(BenchSetup *b, const char *backend, Error *e)
+int bench_backend_check(const char *backend, Error *e)
 {
     if (strcmp(backend, "auto") && strcmp(backend, "cuda") && strcmp(backend, "cpu"))
-        return error_set(e, "backend: expected auto, cuda or cpu, not '%s'", backend);
+        return error_set(e, "expected auto, cuda or cpu, not '%s'", backend);
+    return 0;
+}
+
+int bench_open(BenchSetup *b, const char *backend, Error *e)
+{
+    if (bench_backend_check(backend, e))
+        return -1;
     b->cuda = false;
     if (strcmp(backend, "cpu") != 0) {
         Error why;

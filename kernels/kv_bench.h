@@ -40,7 +40,10 @@ typedef struct {
     int iters;
 } BenchSetup;
 
-/* backend: "auto", "cuda" or "cpu"; measures the copy bandwidth on a GPU. */
+/* 0 when backend is "auto", "cuda" or "cpu", else an error saying so. */
+int bench_backend_check(const char *backend, Error *e);
+/* backend as bench_backend_check takes it; measures the copy bandwidth on
+ * a GPU. */
 int bench_open(BenchSetup *b, const char *backend, Error *e);
 /* 0 where bench_weights can measure (a GPU), else an error saying why not. */
 int bench_weights_here(const BenchSetup *b, Error *e);

@@ -525,9 +525,11 @@ START_TEST(bench_command)
     run_free(&r);
 
     r = RUN("bench", "--backend", "cpu", "--kv-heads", "2", "--q-heads", "4", "--head-dim", "64",
-            "--layers", "2", "--batch", "1", "--contexts", "256", "--format", "int8", "--iters", "1");
+            "--layers", "2", "--batch", "1,2", "--contexts", "256", "--format", "int8", "--format", "bf16",
+            "--iters", "1");
     ck_assert_int_eq(r.status, 0);
-    ck_assert_msg(strstr(r.out, "needs two or more contexts") && !strstr(r.out, "nan"), "%s", r.out);
+    const char *once = strstr(r.out, "needs two or more contexts");     // once, not per format and batch
+    ck_assert_msg(once && !strstr(once + 1, "needs two or more contexts") && !strstr(r.out, "nan"), "%s", r.out);
     run_free(&r);
 
     usage_error(RUN("bench", "--backend", "tpu"), "backend", "tpu");
@@ -540,13 +542,12 @@ START_TEST(bench_command)
     usage_error(RUN("calc", "--contexts", "1k,,8k"), "--contexts", "empty entry");
     usage_error(RUN("bench", "--fp8-path", "C"), "--fp8-path", "'C'");
     usage_error(RUN("bench", "--promote", "2"), "--promote", "path A");
-    // a path set in the environment counts as chosen: --promote goes with it
+    // a path set in the environment counts as chosen: --promote goes with it (and is then
+    // refused only because the CPU reference has no path to promote in)
     setenv("KVLAB_CUDA_PATH", "fp8a", 1);
-    r = RUN("bench", "--backend", "cpu", "--layers", "1", "--batch", "1", "--contexts", "256", "--format",
-            "fp8", "--iters", "1", "--promote", "2");
+    usage_error(RUN("bench", "--backend", "cpu", "--format", "fp8", "--promote", "2"), "--promote",
+                "the CPU reference is timed here");
     unsetenv("KVLAB_CUDA_PATH");
-    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
-    run_free(&r);
     usage_error(RUN("bench", "--fp8-path", "A", "--promote", "0"), "--promote", "1 to 64");
     // --itl is refused before any point is timed: without a model's weights, and on the CPU
     usage_error(RUN("bench", "--backend", "cpu", "--itl", "--layers", "2", "--kv-heads", "2", "--head-dim", "64",
@@ -556,6 +557,336 @@ START_TEST(bench_command)
     usage_error(RUN("bench", "--format", "bf16", "--format", "fp8", "--format", "int8", "--format", "int4",
                     "--format", "nvfp4", "--format", "mxfp4", "--format", "bf16"),
                 "--format", "at most 6");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Bad input
+ */
+
+/* Runs kvlab through sh with `redirect` (input from a file, a pipe...),
+ * and returns its exit status, stdout and stderr. */
+static RunResult run_shell(const char *args, const char *redirect)
+{
+    char out[] = "/tmp/kvlab-out-XXXXXX", err[] = "/tmp/kvlab-err-XXXXXX", cmd[2400];
+    int fo = mkstemp(out), fe = mkstemp(err);
+    ck_assert(fo >= 0 && fe >= 0);
+    snprintf(cmd, sizeof cmd, "%s '%s' %s > %s 2> %s", redirect, test_bin(), args, out, err);
+    int st = system(cmd);
+    RunResult r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128, NULL, NULL};
+    char *bufs[2] = {NULL, NULL};
+    int fds[2] = {fo, fe};
+    for (int i = 0; i < 2; i++) {
+        off_t n = lseek(fds[i], 0, SEEK_END);
+        bufs[i] = calloc((size_t)n + 1, 1);
+        ck_assert(pread(fds[i], bufs[i], (size_t)n, 0) == n);
+        close(fds[i]);
+    }
+    unlink(out), unlink(err);
+    r.out = bufs[0], r.err = bufs[1];
+    return r;
+}
+
+/* What a terminal may be shown: no control character but a newline where
+ * lines are allowed, no DEL, no C1 (U+0080 to U+009F), only whole UTF-8. */
+static bool terminal_safe(const char *s, bool lines)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        if (*p < 0x80) {
+            if ((*p < 0x20 && !(lines && *p == '\n')) || *p == 0x7F)
+                return false;
+            p++;
+            continue;
+        }
+        int n = *p >= 0xF0 ? 3 : *p >= 0xE0 ? 2 : *p >= 0xC2 ? 1 : -1;
+        if (n < 0 || *p > 0xF4 || (p[0] == 0xC2 && p[1] < 0xA0))
+            return false;
+        for (int k = 1; k <= n; k++)
+            if ((p[k] & 0xC0) != 0x80)
+                return false;
+        p += n + 1;
+    }
+    return true;
+}
+
+/* Floats kvlab computes with are finite and within a float's range: nan,
+ * inf and 1e39 in --query, in a --matrix file (named by line and column)
+ * and in every float option are refused with exit 2, and inputs a float
+ * holds but arithmetic would overflow (a generated head, a rotation) are
+ * refused too; random finite inputs never give NaN without --no-saturate,
+ * and only --no-saturate is ever blamed for one. */
+START_TEST(quant_refuses_non_finite)
+{
+    static const char *const BAD[][2] = {{"nan", "finite"}, {"inf", "finite"}, {"-inf", "finite"},
+                                         {"1e39", "range of a float"}, {"-1e300", "range of a float"}};
+    for (size_t i = 0; i < N_OF(BAD); i++) {
+        char q[64];
+        snprintf(q, sizeof q, "1,2,3,%s", BAD[i][0]);
+        usage_error(RUN("quant", "--preset", "worked-4x4", "--query", q), "--query", BAD[i][1]);
+        static const char *const OPTS[] = {"--outlier-scale", "--query-outlier-weight", "--sink-strength",
+                                           "--value-outlier-scale"};
+        usage_error(RUN("quant", OPTS[i % 4], BAD[i][0]), OPTS[i % 4], BAD[i][1]);
+        usage_error(RUN("quant", "--scheme", "fp8", "--scale", BAD[i][0]), "--scale", BAD[i][1]);
+        usage_error(RUN("quant", "--rope", "pre", "--rope-theta", BAD[i][0]), "--rope-theta", BAD[i][1]);
+    }
+    static const struct { const char *json, *where; } FILES[] = {
+        {"{\"keys\": [[1, 2], [3, 1e39]], \"query\": [1, 1]}", ":1:23:"},
+        {"{\"keys\": [[1, 2], [3, 4]],\n \"values\": [[1, -1e300], [3, 4]], \"query\": [1, 1]}", ":2:17:"},
+        {"{\"keys\": [[1, 2], [3, 4]], \"query\": [1, 3.5e38]}", ":1:41:"},
+    };
+    char path[] = "/tmp/kvlab-matrix-XXXXXX";
+    for (size_t i = 0; i < N_OF(FILES); i++) {
+        int fd = mkstemp(path);
+        ck_assert(fd >= 0 && write(fd, FILES[i].json, strlen(FILES[i].json)) > 0);
+        close(fd);
+        usage_error(RUN("quant", "--matrix", path), FILES[i].where, "beyond the range of a float");
+        unlink(path);
+        strcpy(path, "/tmp/kvlab-matrix-XXXXXX");
+    }
+    usage_error(RUN("quant", "--outlier-scale", "3e38"), "outlier scale", "past a float's range");
+    usage_error(RUN("quant", "--query-outlier-weight", "3e38"), "query outlier weight", NULL);
+    usage_error(RUN("quant", "--head-dim", "64", "--outlier-channels", "8", "--outlier-scale", "1e38", "--rotate",
+                    "hadamard"), "Hadamard", "overflows a float");
+    /* int-zp's zero point widens [-5.23e37, 3.4e38] by almost half a step: 3 steps of 1.31e38 */
+    int fd = mkstemp(path);
+    static const char ZP[] = "{\"keys\": [[-5.23e37, 3.4e38], [0, 1]], \"query\": [1, 1]}";
+    ck_assert(fd >= 0 && write(fd, ZP, sizeof ZP - 1) > 0);
+    close(fd);
+    usage_error(RUN("quant", "--matrix", path, "--scheme", "int-zp", "--bits", "2", "--granularity", "token"),
+                "quantized keys", "pass a float's range");
+    unlink(path);
+    strcpy(path, "/tmp/kvlab-matrix-XXXXXX");
+    /* random finite heads of every magnitude a float holds: finite figures, or (near FLT_MAX) the
+       refusal above; never NaN, never the hint */
+    Rng g = {test_seed() ^ 0xF1E};
+    static const char *const SCHEMES[] = {"int-min", "int-zp", "int-sym", "fp8", "nvfp4", "mxfp4"};
+    for (int i = 0; i < 12; i++) {
+        fd = mkstemp(path);
+        ck_assert(fd >= 0);
+        FILE *f = fdopen(fd, "w");
+        fprintf(f, "{\"keys\": [");
+        int mag = (int)rng_range(&g, 0, 76) - 38;
+        for (int r = 0; r < 6; r++) {
+            fprintf(f, "%s[", r ? ", " : "");
+            for (int c = 0; c < 4; c++)
+                fprintf(f, "%s%.9g", c ? ", " : "", rng_uniform(&g, 3.4f) * pow(10, mag));
+            fprintf(f, "]");
+        }
+        fprintf(f, "], \"query\": [%.9g, 1, -1, %.9g]}", rng_uniform(&g, 3.4f) * pow(10, mag),
+                rng_uniform(&g, 1));
+        fclose(f);
+        const char *scheme = SCHEMES[rng_range(&g, 0, N_OF(SCHEMES) - 1)];
+        RunResult r = RUN("quant", "--matrix", path, "--scheme", scheme, "--json");
+        bool refused = r.status == 2 && strstr(r.err, "pass a float's range");    // int-zp near FLT_MAX
+        ck_assert_seeded(refused || (r.status == 0 && !strstr(r.out, "null")), "%s, 10^%d: exit %d %s", scheme,
+                         mag, r.status, r.err);
+        run_free(&r);
+        r = RUN("quant", "--matrix", path, "--scheme", scheme);
+        ck_assert_seeded(refused || (r.status == 0 && !strstr(r.out, "NaN") && !strstr(r.out, "saturate")), "%s: %s",
+                         scheme, r.out);
+        run_free(&r);
+        unlink(path);
+        strcpy(path, "/tmp/kvlab-matrix-XXXXXX");
+    }
+    /* NaN comes only from --no-saturate, and says so */
+    RunResult r = RUN("quant", "--preset", "worked-4x4", "--scheme", "fp8", "--scale", "0.001", "--no-saturate");
+    ck_assert_msg(r.status == 0 && strstr(r.out, "NaN") && strstr(r.out, "--no-saturate"), "%s", r.out);
+    run_free(&r);
+}
+END_TEST
+
+/* kvlab bench refuses what its options get wrong before timing anything:
+ * exit 2 naming the option, for shapes (zero, out of range, query heads
+ * that are not a multiple, a head dimension the kernels do not take), a
+ * partial shape as calc refuses it, and contexts the cache cannot count. */
+START_TEST(bench_refuses_at_parsing)
+{
+    usage_error(RUN("bench", "--layers", "32", "--kv-heads", "8", "--head-dim", "0"), "--head-dim", "out of range");
+    usage_error(RUN("bench", "--layers", "1001", "--kv-heads", "8", "--head-dim", "128"), "--layers",
+                "1 to 1000");
+    usage_error(RUN("bench", "--layers", "1", "--kv-heads", "8", "--q-heads", "12", "--head-dim", "128"),
+                "--q-heads", "multiple");
+    usage_error(RUN("bench", "--layers", "1", "--kv-heads", "8", "--head-dim", "100"), "--head-dim",
+                "multiple of 32");
+    usage_error(RUN("bench", "--layers", "32"), "a typed shape needs", "missing --kv-heads");
+    usage_error(RUN("calc", "--layers", "32"), "a typed shape needs", "missing --kv-heads");
+    usage_error(RUN("bench", "--contexts", "999999999999k"), "--contexts", "at most");
+    usage_error(RUN("bench", "--contexts", "1k,1024"), "--contexts", "listed already");
+    usage_error(RUN("bench", "--format", "int4", "--format", "int4"), "--format", "twice");
+}
+END_TEST
+
+/* Control characters in arguments and data files reach the terminal
+ * escaped, in every message and text output: a scenario whose title holds
+ * an OSC sequence and a newline (show, check), an option value in an
+ * error, a --matrix path, and random bytes in arguments, whose one-line
+ * error is always terminal-safe; JSON keeps the text (escaped as JSON). */
+START_TEST(control_characters_escaped)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/scenario_control.json", test_testdata());
+    static const char *const VERBS[] = {"show", "check"};
+    for (int i = 0; i < 2; i++) {
+        RunResult r = RUN("scenario", VERBS[i], path);
+        ck_assert_msg(terminal_safe(r.out, true) && terminal_safe(r.err, true), "%s: %s", VERBS[i], r.out);
+        ck_assert_msg(strstr(r.out, "\\e]0;retitled\\x07A title\\nwith a second line\n"), "%s", r.out);
+        ck_assert(strstr(r.out, "BF16\\e[31m slots"));
+        if (i == 0)
+            ck_assert(strstr(r.out, "tests \\u009b2J\n") && strstr(r.out, "a\\rb"));
+        run_free(&r);
+    }
+    RunResult r = RUN("scenario", "show", path, "--json");
+    cJSON *j = json_of(&r);
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "title")->valuestring, "\x1b]0;retitled\aA title\nwith a second line");
+    cJSON_Delete(j);
+    run_free(&r);
+    usage_error(RUN("calc", "--context", "\x1b]0;x\a8k\n"), "'\\e]0;x\\x078k\\n'", NULL);
+    usage_error(RUN("calc", "--model", "\x9b" "2J\xc2\x9b"), "'\\x9b2J\\u009b'", NULL);
+    char dir[] = "/tmp/kvlab-esc-XXXXXX", file[1200], cmd[2600];
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(file, sizeof file, "%s/m\x1b[2J.json", dir);
+    snprintf(cmd, sizeof cmd, "cp '%s/worked-4x4.json' '%s'", test_testdata(), file);
+    ck_assert_int_eq(system(cmd), 0);
+    r = RUN("quant", "--matrix", file, "--granularity", "token");
+    ck_assert_msg(r.status == 0 && terminal_safe(r.out, true) && strstr(r.out, "/m\\e[2J.json"), "%s", r.out);
+    run_free(&r);
+    unlink(file);
+    rmdir(dir);
+    Rng g = {test_seed() ^ 0xE5C};
+    for (int i = 0; i < 200; i++) {
+        char arg[24] = "x";                     // never a command, an option or a size
+        size_t n = rng_range(&g, 2, sizeof arg - 1);
+        for (size_t k = 1; k < n; k++)
+            arg[k] = (char)rng_range(&g, 1, 255);
+        arg[n] = '\0';
+        r = i % 2 ? RUN("calc", "--pool", arg) : RUN(arg);
+        ck_assert_seeded(r.status == 2 && terminal_safe(r.err, true) && strchr(r.err, '\n') == r.err + strlen(r.err) - 1,
+                         "exit %d, stderr: %s", r.status, r.err);
+        run_free(&r);
+    }
+}
+END_TEST
+
+/* kvlab roundtrip refuses a line it cannot read whole: a NUL byte, a
+ * carriage return inside a line, stdin that is a directory or closed; each
+ * exit 2 with the line named, after the lines before it. A CRLF line end
+ * is a line end. */
+START_TEST(roundtrip_bad_input)
+{
+    RunResult r = run_shell("roundtrip e4m3", "printf '1\\n2\\0003\\n4\\n' |");
+    ck_assert_msg(r.status == 2 && !strcmp(r.out, "1\n") && strstr(r.err, "line 2") && strstr(r.err, "NUL"),
+                  "exit %d, out '%s', err '%s'", r.status, r.out, r.err);
+    run_free(&r);
+    r = run_shell("roundtrip e4m3", "printf '1\\r2\\n' |");
+    ck_assert_msg(r.status == 2 && strstr(r.err, "line 1") && strstr(r.err, "'1\\r2'"), "%s", r.err);
+    run_free(&r);
+    r = run_shell("roundtrip e4m3", "printf '1\\r\\n2\\r\\n' |");
+    ck_assert_msg(r.status == 0 && !strcmp(r.out, "1\n2\n"), "%s", r.err);
+    run_free(&r);
+    static const char *const UNREADABLE[] = {"< /", "<&-"};
+    for (size_t i = 0; i < N_OF(UNREADABLE); i++) {
+        char redirect[64];
+        snprintf(redirect, sizeof redirect, "exec %s;", UNREADABLE[i]);
+        r = run_shell("roundtrip e4m3", redirect);
+        ck_assert_msg(r.status == 2 && strstr(r.err, "cannot read line 1"), "%s: exit %d, %s", UNREADABLE[i],
+                      r.status, r.err);
+        run_free(&r);
+    }
+}
+END_TEST
+
+/* An option that would change nothing is refused, saying what it needs,
+ * in every command; a single-valued option given twice is refused in
+ * every command; --bits takes what its help says, no more, no less. */
+START_TEST(options_that_do_nothing)
+{
+    static const struct { const char *argv[14], *want; } NOTHING[] = {
+        {{"quant", "--fp8", "e4m3"}, "--scheme fp8"},
+        {{"quant", "--no-saturate"}, "--scheme fp8"},
+        {{"quant", "--scale", "0.5"}, "--scheme fp8"},
+        {{"quant", "--matrices"}, "--json"},
+        {{"quant", "--matrices", "--json"}, "--granularity"},
+        {{"quant", "--kivi", "--scheme", "int-zp"}, "--kivi"},
+        {{"quant", "--kivi", "--granularity", "token"}, "--kivi"},
+        {{"quant", "--kivi", "--values", "token"}, "exact"},
+        {{"quant", "--preset", "worked-4x4", "--seed", "1"}, "generated head"},
+        {{"quant", "--scheme", "nvfp4", "--granularity", "token"}, "group:16"},
+        {{"quant", "--scheme", "fp8", "--scale", "0.5", "--values", "token"}, "tensor"},
+        {{"quant", "--rope-theta", "10000"}, "--rope"},
+        {{"calc", "--residual", "128", "--format", "bf16"}, "16-bit"},
+        {{"calc", "--bf16-sliding"}, "sliding-window"},
+        {{"calc", "--head-scales", "--format", "int4"}, "per-tensor scales"},
+        {{"calc", "--layers", "2", "--kv-heads", "1", "--head-dim", "64", "--block", "16"}, "pool"},
+        {{"calc", "--model", "llama-2-7b", "--mha"}, "KV head per query head"},
+        {{"calc", "--gpu", "h100-sxm", "--pool", "20GiB", "--reserve", "1GiB"}, "given"},
+        {{"bench", "--residual", "64", "--format", "bf16"}, "int4 (KIVI)"},
+        {{"bench", "--fp8-path", "A", "--format", "bf16"}, "fp8_e4m3"},
+        {{"bench", "--fp8-path", "B", "--backend", "cpu"}, "CPU reference"},
+    };
+    for (size_t i = 0; i < N_OF(NOTHING); i++)
+        usage_error(run_kvlab(NOTHING[i].argv, NULL), NOTHING[i].want, NULL);
+    static const char *const TWICE[][3] = {{"calc", "--context", "8k"}, {"formats", "--head-dim", "64"},
+                                           {"quant", "--seed", "2"}, {"bench", "--batch", "1"},
+                                           {"roundtrip", "e4m3", NULL}, {"scenario", "list", NULL}};
+    for (size_t i = 0; i < N_OF(TWICE); i++)
+        if (TWICE[i][2])
+            usage_error(RUN(TWICE[i][0], TWICE[i][1], TWICE[i][2], TWICE[i][1], TWICE[i][2]), TWICE[i][1],
+                        "given twice");
+    /* --bits: every width the help names is taken, and none beside them */
+    RunResult r = RUN("quant", "--help");
+    const char *h = strstr(r.out, "--bits N");
+    unsigned lo, hi;
+    ck_assert_msg(h && sscanf(strstr(h, "integer bits: "), "integer bits: %u to %u", &lo, &hi) == 2, "%s", r.out);
+    run_free(&r);
+    for (unsigned b = lo - 1; b <= hi + 1; b++) {
+        char bits[8];
+        snprintf(bits, sizeof bits, "%u", b);
+        r = RUN("quant", "--preset", "worked-4x4", "--granularity", "token", "--bits", bits, "--json");
+        ck_assert_msg((r.status == 0) == (b >= lo && b <= hi), "--bits %u: exit %d", b, r.status);
+        run_free(&r);
+    }
+}
+END_TEST
+
+/* kvlab calc: a typed shape without --q-heads says its query heads are
+ * not given (not MHA), in text and JSON; a size written without a unit
+ * and so small that a unit was surely meant gets a note (the figures are
+ * still those of the bytes given); a value whose digits overflow on the
+ * way but not in the end is computed exactly. */
+START_TEST(calc_smaller)
+{
+    RunResult r = RUN("calc", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--format", "bf16");
+    ck_assert_msg(r.status == 0 && strstr(r.out, "query heads not given") && !strstr(r.out, "MHA)"), "%s", r.out);
+    run_free(&r);
+    r = RUN("calc", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--format", "bf16", "--json");
+    cJSON *j = json_of(&r);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "shape"), "q_heads")));
+    cJSON_Delete(j);
+    run_free(&r);
+    r = RUN("calc", "--layers", "32", "--kv-heads", "8", "--q-heads", "8", "--head-dim", "128", "--format", "bf16");
+    ck_assert_msg(r.status == 0 && strstr(r.out, "8 query heads") && strstr(r.out, "(MHA)"), "%s", r.out);
+    run_free(&r);
+    static const char *const BARE[][3] = {{"--pool", "20", "20GiB"}, {"--weights", "16", "16GiB"},
+                                          {"--pool", "1000000", "1000000GiB"}};
+    for (size_t i = 0; i < N_OF(BARE); i++) {
+        r = RUN("calc", "--model", "llama-3-8b", BARE[i][0], BARE[i][1], "--bandwidth", "3TB/s", "--json");
+        ck_assert_msg(r.status == 0 && strstr(r.err, "a unit was probably meant") && strstr(r.err, BARE[i][2]),
+                      "%s %s: %s", BARE[i][0], BARE[i][1], r.err);
+        cJSON_Delete(json_of(&r));         // the note went to stderr: stdout is the JSON alone
+        run_free(&r);
+    }
+    static const char *const MEANT[][2] = {{"--pool", "20GiB"}, {"--pool", "21474836480"}, {"--weights", "16e9"}};
+    for (size_t i = 0; i < N_OF(MEANT); i++) {
+        r = RUN("calc", "--model", "llama-3-8b", MEANT[i][0], MEANT[i][1], "--format", "bf16");
+        ck_assert_msg(r.status == 0 && !*r.err, "%s %s: %s", MEANT[i][0], MEANT[i][1], r.err);
+        run_free(&r);
+    }
+    r = RUN("calc", "--pool", "20000000000000000000000000000000e-30GiB", "--format", "bf16", "--json");
+    j = json_of(&r);
+    ck_assert(num(j, "pool") == 20.0 * (1 << 30));
+    cJSON_Delete(j);
+    run_free(&r);
 }
 END_TEST
 
@@ -579,6 +910,12 @@ Suite *suite_cli(void)
     tcase_add_test(t, quant_command);
     tcase_add_test(t, quant_matrix_file);
     tcase_add_test(t, roundtrip_command);
+    tcase_add_test(t, quant_refuses_non_finite);
+    tcase_add_test(t, bench_refuses_at_parsing);
+    tcase_add_test(t, control_characters_escaped);
+    tcase_add_test(t, roundtrip_bad_input);
+    tcase_add_test(t, options_that_do_nothing);
+    tcase_add_test(t, calc_smaller);
     suite_add_tcase(s, t);
     return s;
 }

@@ -121,6 +121,64 @@ START_TEST(write_read_bounds)
 }
 END_TEST
 
+/* Steps and minimums that FP16 holds exactly, and values that BF16 (the
+ * int4 window they wait in) holds exactly: integers to 250 times s / (2m). */
+static const TieRange TIES_FP16 = {-10, 2, 7, 40};
+
+/* The cache's int4 (KIVI) and int8 writers round as calc's int-min and
+ * int-sym do: on exact halves, with steps FP16 stores exactly, every code
+ * lands where kivi_ref and quantize_ref put it (half to even), bit for bit. */
+START_TEST(integer_writers_round_as_calc)
+{
+    Rng r = {test_seed() ^ 0x7E4};
+    enum { H = 2, T = 64, D = 64 };
+    for (int it = 0; it < 20; it++) {
+        KvFormat f = it % 2 ? KV_INT8 : KV_INT4;
+        KvShape s = {f, 1, H, H, D, T, 0, false};
+        KvCache c;
+        ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
+        static float k[H * T * D], v[H * T * D], kw[H * T * D], vw[H * T * D];
+        for (int h = 0; h < H; h++) {
+            QuantSpec q;
+            quant_spec_init(&q);
+            q.scheme = f == KV_INT8 ? SCHEME_INT_SYM : SCHEME_INT_MIN;
+            q.bits = f == KV_INT8 ? 8 : 4;
+            q.gran = f == KV_INT8 ? (Granularity){GRAN_TOKEN, 0} : (Granularity){GRAN_GROUP_TOKENS, KV_KIVI_GROUP};
+            build_ties(&r, &q, T, D, &TIES_FP16, k + h * T * D, kw + h * T * D);
+            if (f == KV_INT4)
+                q.gran = (Granularity){GRAN_GROUP_CHANNELS, 32};
+            build_ties(&r, &q, T, D, &TIES_FP16, v + h * T * D, vw + h * T * D);
+        }
+        ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
+        static float kc[H * T * D], vc[H * T * D];           // calc's, for the same heads
+        for (int h = 0; h < H; h++) {
+            QuantSpec q8;
+            quant_spec_init(&q8);
+            q8.scheme = SCHEME_INT_SYM;
+            q8.bits = 8;
+            KiviSpec q4 = {4, KV_KIVI_GROUP, 0};
+            size_t o = (size_t)h * T * D;
+            ck_assert_int_eq(f == KV_INT8 ? quantize_ref(&q8, k + o, T, D, kc + o, NULL) |
+                                                quantize_ref(&q8, v + o, T, D, vc + o, NULL)
+                                          : kivi_ref(&q4, k + o, v + o, T, D, kc + o, vc + o, NULL), 0);
+        }
+        for (size_t i = 0; i < (size_t)H * T * D; i++)
+            ck_assert_seeded(kc[i] == kw[i] && vc[i] == vw[i], "calc's %s differs at %zu", kv_format_id(f), i);
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                float kd[D], vd[D];
+                kv_dequant(&c, 0, (uint32_t)h, (uint32_t)t, kd, vd);
+                for (int d = 0; d < D; d++) {
+                    size_t i = ((size_t)h * T + t) * D + d;
+                    ck_assert_seeded(kd[d] == kw[i], "%s key %a -> %a, want %a", kv_format_id(f), k[i], kd[d], kw[i]);
+                    ck_assert_seeded(vd[d] == vw[i], "%s value %a -> %a, want %a", kv_format_id(f), v[i], vd[d], vw[i]);
+                }
+            }
+        kv_cache_done(&c);
+    }
+}
+END_TEST
+
 /* The cache's NVFP4 and MXFP4 are calc/quant's (quantize_ref, the
  * definition): one append of random values whose magnitudes span 2^-12 to
  * 1 (one a group of 16: an NVFP4 block, half an MXFP4 one) reads back, bit
@@ -335,6 +393,7 @@ Suite *suite_kernels(void)
     tcase_add_test(t, e2m1_words);
     tcase_add_test(t, write_read_bounds);
     tcase_add_test(t, fp4_matches_ref);
+    tcase_add_test(t, integer_writers_round_as_calc);
     tcase_add_test(t, cpu_matches_f64);
     tcase_add_test(t, kivi_window);
     tcase_add_test(t, sweep_time_left);

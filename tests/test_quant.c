@@ -145,27 +145,6 @@ START_TEST(fp8_scales)
 }
 END_TEST
 
-/* The groups a granularity makes: returns the group count and fills, for
- * each element, its group index. */
-static size_t group_ids(const Granularity *g, size_t rows, size_t cols, size_t *id)
-{
-    size_t n = 0;
-    for (size_t r = 0; r < rows; r++)
-        for (size_t c = 0; c < cols; c++) {
-            size_t k;
-            switch (g->kind) {
-            case GRAN_TENSOR: k = 0; break;
-            case GRAN_TOKEN: k = r; break;
-            case GRAN_CHANNEL: k = c; break;
-            case GRAN_GROUP_CHANNELS: k = r * ((cols + g->size - 1) / g->size) + c / g->size; break;
-            default: k = c * ((rows + g->size - 1) / g->size) + r / g->size; break;
-            }
-            id[r * cols + c] = k;
-            n = k + 1 > n ? k + 1 : n;
-        }
-    return n;
-}
-
 /* The grid step of an integer scheme over a group spanning [lo, hi],
  * written out from quant.h: amax / (2^(b-1) - 1) for int-sym, the range
  * over 2^b - 1 for int-min, and for int-zp the range widened to hold 0. */
@@ -212,6 +191,132 @@ START_TEST(integer_bounds_random)
             ck_assert_float_eq(m.out[0], 0.0f);
         sample_free(&m);
         free(id), free(lo), free(hi);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * The integer grids round as quant.h documents: rint of the quotient, an
+ * exact half to the even code.
+ */
+
+/* quantize_ref(q) of x (rows, cols) is want, exactly. */
+static void assert_quantized_as(const QuantSpec *q, const float *x, size_t rows, size_t cols, const float *want)
+{
+    size_t n = rows * cols;
+    float *out = malloc(n * sizeof *out);
+    ck_assert_int_eq(quantize_ref(q, x, rows, cols, out, NULL), 0);
+    char g[32];
+    for (size_t i = 0; i < n; i++)
+        ck_assert_seeded(out[i] == want[i], "%s %u-bit per %s: %a -> %a, want %a", scheme_str(q->scheme), q->bits,
+                         granularity_str(&q->gran, g, sizeof g), x[i], out[i], want[i]);
+    free(out);
+}
+
+/* Every granularity, with a group size that may leave a last group short. */
+static Granularity any_granularity(Rng *r)
+{
+    return (Granularity){(GranKind)rng_range(r, GRAN_TENSOR, GRAN_GROUP_TOKENS), rng_range(r, 1, 12)};
+}
+
+/* Exact halves land on the even code: int-min, int-zp and int-sym at every
+ * bit width and granularity, with steps down to subnormal ranges (below
+ * 1/FLT_MAX, where a float reciprocal overflows); exact equality. */
+START_TEST(integer_ties_to_even)
+{
+    Rng r = {test_seed() ^ 0x71E5};
+    for (int it = 0; it < 600; it++) {
+        QuantSpec q = spec_of((Scheme)(it % 3 == 0 ? SCHEME_INT_MIN : it % 3 == 1 ? SCHEME_INT_ZP
+                                                                                   : SCHEME_INT_SYM),
+                              GRAN_TENSOR);
+        q.bits = QUANT_BITS_MIN + (unsigned)(it / 3) % (QUANT_BITS_MAX - QUANT_BITS_MIN + 1);
+        q.gran = any_granularity(&r);
+        size_t rows = rng_range(&r, 1, 30), cols = rng_range(&r, 1, 30), n = rows * cols;
+        float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want);
+        build_ties(&r, &q, rows, cols, rng_range(&r, 0, 1) ? &TIES_SUBNORMAL : &TIES_NORMAL, x, want);
+        assert_quantized_as(&q, x, rows, cols, want);
+        free(x), free(want);
+    }
+}
+END_TEST
+
+/* KIVI rounds its halves to even too: keys per channel in groups of G
+ * tokens, values per token in groups of G channels, every bit width. */
+START_TEST(kivi_ties_to_even)
+{
+    Rng r = {test_seed() ^ 0x1C1};
+    for (int it = 0; it < 100; it++) {
+        KiviSpec s = {QUANT_BITS_MIN + (unsigned)it % (QUANT_BITS_MAX - QUANT_BITS_MIN + 1),
+                      rng_range(&r, 2, 8), 0};
+        size_t tokens = s.group * rng_range(&r, 1, 4), d = rng_range(&r, 2, 20), n = tokens * d;
+        float *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v), *kw = malloc(n * sizeof *kw),
+              *vw = malloc(n * sizeof *vw), *ko = malloc(n * sizeof *ko), *vo = malloc(n * sizeof *vo);
+        QuantSpec q = spec_of(SCHEME_INT_MIN, GRAN_GROUP_TOKENS);
+        q.bits = s.bits;
+        q.gran.size = s.group;
+        build_ties(&r, &q, tokens, d, &TIES_NORMAL, k, kw);
+        q.gran.kind = GRAN_GROUP_CHANNELS;
+        build_ties(&r, &q, tokens, d, &TIES_SUBNORMAL, v, vw);
+        ck_assert_int_eq(kivi_ref(&s, k, v, tokens, d, ko, vo, NULL), 0);
+        for (size_t i = 0; i < n; i++) {
+            ck_assert_seeded(ko[i] == kw[i], "KIVI %u-bit key %a -> %a, want %a", s.bits, k[i], ko[i], kw[i]);
+            ck_assert_seeded(vo[i] == vw[i], "KIVI %u-bit value %a -> %a, want %a", s.bits, v[i], vo[i], vw[i]);
+        }
+        free(k), free(v), free(kw), free(vw), free(ko), free(vo);
+    }
+}
+END_TEST
+
+/* quant.h's integer formulas written out once more, independently, in
+ * double with libm's rint (round half to even): per group, the range or
+ * amax, the scale, the quotient divided, the clamp and the dequantized
+ * value rounded once to float. */
+static void integer_ref(const QuantSpec *q, const float *x, size_t rows, size_t cols, float *out)
+{
+    size_t n = rows * cols, *id = malloc(n * sizeof *id);
+    size_t groups = group_ids(&q->gran, rows, cols, id);
+    double *lo = malloc(groups * sizeof *lo), *hi = malloc(groups * sizeof *hi);
+    for (size_t g = 0; g < groups; g++)
+        lo[g] = INFINITY, hi[g] = -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        lo[id[i]] = fmin(lo[id[i]], x[i]), hi[id[i]] = fmax(hi[id[i]], x[i]);
+    const double top = (1 << q->bits) - 1, qmax = (1 << (q->bits - 1)) - 1;
+    for (size_t i = 0; i < n; i++) {
+        double l = lo[id[i]], h = hi[id[i]], v = x[i];
+        if (q->scheme == SCHEME_INT_SYM) {
+            double s = fmax(fabs(l), fabs(h)) / qmax;
+            out[i] = s == 0 ? 0.0f : (float)(fmin(fmax(rint(v / s), -qmax), qmax) * s);
+        } else if (q->scheme == SCHEME_INT_MIN) {
+            double s = (h - l) / top;
+            out[i] = s == 0 ? (float)l : (float)(l + fmin(fmax(rint((v - l) / s), 0), top) * s);
+        } else {
+            l = fmin(l, 0), h = fmax(h, 0);
+            double s = (h - l) / top, z = s == 0 ? 0 : fmin(fmax(rint(-l / s), 0), top);
+            out[i] = s == 0 ? 0.0f : (float)((fmin(fmax(rint(v / s) + z, 0), top) - z) * s);
+        }
+    }
+    free(id), free(lo), free(hi);
+}
+
+/* Random matrices whose magnitudes run from subnormal (2^-149) to 2^100,
+ * every integer scheme, bit width and granularity: quantize_ref equals the
+ * independent reference exactly. */
+START_TEST(integer_matches_reference_random)
+{
+    Rng r = {test_seed() ^ 0x2EF};
+    for (int it = 0; it < 400; it++) {
+        QuantSpec q = spec_of((Scheme)rng_range(&r, SCHEME_INT_SYM, SCHEME_INT_ZP), GRAN_TENSOR);
+        q.bits = (unsigned)rng_range(&r, QUANT_BITS_MIN, QUANT_BITS_MAX);
+        q.gran = any_granularity(&r);
+        size_t rows = rng_range(&r, 1, 40), cols = rng_range(&r, 1, 40), n = rows * cols;
+        float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want);
+        int mag = (int)rng_range(&r, 0, 249) - 149;
+        float shift = it % 2 ? ldexpf(rng_uniform(&r, 1), mag) : 0;   // ranges away from 0 too
+        for (size_t i = 0; i < n; i++)
+            x[i] = shift + ldexpf(rng_uniform(&r, 1), mag);
+        integer_ref(&q, x, rows, cols, want);
+        assert_quantized_as(&q, x, rows, cols, want);
+        free(x), free(want);
     }
 }
 END_TEST
@@ -635,6 +740,9 @@ Suite *suite_quant(void)
     tcase_add_test(t, worked_example);
     tcase_add_test(t, fp8_scales);
     tcase_add_test(t, integer_bounds_random);
+    tcase_add_test(t, integer_ties_to_even);
+    tcase_add_test(t, kivi_ties_to_even);
+    tcase_add_test(t, integer_matches_reference_random);
     tcase_add_test(t, most_moved_random);
     tcase_add_test(t, most_moved_fixed);
     tcase_add_test(t, fp8_bounds_random);

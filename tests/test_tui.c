@@ -8,12 +8,16 @@
 #include "catalog.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -262,6 +266,176 @@ START_TEST(quit_restores_terminal)
         ck_assert_str_eq(flag, "0 1\n");
         stop();
     }
+}
+END_TEST
+
+/* The parent of pid and whether it is kvlab, from /proc/PID/stat
+ * ("pid (comm) state ppid ..."); 0 when pid is gone. */
+static pid_t parent_of(pid_t pid, bool *kvlab)
+{
+    char path[64], stat[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(stat, 1, sizeof stat - 1, f);
+    fclose(f);
+    stat[n] = '\0';
+    const char *close = strrchr(stat, ')');
+    long ppid = 0;
+    if (!close || sscanf(close + 1, " %*c %ld", &ppid) != 1)
+        return 0;
+    *kvlab = strstr(stat, " (kvlab) ") != NULL;
+    return (pid_t)ppid;
+}
+
+/* The lab's own process: the kvlab under the pane's first process (a
+ * shell, perhaps under timeout), found in /proc (no pgrep needed); fails
+ * the test when there is none. */
+static pid_t lab_pid(void)
+{
+    char out[64];
+    tmux(out, sizeof out, "display -p -t lab '#{pane_pid}'");
+    pid_t pane = (pid_t)atol(out), found = 0;
+    DIR *d = opendir("/proc");
+    ck_assert(d != NULL);
+    for (struct dirent *de; !found && (de = readdir(d));) {
+        pid_t pid = (pid_t)atol(de->d_name);
+        bool kvlab = false;
+        pid_t up = pid > 0 ? parent_of(pid, &kvlab) : 0;
+        for (int depth = 0; kvlab && up > 1 && depth < 4 && !found; depth++) {
+            bool ignored;
+            found = up == pane ? pid : 0;
+            up = parent_of(up, &ignored);
+        }
+    }
+    closedir(d);
+    ck_assert_msg(found > 0, "no kvlab under the pane's process %ld", (long)pane);
+    return found;
+}
+
+/* Whether the pane's terminal echoes and reads whole lines, as a shell
+ * leaves it; the lab turns both off. */
+static bool tty_cooked(void)
+{
+    char tty[64];
+    tmux(tty, sizeof tty, "display -p -t lab '#{pane_tty}'");
+    tty[strcspn(tty, "\n")] = '\0';
+    int fd = open(tty, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+    ck_assert_msg(fd >= 0, "cannot open the pane's terminal %s", tty);
+    struct termios tio;
+    ck_assert(tcgetattr(fd, &tio) == 0);
+    close(fd);
+    return (tio.c_lflag & ECHO) && (tio.c_lflag & ICANON);
+}
+
+/* Waits up to 5 s for the terminal to be in the lab's modes (cooked
+ * false) or a shell's (true). */
+static bool wait_tty(bool cooked)
+{
+    for (int i = 0; i < 100; i++) {
+        if (tty_cooked() == cooked)
+            return true;
+        usleep(50000);
+    }
+    return false;
+}
+
+/* The terminal as the lab found it: main screen, cursor shown, no mouse
+ * tracking, echo and line input on. */
+static void assert_restored(const char *after)
+{
+    char flags[64];
+    tmux(flags, sizeof flags, "display -p -t lab '#{alternate_on} #{cursor_flag} #{mouse_any_flag}'");
+    ck_assert_msg(!strcmp(flags, "0 1 0\n"), "after %s: alternate screen, cursor, mouse %s", after, flags);
+    ck_assert_msg(tty_cooked(), "after %s: echo or line input left off", after);
+}
+
+/* Every signal that would end the process ends the lab as q does, the
+ * terminal restored (assert_restored) and the exit status 128 + the
+ * signal: Ctrl-\ (SIGQUIT), and SIGTERM, SIGHUP, SIGPIPE, SIGUSR1 and
+ * SIGALRM sent to it. */
+START_TEST(signals_restore_terminal)
+{
+    static const int SIGS[] = {SIGQUIT, SIGTERM, SIGHUP, SIGPIPE, SIGUSR1, SIGALRM};
+    for (size_t i = 0; i < N_OF(SIGS); i++) {
+        open_lab(100, 30, "");
+        ck_assert(!tty_cooked());
+        if (SIGS[i] == SIGQUIT)
+            keys("C-\\\\");
+        else
+            ck_assert_int_eq(kill(lab_pid(), SIGS[i]), 0);
+        char want[32];
+        snprintf(want, sizeof want, "EXIT:%d", 128 + SIGS[i]);
+        ck_assert(wait_for(want));
+        assert_restored(strsignal(SIGS[i]));
+        stop();
+    }
+}
+END_TEST
+
+/* Stopped from a job-control shell, the lab gives the terminal back; on
+ * fg it takes it again and redraws: after Ctrl-Z (SIGTSTP, which ncurses
+ * handles) and after SIGSTOP, which nothing can catch and after which the
+ * shell has put back its own modes. */
+START_TEST(stop_and_continue)
+{
+    static unsigned starts;
+    snprintf(sock, sizeof sock, "kvlab-test-job-%d-%ld-%u", getpid(), (long)time(NULL), starts++);
+    /* the shell ends by itself should the test stop midway (a stopped lab then gets its SIGHUP) */
+    tmux(NULL, 0, "new-session -d -x 100 -y 30 -s lab \"env TERM=xterm-256color KVLAB_DATA='%s' "
+                  "PS1='$ ' timeout --foreground 100 bash --norc --noediting -i\"", test_datadir());
+    tmux(NULL, 0, "send-keys -t lab \"'%s'\" Enter", test_bin());
+    ck_assert(wait_for("A 20 GiB KV pool"));
+    press("C-z", "Stopped");
+    assert_restored("Ctrl-Z");
+    keys("fg Enter");
+    ck_assert_msg(wait_tty(false), "fg after Ctrl-Z: the lab's modes are not back");
+    ck_assert(wait_for("A 20 GiB KV pool"));
+    ck_assert_int_eq(kill(lab_pid(), SIGSTOP), 0);
+    ck_assert(wait_for("Stopped"));
+    keys("fg Enter");
+    ck_assert_msg(wait_tty(false), "fg after SIGSTOP: the terminal is left in the shell's modes");
+    char buf[8192];
+    for (int i = 0; i < 100; i++) {             // redrawn over what the shell printed
+        screen(buf, sizeof buf, false);
+        if (!strstr(buf, "Stopped"))
+            break;
+        usleep(50000);
+    }
+    ck_assert_msg(!strstr(buf, "Stopped") && strstr(buf, "A 20 GiB KV pool"), "not redrawn:\n%s", buf);
+    keys("q");
+    ck_assert(wait_tty(true));
+    assert_restored("q");
+    keys("'echo EXIT:$?' Enter");
+    ck_assert(wait_for("EXIT:0"));
+    stop();
+}
+END_TEST
+
+/* Text from a data file is drawn with its control characters escaped,
+ * never sent: a scenario whose title holds an OSC sequence (which would
+ * retitle the window) and a newline, C1 CSI in its source and ESC [2J in
+ * its story shows them as \e, \x07, \n, \u009b. */
+START_TEST(control_characters_escaped)
+{
+    char dir[] = "/tmp/kvlab-control-XXXXXX", cmd[3000];
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(cmd, sizeof cmd, "ln -s '%s/models' '%s/gpus' %s/ && cp '%s/scenario_control.json' %s/",
+             test_datadir(), test_datadir(), dir, test_testdata(), dir);
+    ck_assert_int_eq(system(cmd), 0);
+    char env[128];
+    snprintf(env, sizeof env, "KVLAB_DATA=%s", dir);
+    start(120, 40, env);
+    ck_assert(wait_for("\\e]0;retitled\\x07A title\\nwith a second line"));
+    ck_assert(wait_for("tests \\u009b2J"));
+    ck_assert(wait_for("A story\\e[2Jthat clears the screen."));
+    char title[256];
+    tmux(title, sizeof title, "display -p -t lab '#{pane_title}'");
+    ck_assert_msg(!strstr(title, "retitled"), "the window was retitled: %s", title);
+    quit_lab();
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -828,6 +1002,9 @@ Suite *suite_tui(void)
     tcase_add_test(t, editing_changes_figures);
     tcase_add_test(t, resizes_survive);
     tcase_add_test(t, quit_restores_terminal);
+    tcase_add_test(t, signals_restore_terminal);
+    tcase_add_test(t, stop_and_continue);
+    tcase_add_test(t, control_characters_escaped);
     tcase_add_test(t, no_color);
     tcase_add_test(t, export_files);
     tcase_add_test(t, no_terminal);

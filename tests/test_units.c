@@ -114,6 +114,53 @@ START_TEST(sizes_round_trip_random)
 }
 END_TEST
 
+/* A number means its exact decimal value however it is written: zeros
+ * before or after its digits and an exponent that cancels them cost no
+ * precision, so only a value that does not fit (or, for plain bytes, is not
+ * whole) is refused, never one whose intermediate product overflows. */
+START_TEST(decimals_exact)
+{
+    ck_assert(size_of("20000000000000000000000000000000e-30GiB") == (u128)20 << 30);
+    ck_assert(size_of("0.00000000000000000000000000000000000000000000000002e50") == 2);
+    ck_assert(size_of("340282366920938463463374607431768211455") == U128_MAX);
+    ck_assert(size_of("1.5e0KiB") == 1536 && size_of("15e-1KiB") == 1536);
+    uint64_t t;
+    Error e;
+    ck_assert(units_parse_context("128000e-3k", &t, &e) == 0 && t == 131072);
+    ck_assert(units_parse_count("16.000", 1, 100, &t, &e) == 0 && t == 16);
+    Q q;
+    ck_assert(units_parse_fraction("0.90000000000000000000000000000000000000000000000", &q, &e) == 0 &&
+              q.num * 10 == q.den * 9);
+    u128 v;
+    ck_assert(units_parse_size("1.00000000000000000000000000000000000000001GiB", &v, &e) == -1 &&
+              strstr(e.msg, "38 significant digits"));
+    ck_assert(units_parse_size("3402823669209384634633746074317682114560", &v, &e) == -1 &&
+              strstr(e.msg, "overflow"));
+    ck_assert(units_parse_size("1e-100000GiB", &v, &e) == -1 && strstr(e.msg, "less than a byte"));
+    ck_assert(units_parse_size("20.5e-1", &v, &e) == -1 && strstr(e.msg, "whole number of bytes"));
+    /* random bytes n x unit written with z zeros and an exponent of -z, and
+     * as 0.000n with the exponent that puts the point back */
+    static const struct { const char *u; u128 f; } U[] = {
+        {"B", 1}, {"KiB", KIB}, {"GiB", GIB}, {"TiB", TIB}, {"GB", 1000000000}, {"TB", 1000000000000}};
+    Rng r = {test_seed() ^ 0xDEC};
+    for (int i = 0; i < 2000; i++) {
+        uint64_t n = rng_range(&r, 1, (uint64_t)1 << rng_range(&r, 1, 63));
+        size_t k = (size_t)rng_range(&r, 0, N_OF(U) - 1);
+        int z = (int)rng_range(&r, 0, 80);
+        char digits[32], buf[256];
+        int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)n);
+        snprintf(buf, sizeof buf, "%s%0*de-%d%s", digits, z, 0, z, U[k].u);
+        if (!z)
+            snprintf(buf, sizeof buf, "%s%s", digits, U[k].u);
+        ck_assert_seeded(size_of(buf) == (u128)n * U[k].f, "%s", buf);
+        snprintf(buf, sizeof buf, "0.%0*d%se%d%s", z, 0, digits, z + len, U[k].u);
+        if (!z)
+            snprintf(buf, sizeof buf, "0.%se%d%s", digits, len, U[k].u);
+        ck_assert_seeded(size_of(buf) == (u128)n * U[k].f, "%s", buf);
+    }
+}
+END_TEST
+
 /* Parsing and printing ignore LC_NUMERIC: under de_DE.UTF-8, whose
  * decimal point is ',' (make test compiles it into build/locale), "21.47GB"
  * still means 21,470,000,000 bytes and fractions print with '.'. */
@@ -219,6 +266,7 @@ Suite *suite_units(void)
     tcase_add_test(t, sizes_refused);
     tcase_add_test(t, rates_and_contexts);
     tcase_add_test(t, sizes_round_trip_random);
+    tcase_add_test(t, decimals_exact);
     tcase_add_test(t, locale_independent);
     tcase_add_test(t, printing);
     tcase_add_test(t, measured_rates);

@@ -1,6 +1,8 @@
 /* testutil.c - see testutil.h. */
 #include "testutil.h"
 
+#include "quant.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -204,4 +206,81 @@ double worst_head(const float *x, const double *ref, size_t heads, size_t d)
             worst = e;
     }
     return worst;
+}
+
+/* ------------------------------------------------------------------------
+ * Quantizer groups and exact halves
+ */
+
+/* The groups a granularity makes: returns the group count and fills, for
+ * each element, its group index. */
+size_t group_ids(const Granularity *g, size_t rows, size_t cols, size_t *id)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++) {
+            size_t k;
+            switch (g->kind) {
+            case GRAN_TENSOR: k = 0; break;
+            case GRAN_TOKEN: k = r; break;
+            case GRAN_CHANNEL: k = c; break;
+            case GRAN_GROUP_CHANNELS: k = r * ((cols + g->size - 1) / g->size) + c / g->size; break;
+            default: k = c * ((rows + g->size - 1) / g->size) + r / g->size; break;
+            }
+            id[r * cols + c] = k;
+            n = k + 1 > n ? k + 1 : n;
+        }
+    return n;
+}
+
+const TieRange TIES_NORMAL = {-20, 4, 15, 1000};
+const TieRange TIES_SUBNORMAL = {-144, -130, 15, 1000};
+
+/* j + 0.5 rounded half to even: j or j + 1, whichever is even (for
+ * negative j too). */
+static int half_to_even(int j)
+{
+    return j + (j & 1);
+}
+
+void build_ties(Rng *r, const QuantSpec *q, size_t rows, size_t cols, const TieRange *range, float *x,
+                float *want)
+{
+    size_t n = rows * cols, *id = malloc(n * sizeof *id), *seen = calloc(n, sizeof *seen);
+    size_t groups = group_ids(&q->gran, rows, cols, id), *size = calloc(groups, sizeof *size);
+    int *m = malloc(groups * sizeof *m), *e = malloc(groups * sizeof *e), *base = malloc(groups * sizeof *base);
+    const int top = (1 << q->bits) - 1, qmax = (1 << (q->bits - 1)) - 1;
+    for (size_t i = 0; i < n; i++)
+        size[id[i]]++;
+    for (size_t g = 0; g < groups; g++) {
+        m[g] = 2 * (int)rng_range(r, 0, (uint64_t)(range->m_max - 1) / 2) + 1;
+        e[g] = range->e_lo + (int)rng_range(r, 0, (uint64_t)(range->e_hi - range->e_lo));
+        base[g] = q->scheme == SCHEME_INT_MIN ? (int)rng_range(r, 0, 2 * (uint64_t)range->base_max) - range->base_max
+                  : q->scheme == SCHEME_INT_ZP ? (int)rng_range(r, 0, (uint64_t)top)  // the zero point
+                                               : (int)rng_range(r, 0, 1) * 2 - 1;    // the sign of amax
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t g = id[i], k = seen[g]++;
+        double h = ldexp(1, e[g] - 1);             // s / (2m)
+        int units, wunits;                         // x and want, in h
+        if (size[g] == 1) {
+            units = wunits = 0;                    // alone: its own range, kept exactly
+        } else if (q->scheme == SCHEME_INT_MIN) {  // min, max, then min + (j + 0.5) s
+            int j = (int)rng_range(r, 0, (uint64_t)top - 1);
+            units = k == 0 ? 0 : k == 1 ? 2 * top * m[g] : (2 * j + 1) * m[g];
+            wunits = k < 2 ? units : 2 * half_to_even(j) * m[g];
+            units += base[g], wunits += base[g];
+        } else if (q->scheme == SCHEME_INT_ZP) {   // -z s, (top - z) s, then (j + 0.5) s
+            int z = base[g], j = (int)rng_range(r, 0, (uint64_t)top - 1) - z;
+            units = k == 0 ? -2 * z * m[g] : k == 1 ? 2 * (top - z) * m[g] : (2 * j + 1) * m[g];
+            wunits = k < 2 ? units : 2 * half_to_even(j) * m[g];
+        } else {                                   // +-Q s, then (j + 0.5) s
+            int j = (int)rng_range(r, 0, 2 * (uint64_t)qmax - 1) - qmax;
+            units = k == 0 ? base[g] * 2 * qmax * m[g] : (2 * j + 1) * m[g];
+            wunits = k == 0 ? units : 2 * half_to_even(j) * m[g];
+        }
+        x[i] = (float)(units * h);
+        want[i] = (float)(wunits * h);
+    }
+    free(id), free(seen), free(size), free(m), free(e), free(base);
 }

@@ -6,6 +6,7 @@
 #include "budget.h"
 #include "checked.h"
 #include "model.h"
+#include "quant.h"
 
 #include <check.h>
 #include <stddef.h>
@@ -69,6 +70,27 @@ void run_free(RunResult *r);
  * d values each (NaN in x, or an error where ref is all zeros: infinity),
  * so that one head's error does not hide behind another's larger outputs. */
 double worst_head(const float *x, const double *ref, size_t heads, size_t d);
+
+/* The groups a granularity makes over (rows, cols): returns the group
+ * count and fills id[r * cols + c] with each element's group. */
+size_t group_ids(const Granularity *g, size_t rows, size_t cols, size_t *id);
+
+/* Where build_ties puts a group: its step s = m 2^e with m odd, at most
+ * m_max, e from e_lo to e_hi, and (int-min) its minimum within base_max
+ * steps of s / (2m) of zero. Every value is an integer below
+ * base_max + 2 (2^bits - 1) m_max times s / (2m). */
+typedef struct {
+    int e_lo, e_hi, m_max, base_max;
+} TieRange;
+extern const TieRange TIES_NORMAL;      // e -20 to 4, m up to 15: exact in float
+extern const TieRange TIES_SUBNORMAL;   // e -144 to -130: whole groups of subnormals
+
+/* Fills x (rows, cols) for q's integer scheme, bits and granularity so
+ * that every group has an exact range and values whose quotients are
+ * exact halves j + 0.5, and want with what quant.h's formulas make of
+ * them: each half rounded to the even code. A group of one element is 0. */
+void build_ties(Rng *r, const QuantSpec *q, size_t rows, size_t cols, const TieRange *range, float *x,
+                float *want);
 
 /* Decimal text of a u128 for messages. */
 const char *u128s(u128 v);

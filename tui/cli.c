@@ -1,7 +1,11 @@
 /* cli.c - see cli.h. */
 #include "cli.h"
 
+#include "units.h"
+
+#include <float.h>
 #include <locale.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +74,10 @@ int opt_gather(Args *a, const OptSpec *specs, size_t n, int repeat_opt, int max_
             if (g->n_repeat == OPT_REPEAT_MAX)
                 return error_set(e, "--%s: at most %d values", specs[k].name, OPT_REPEAT_MAX);
             g->repeat[g->n_repeat++] = v;
+        } else if (g->set[k] && specs[k].arg) {
+            /* the last one winning would hide a typo in the first */
+            return error_set(e, "--%s is given twice ('%s' and '%s'); give it once", specs[k].name,
+                             g->val[k], v);
         }
         g->val[k] = v;
         g->set[k] = true;
@@ -165,6 +173,18 @@ static int split_list(const char *s, size_t max, size_t *n,
     }
 }
 
+int cli_parse_finite(const char *s, float *out, Error *e)
+{
+    if (!cli_parse_float(s, out))
+        return error_set(e, "'%s' is not a number", s);
+    if (isnan(*out) || (isinf(*out) && strpbrk(s, "iI")))     // nan, inf, infinity
+        return error_set(e, "'%s' is not a finite number", s);
+    if (isinf(*out))        // a number beyond FLT_MAX, which strtof takes to infinity
+        return error_set(e, "'%s' is beyond the range of a float (-%g to %g)", s, (double)FLT_MAX,
+                         (double)FLT_MAX);
+    return 0;
+}
+
 typedef struct {
     const char *list;
     float *out;
@@ -173,7 +193,10 @@ typedef struct {
 static int float_item(const char *tok, size_t i, void *ctx, Error *e)
 {
     FloatList *f = ctx;
-    return cli_parse_float(tok, &f->out[i]) ? 0 : error_set(e, "'%s' is not a number (in '%s')", tok, f->list);
+    Error one;
+    if (cli_parse_finite(tok, &f->out[i], &one))
+        return error_set(e, "%s (in '%s')", one.msg, f->list);
+    return 0;
 }
 
 int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e)
@@ -190,7 +213,12 @@ typedef struct {
 static int u64_item(const char *tok, size_t i, void *ctx, Error *e)
 {
     U64List *u = ctx;
-    return u->fn(tok, &u->out[i], e);
+    if (u->fn(tok, &u->out[i], e))
+        return -1;
+    for (size_t j = 0; j < i; j++)      // a list is a set: a repeat is a slip
+        if (u->out[j] == u->out[i])
+            return error_set(e, "'%s' repeats %llu, listed already", tok, (unsigned long long)u->out[i]);
+    return 0;
 }
 
 int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
@@ -200,9 +228,48 @@ int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, si
     return split_list(s, max, n, u64_item, &u, e) ? error_prefix(e, "--%s", opt) : 0;
 }
 
+int cli_rules(const Given *g, const OptSpec *specs, const OptRule *rules, size_t n, const void *ctx, Error *e)
+{
+    for (size_t i = 0; i < n; i++)
+        if (g->set[rules[i].opt] && !rules[i].holds(g, ctx))
+            return error_set(e, "--%s %s", specs[rules[i].opt].name, rules[i].needs);
+    return 0;
+}
+
+bool cli_shape_given(const Given *g, const ShapeOptions *so)
+{
+    for (int i = 0; i < SHAPE_FIELDS; i++)
+        if (g->set[so->opt[i]])
+            return true;
+    return false;
+}
+
+int cli_shape(const Given *g, const OptSpec *specs, const ShapeOptions *so, Shape *out, Error *e)
+{
+    static const int NEEDED[] = {SHAPE_LAYERS, SHAPE_KV_HEADS, SHAPE_HEAD_DIM};
+    for (size_t i = 0; i < sizeof NEEDED / sizeof NEEDED[0]; i++)
+        if (!g->set[so->opt[NEEDED[i]]])
+            return error_set(e, "a typed shape needs --%s, --%s and --%s (missing --%s)",
+                             specs[so->opt[SHAPE_LAYERS]].name, specs[so->opt[SHAPE_KV_HEADS]].name,
+                             specs[so->opt[SHAPE_HEAD_DIM]].name, specs[so->opt[NEEDED[i]]].name);
+    uint64_t v[SHAPE_FIELDS];
+    for (int i = 0; i < SHAPE_FIELDS; i++) {
+        int k = so->opt[i];
+        if (i == SHAPE_Q_HEADS && !g->set[k])
+            v[i] = v[SHAPE_KV_HEADS];           // as many as KV heads
+        else if (units_parse_count(g->val[k], 1, so->max[i], &v[i], e))
+            return error_prefix(e, "--%s", specs[k].name);
+    }
+    if (shape_init(out, v[SHAPE_LAYERS], v[SHAPE_Q_HEADS], v[SHAPE_KV_HEADS], v[SHAPE_HEAD_DIM], e))
+        return error_prefix(e, "--%s", specs[so->opt[SHAPE_Q_HEADS]].name);
+    return 0;
+}
+
 int cli_fail(const char *cmd, int code, const Error *e)
 {
-    fprintf(stderr, "kvlab%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", e->msg);
+    fprintf(stderr, "kvlab%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    text_put(stderr, e->msg, false);
+    fputc('\n', stderr);
     return code;
 }
 
@@ -233,6 +300,88 @@ const char *cli_datadir(void)
         }
     }
     return KVLAB_DATADIR;
+}
+
+/* ------------------------------------------------------------------------
+ * Text for a terminal
+ */
+
+/* The length of the UTF-8 character at s, or 0 when s does not start one
+ * (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF,
+ * or a sequence cut short). */
+static size_t utf8_length(const unsigned char *s)
+{
+    static const struct { unsigned char lo, hi, lo2, hi2; size_t len; } LEAD[] = {
+        {0xC2, 0xDF, 0x80, 0xBF, 2}, {0xE0, 0xE0, 0xA0, 0xBF, 3}, {0xE1, 0xEC, 0x80, 0xBF, 3},
+        {0xED, 0xED, 0x80, 0x9F, 3}, {0xEE, 0xEF, 0x80, 0xBF, 3}, {0xF0, 0xF0, 0x90, 0xBF, 4},
+        {0xF1, 0xF3, 0x80, 0xBF, 4}, {0xF4, 0xF4, 0x80, 0x8F, 4},
+    };
+    if (s[0] < 0x80)
+        return 1;
+    for (size_t i = 0; i < sizeof LEAD / sizeof LEAD[0]; i++) {
+        if (s[0] < LEAD[i].lo || s[0] > LEAD[i].hi)
+            continue;
+        if (s[1] < LEAD[i].lo2 || s[1] > LEAD[i].hi2)
+            return 0;
+        for (size_t k = 2; k < LEAD[i].len; k++)
+            if ((s[k] & 0xC0) != 0x80)
+                return 0;
+        return LEAD[i].len;
+    }
+    return 0;
+}
+
+/* The next character of *s as it may be shown: itself, or an escape for a
+ * control character (C0, DEL, C1) or a byte that is not UTF-8. Writes it
+ * to out (at most 7 bytes and a NUL), advances *s and returns its length. */
+static size_t escape_next(const char **s, char out[8], bool keep_newlines)
+{
+    static const char NAMED[][3] = {['\n'] = "\\n", ['\r'] = "\\r", ['\t'] = "\\t", [27] = "\\e"};
+    const unsigned char *p = (const unsigned char *)*s;
+    size_t len = utf8_length(p);
+    if (len == 1 && (p[0] >= 0x20 && p[0] != 0x7F)) {
+        out[0] = (char)p[0];
+        out[1] = '\0';
+    } else if (len == 1 && p[0] == '\n' && keep_newlines) {
+        strcpy(out, "\n");
+    } else if (len == 1 && p[0] < sizeof NAMED / sizeof NAMED[0] && NAMED[p[0]][0]) {
+        strcpy(out, NAMED[p[0]]);
+    } else if (len == 2 && p[0] == 0xC2 && p[1] < 0xA0) {        // C1: U+0080 to U+009F
+        snprintf(out, 8, "\\u%04x", p[1]);
+    } else if (len == 0 || len == 1) {
+        snprintf(out, 8, "\\x%02x", p[0]);
+        len = 1;
+    } else {
+        memcpy(out, p, len);
+        out[len] = '\0';
+    }
+    *s += len;
+    return strlen(out);
+}
+
+char *text_escape(char *dst, size_t n, const char *src, bool keep_newlines)
+{
+    size_t used = 0;
+    char one[8];
+    while (*src && n) {
+        size_t k = escape_next(&src, one, keep_newlines);
+        if (used + k >= n)
+            break;
+        memcpy(dst + used, one, k);
+        used += k;
+    }
+    if (n)
+        dst[used] = '\0';
+    return dst;
+}
+
+void text_put(FILE *out, const char *s, bool keep_newlines)
+{
+    char one[8];
+    while (*s) {
+        escape_next(&s, one, keep_newlines);
+        fputs(one, out);
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -271,10 +420,12 @@ void table_cell(Table *t, const char *fmt, ...)
 {
     if (!t->rows || t->col >= t->cols)
         return;
+    char raw[TABLE_CELL];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(t->cell[t->rows - 1][t->col++], TABLE_CELL, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    text_escape(t->cell[t->rows - 1][t->col++], TABLE_CELL, raw, false);
 }
 
 size_t text_columns(const char *s)

@@ -5,6 +5,7 @@
 
 #include "checked.h"
 #include "error.h"
+#include "model.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -43,9 +44,10 @@ enum { OPT_END = -1, OPT_ERROR = -2, OPT_POSITIONAL = -3 };
 int opt_next(Args *a, const OptSpec *specs, size_t n, const char **value, Error *e);
 void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n);
 
-/* All options of a command line, gathered in one pass: the last value of
- * each option, every value of one repeatable option, and the words that are
- * not options (at most max_words of them). */
+/* All options of a command line, gathered in one pass: the value of each
+ * option (one that takes a value and is given twice is refused), every
+ * value of one repeatable option, and the words that are not options (at
+ * most max_words of them). */
 #define OPT_MAX 32
 #define OPT_REPEAT_MAX 16
 typedef struct {
@@ -85,18 +87,62 @@ int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g);
  * C locale whatever the user's; the whole text (bar surrounding blanks)
  * must be the number. */
 bool cli_parse_float(const char *s, float *out);
-/* A comma-separated list of such floats, at most max; an empty entry is an
- * error. */
+/* cli_parse_float for a value kvlab computes with: nan, inf and numbers
+ * beyond a float's range (1e39) are refused, each saying so. */
+int cli_parse_finite(const char *s, float *out, Error *e);
+/* A comma-separated list of finite floats (cli_parse_finite), at most max;
+ * an empty entry is an error. */
 int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e);
 
 /* A comma-separated list of at most max whole numbers, each read by fn
- * (which says what is wrong with one); an empty entry is an error, and
- * every error begins "--opt: ". */
+ * (which says what is wrong with one); an empty entry or a value listed
+ * twice is an error, and every error begins "--opt: ". */
 int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
                    int (*fn)(const char *, uint64_t *, Error *), Error *e);
 
-/* Prints "kvlab CMD: message" on stderr and returns code. */
+/* An option that means something only with others: where holds() is
+ * false it would change nothing, and cli_rules refuses it with "--opt " +
+ * needs. ctx is the command's own setup. */
+typedef struct {
+    int opt;
+    bool (*holds)(const Given *g, const void *ctx);
+    const char *needs;
+} OptRule;
+int cli_rules(const Given *g, const OptSpec *specs, const OptRule *rules, size_t n, const void *ctx, Error *e);
+
+/* A shape typed as options, as calc and bench both take it: the options'
+ * indices in the command's OptSpec and the largest value of each. */
+enum { SHAPE_LAYERS, SHAPE_KV_HEADS, SHAPE_Q_HEADS, SHAPE_HEAD_DIM, SHAPE_FIELDS };
+typedef struct {
+    int opt[SHAPE_FIELDS];
+    uint64_t max[SHAPE_FIELDS];
+} ShapeOptions;
+
+/* Whether any of the shape's options is given. */
+bool cli_shape_given(const Given *g, const ShapeOptions *so);
+/* The typed shape: layers, KV heads and head dimension are all needed,
+ * query heads default to the KV heads; every error names its option. */
+int cli_shape(const Given *g, const OptSpec *specs, const ShapeOptions *so, Shape *out, Error *e);
+
+/* Prints "kvlab CMD: message" on stderr (cmd may be NULL), the message
+ * through text_put, and returns code. */
 int cli_fail(const char *cmd, int code, const Error *e);
+
+/* ------------------------------------------------------------------------
+ * Text that reaches a terminal: arguments and data files may hold control
+ * characters (a newline in a title, ESC sequences that retitle the window
+ * or move the cursor). Every message, table cell and text output goes
+ * through this one escaping: C0 and C1 control characters and DEL become
+ * visible escapes (\n, \t, \r, \e, \x07, \u009b), as do bytes that are
+ * not UTF-8 (\xff); everything else is kept. keep_newlines keeps '\n' in
+ * text of several lines (a scenario's story). JSON output escapes by
+ * itself.
+ */
+/* Into dst (n bytes, NUL included), cut at a character or escape boundary
+ * when it does not fit; returns dst. */
+char *text_escape(char *dst, size_t n, const char *src, bool keep_newlines);
+/* The same, written to out whatever its length. */
+void text_put(FILE *out, const char *s, bool keep_newlines);
 
 /* Where scenarios/ lives: $KVLAB_DATA, else scenarios/ beside the program,
  * else the installed copy. */
@@ -121,6 +167,7 @@ void table_init(Table *t, size_t cols);
 void table_header(Table *t, const char *name, ...) __attribute__((sentinel));
 /* Starts a row; then table_cell per column. */
 void table_row(Table *t);
+/* The cell's text goes through text_escape. */
 void table_cell(Table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Numeric columns right-aligned, words left-aligned, a rule under row 0. */
 void table_print(const Table *t, FILE *out);

@@ -34,9 +34,9 @@ enum {
 static const OptSpec OPTS[O_COUNT] = {
     [O_BACKEND] = {"backend", "B", "auto (default: CUDA if it works, else CPU), cuda or cpu"},
     [O_MODEL] = {"model", "NAME", "attention shape of a model (default llama-3.1-8b)"},
-    [O_LAYERS] = {"layers", "L", "or a shape: layers (for --itl) ..."},
+    [O_LAYERS] = {"layers", "L", "or a shape: layers (shown; one layer is timed) ..."},
     [O_KV_HEADS] = {"kv-heads", "H", "... KV heads ..."},
-    [O_Q_HEADS] = {"q-heads", "H", "... query heads ..."},
+    [O_Q_HEADS] = {"q-heads", "H", "... query heads (default: as many as KV heads) ..."},
     [O_HEAD_DIM] = {"head-dim", "D", "... head dimension"},
     [O_BATCH] = {"batch", "LIST", "sequences, comma-separated (default 1,16)"},
     [O_CONTEXTS] = {"contexts", "LIST", "tokens (default 1k,4k,16k,32k,64k,128k; CPU 1k,4k)"},
@@ -65,6 +65,9 @@ static const CmdSpec CMD = {
 };
 
 #define MAX_POINTS 16
+/* The cache counts a sequence's tokens in a uint32_t, rounded up to whole
+ * groups of 32 (kv_attn.h's KvShape.capacity). */
+#define CONTEXT_MAX (UINT32_MAX / 32 * 32)
 
 typedef BenchRow Row;
 
@@ -72,11 +75,54 @@ typedef struct {
     BenchSetup s;
     Model model;
     bool have_model;
+    KvFormat fmts[KV_FORMATS];
+    size_t nf;
+    uint64_t batches[MAX_POINTS], contexts[MAX_POINTS];
+    size_t nb, nc;
 } Bench;
+
+static const ShapeOptions SHAPE = {
+    {O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM}, {1000, 1024, 8192, KV_HEAD_DIM_MAX}};
 
 static int parse_batch(const char *s, uint64_t *v, Error *e)
 {
     return units_parse_count(s, 1, 4096, v, e);
+}
+
+static int parse_context(const char *s, uint64_t *v, Error *e)
+{
+    if (units_parse_context(s, v, e))
+        return -1;
+    if (*v > CONTEXT_MAX)
+        return error_set(e, "context '%s' is %llu tokens; the cache holds at most %llu a sequence", s,
+                         (unsigned long long)*v, (unsigned long long)CONTEXT_MAX);
+    return 0;
+}
+
+static bool has_format(const Bench *b, KvFormat f)
+{
+    for (size_t i = 0; i < b->nf; i++)
+        if (b->fmts[i] == f)
+            return true;
+    return false;
+}
+
+/* --format, repeatable: each format once; every one when none is given. */
+static int formats(const Given *g, Bench *b, Error *e)
+{
+    if (g->n_repeat > KV_FORMATS)
+        return error_set(e, "--format: at most %d formats", KV_FORMATS);
+    for (size_t i = 0; i < g->n_repeat; i++) {
+        if (kv_format_parse(g->repeat[i], &b->fmts[b->nf], e))
+            return error_prefix(e, "--format");
+        if (has_format(b, b->fmts[b->nf]))
+            return error_set(e, "--format: %s is given twice", kv_format_id(b->fmts[b->nf]));
+        b->nf++;
+    }
+    if (!b->nf)
+        for (int f = 0; f < KV_FORMATS; f++)
+            b->fmts[b->nf++] = (KvFormat)f;
+    return 0;
 }
 
 /* KVLAB_CUDA_PATH (which --fp8-path sets) asks for FP8 path A. */
@@ -89,8 +135,11 @@ static bool fp8a_chosen(void)
 /* FP8 path A and its promotion interval reach the CUDA plugin through its
  * environment (KVLAB_CUDA_PATH, KVLAB_CUDA_FP8_PROMOTE), read at launch; a
  * path already set there counts as chosen. */
-static int fp8_options(const Given *g, Error *e)
+static int fp8_options(const Given *g, const Bench *b, Error *e)
 {
+    if ((g->set[O_FP8_PATH] || g->set[O_PROMOTE]) && !has_format(b, KV_FP8))
+        return error_set(e, "--%s applies to fp8_e4m3, which no --format asks for",
+                         g->set[O_FP8_PATH] ? "fp8-path" : "promote");
     if (g->set[O_FP8_PATH]) {
         const char *v = g->val[O_FP8_PATH];
         if (strcmp(v, "A") && strcmp(v, "a") && strcmp(v, "B") && strcmp(v, "b"))
@@ -121,25 +170,18 @@ static const char *fp8_note(const BenchSetup *bs)
     return !strcmp(k, "A") ? "; FP8 path A" : !strcmp(k, "fp32") ? "; the FP32 kernels" : "";
 }
 
-static int setup(const Given *g, Bench *b, Error *e)
+/* Everything the command line says, before anything is timed: EXIT_USAGE
+ * for what the options get wrong (each error names its option). */
+static int options(const Given *g, Bench *b, Error *e)
 {
-    if (fp8_options(g, e))
+    if (formats(g, b, e) || fp8_options(g, b, e))
         return -1;
-    if (bench_open(&b->s, g->set[O_BACKEND] ? g->val[O_BACKEND] : "auto", e))
+    if (g->set[O_BACKEND] && bench_backend_check(g->val[O_BACKEND], e))
         return error_prefix(e, "--backend");
-    bool typed = g->set[O_KV_HEADS] || g->set[O_HEAD_DIM] || g->set[O_Q_HEADS] || g->set[O_LAYERS];
-    if (typed && g->set[O_MODEL])
-        return error_set(e, "give --model or a shape, not both");
-    if (typed) {
-        uint64_t L = 1, hkv = 8, hq, d = 128;
-        if ((g->set[O_LAYERS] && units_parse_count(g->val[O_LAYERS], 1, 1000, &L, e)) ||
-            (g->set[O_KV_HEADS] && units_parse_count(g->val[O_KV_HEADS], 1, 1024, &hkv, e)) ||
-            (g->set[O_HEAD_DIM] && units_parse_count(g->val[O_HEAD_DIM], 1, 256, &d, e)))
-            return error_prefix(e, "shape");
-        hq = hkv;
-        if (g->set[O_Q_HEADS] && units_parse_count(g->val[O_Q_HEADS], 1, 8192, &hq, e))
-            return error_prefix(e, "--q-heads");
-        if (shape_init(&b->s.shape, L, hq, hkv, d, e))
+    if (cli_shape_given(g, &SHAPE)) {
+        if (g->set[O_MODEL])
+            return error_set(e, "give --model or a shape, not both");
+        if (cli_shape(g, OPTS, &SHAPE, &b->s.shape, e))
             return -1;
     } else {
         char path[1024];
@@ -149,32 +191,73 @@ static int setup(const Given *g, Bench *b, Error *e)
         b->have_model = true;
         b->s.shape = b->model.shape;
     }
+    /* the kernels' own limits on a shape, here rather than at the first point */
+    KvShape ks = {KV_BF16, 1, (uint32_t)b->s.shape.kv_heads, (uint32_t)b->s.shape.q_heads,
+                  (uint32_t)b->s.shape.head_dim, 32, 0, false};
+    if (kv_shape_check(&ks, e))
+        return error_prefix(e, "%s", b->have_model ? "--model" : "--head-dim");
+    uint64_t res = 128, iters = 0;
+    if (g->set[O_RESIDUAL] && units_parse_count(g->val[O_RESIDUAL], 0, 1u << 20, &res, e))
+        return error_prefix(e, "--residual");
+    if (g->set[O_ITERS] && units_parse_count(g->val[O_ITERS], 1, 100000, &iters, e))
+        return error_prefix(e, "--iters");
+    if (res % KV_KIVI_GROUP)
+        return error_set(e, "--residual: a multiple of 32 tokens, not %llu", (unsigned long long)res);
+    if (g->set[O_RESIDUAL] && !has_format(b, KV_INT4))
+        return error_set(e, "--residual applies to int4 (KIVI), which no --format asks for");
+    b->s.residual = (uint32_t)res;
+    b->s.iters = (int)iters;
+    if (g->set[O_ITL] && !b->have_model)
+        return error_set(e, "--itl needs --model (its weights)");
+    if (cli_parse_u64s("batch", g->set[O_BATCH] ? g->val[O_BATCH] : "1,16", b->batches, MAX_POINTS, &b->nb,
+                       parse_batch, e))
+        return -1;
+    if (g->set[O_CONTEXTS] && cli_parse_u64s("contexts", g->val[O_CONTEXTS], b->contexts, MAX_POINTS,
+                                             &b->nc, parse_context, e))
+        return -1;
+    return 0;
+}
+
+/* Opens the backend and checks what depends on it: EXIT_RUNTIME when the
+ * asked-for GPU cannot be used, EXIT_USAGE for an option this machine
+ * cannot honour. */
+static int open_backend(const Given *g, Bench *b, Error *e)
+{
+    if (bench_open(&b->s, g->set[O_BACKEND] ? g->val[O_BACKEND] : "auto", e)) {
+        error_prefix(e, "--backend");
+        return EXIT_RUNTIME;
+    }
+    if (!b->s.iters)
+        b->s.iters = b->s.cuda ? 50 : 3;
+    if (!b->nc)
+        cli_parse_u64s("contexts", b->s.cuda ? "1k,4k,16k,32k,64k,128k" : "1k,4k", b->contexts, MAX_POINTS,
+                       &b->nc, parse_context, NULL);
+    if (!b->s.cuda && (g->set[O_FP8_PATH] || g->set[O_PROMOTE])) {
+        error_set(e, "--%s chooses between CUDA kernels; the CPU reference is timed here (%s)",
+                  g->set[O_FP8_PATH] ? "fp8-path" : "promote", b->s.why_cpu);
+        return EXIT_USAGE;
+    }
     /* path A asked for where the plugin runs another kernel: say which */
     const GpuInfo *gi = &b->s.info;
     const char *kernel = bench_fp8_kernel(&b->s);
     if (b->s.cuda && g->set[O_FP8_PATH] && fp8a_chosen() && strcmp(kernel, "A")) {
         if (!gpu_has_e4m3_mma(gi))
-            return error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
-                                "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
-        const unsigned long long g_heads = b->s.shape.q_heads / b->s.shape.kv_heads;
-        return error_set(e, "--fp8-path A: for head dim %llu with %llu query head%s a KV head the plugin runs "
-                            "FP8 %s, not path A",
-                         (unsigned long long)b->s.shape.head_dim, g_heads, g_heads == 1 ? "" : "s",
-                         strcmp(kernel, "fp32") ? "path B" : "on its FP32 kernels");
+            error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
+                         "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
+        else
+            error_set(e, "--fp8-path A: for head dim %llu with %llu query head%s a KV head the plugin runs "
+                         "FP8 %s, not path A",
+                      (unsigned long long)b->s.shape.head_dim,
+                      (unsigned long long)(b->s.shape.q_heads / b->s.shape.kv_heads),
+                      b->s.shape.q_heads == b->s.shape.kv_heads ? "" : "s",
+                      strcmp(kernel, "fp32") ? "path B" : "on its FP32 kernels");
+        return EXIT_USAGE;
     }
-    uint64_t res = 128, iters = b->s.cuda ? 50 : 3;
-    if ((g->set[O_RESIDUAL] && units_parse_count(g->val[O_RESIDUAL], 0, 1u << 20, &res, e)) ||
-        (g->set[O_ITERS] && units_parse_count(g->val[O_ITERS], 1, 100000, &iters, e)))
-        return error_prefix(e, "%s", g->set[O_RESIDUAL] ? "--residual" : "--iters");
-    if (res % KV_KIVI_GROUP)
-        return error_set(e, "--residual: a multiple of 32 tokens, not %llu", (unsigned long long)res);
-    b->s.residual = (uint32_t)res;
-    b->s.iters = (int)iters;
-    if (g->set[O_ITL] && !b->have_model)
-        return error_set(e, "--itl needs --model (its weights)");
-    if (g->set[O_ITL] && bench_weights_here(&b->s, e))
-        return error_prefix(e, "--itl");
-    return 0;
+    if (g->set[O_ITL] && bench_weights_here(&b->s, e)) {
+        error_prefix(e, "--itl");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
 }
 
 static void print_json(const BenchSetup *b, const Row *rows, size_t n, const KvFormat *fmts, size_t nf,
@@ -233,6 +316,27 @@ static void print_json(const BenchSetup *b, const Row *rows, size_t n, const KvF
     json_emit(root);
 }
 
+/* The ITL slopes as text: once, where one context cannot make a slope. */
+static void slopes_text(const Bench *b, const Row *rows, size_t n, bool itl)
+{
+    printf("\nITL slope (ms per context token) and ratio to BF16");
+    if (b->nc < 2) {
+        printf(": needs two or more contexts\n");
+        return;
+    }
+    printf(":\n");
+    for (size_t f = 0; f < b->nf; f++)
+        for (size_t i = 0; i < b->nb; i++) {
+            double sl = bench_slope(rows, n, b->fmts[f], (uint32_t)b->batches[i], itl);
+            double base = bench_slope(rows, n, KV_BF16, (uint32_t)b->batches[i], itl);
+            printf("  %-9s batch %-4llu ", kv_format_id(b->fmts[f]), (unsigned long long)b->batches[i]);
+            if (isnan(base))
+                printf("%.3e  (no BF16 slope to compare with)\n", sl);
+            else
+                printf("%.3e  %.3f\n", sl, sl / base);
+        }
+}
+
 int cmd_bench(int argc, char **argv)
 {
     Given g;
@@ -242,32 +346,17 @@ int cmd_bench(int argc, char **argv)
     Error e;
     static Bench b;
     memset(&b, 0, sizeof b);
-    KvFormat fmts[KV_FORMATS];
-    size_t nf = 0;
-    if (g.n_repeat > KV_FORMATS) {
-        error_set(&e, "--format: at most %d formats", KV_FORMATS);
+    if (options(&g, &b, &e))
         return cli_fail("bench", EXIT_USAGE, &e);
-    }
-    for (size_t i = 0; i < g.n_repeat; i++)
-        if (kv_format_parse(g.repeat[i], &fmts[nf++], &e))
-            return cli_fail("bench", EXIT_USAGE, &e);
-    if (!nf)
-        for (int f = 0; f < KV_FORMATS; f++)
-            fmts[nf++] = (KvFormat)f;
-    rc = setup(&g, &b, &e);
+    if ((rc = open_backend(&g, &b, &e)) != EXIT_OK)
+        return cli_fail("bench", rc, &e);
     const BenchSetup *bs = &b.s;
-    if (rc)
-        return cli_fail("bench", strstr(e.msg, "--") ? EXIT_USAGE : EXIT_RUNTIME, &e);
-    uint64_t batches[MAX_POINTS], contexts[MAX_POINTS];
-    size_t nb, nc;
-    if (cli_parse_u64s("batch", g.set[O_BATCH] ? g.val[O_BATCH] : "1,16", batches, MAX_POINTS, &nb,
-                       parse_batch, &e) ||
-        cli_parse_u64s("contexts", g.set[O_CONTEXTS] ? g.val[O_CONTEXTS]
-                                                     : (bs->cuda ? "1k,4k,16k,32k,64k,128k" : "1k,4k"),
-                       contexts, MAX_POINTS, &nc, units_parse_context, &e))
-        return cli_fail("bench", EXIT_USAGE, &e);
-    if (!bs->cuda)
-        fprintf(stderr, "kvlab bench: timing the CPU reference (%s)\n", bs->why_cpu);
+    if (!bs->cuda) {
+        fputs("kvlab bench: timing the CPU reference (", stderr);
+        text_put(stderr, bs->why_cpu, false);   // may quote a path from the environment
+        fputs(")\n", stderr);
+    }
+    const size_t nf = b.nf, nb = b.nb, nc = b.nc;
     Row *rows = calloc(nf * nb * nc, sizeof *rows);
     if (!rows) {
         error_set(&e, "out of memory for %zu points", nf * nb * nc);
@@ -278,9 +367,9 @@ int cmd_bench(int argc, char **argv)
         for (size_t i = 0; i < nb; i++)
             for (size_t k = 0; k < nc; k++) {
                 fprintf(stderr, "bench: %s, batch %llu, context %llu (%zu of %zu)\n",
-                        kv_format_id(fmts[f]), (unsigned long long)batches[i],
-                        (unsigned long long)contexts[k], n + 1, nf * nb * nc);
-                if (bench_point(&b.s, fmts[f], (uint32_t)batches[i], contexts[k], &rows[n], &e)) {
+                        kv_format_id(b.fmts[f]), (unsigned long long)b.batches[i],
+                        (unsigned long long)b.contexts[k], n + 1, nf * nb * nc);
+                if (bench_point(&b.s, b.fmts[f], (uint32_t)b.batches[i], b.contexts[k], &rows[n], &e)) {
                     free(rows);
                     return cli_fail("bench", EXIT_RUNTIME, &e);
                 }
@@ -292,14 +381,15 @@ int cmd_bench(int argc, char **argv)
         return cli_fail("bench", EXIT_RUNTIME, &e);
     }
     if (g.set[O_JSON]) {
-        print_json(bs, rows, n, fmts, nf, batches, nb, g.set[O_ITL]);
+        print_json(bs, rows, n, b.fmts, nf, b.batches, nb, g.set[O_ITL]);
     } else {
-        if (!g.set[O_CSV])
-            printf("%s, %s; one attention layer: %llu query heads, %llu KV heads, head dim %llu%s\n\n",
-                   bs->cuda ? "CUDA" : "CPU reference", bs->cuda ? bs->info.name : bs->why_cpu,
+        if (!g.set[O_CSV]) {
+            printf("%s, ", bs->cuda ? "CUDA" : "CPU reference");
+            text_put(stdout, bs->cuda ? bs->info.name : bs->why_cpu, false);
+            printf("; one attention layer: %llu query heads, %llu KV heads, head dim %llu%s\n\n",
                    (unsigned long long)bs->shape.q_heads, (unsigned long long)bs->shape.kv_heads,
-                   (unsigned long long)bs->shape.head_dim,
-                   fp8_note(bs));
+                   (unsigned long long)bs->shape.head_dim, fp8_note(bs));
+        }
         printf(g.set[O_CSV] ? "format,batch,context,attention_ms,kv_bytes,GBps%s%s\n"
                             : "%-9s %5s %8s %12s %14s %8s%s%s\n",
                g.set[O_CSV] ? (bs->cuda ? ",copy_fraction" : "") : "format",
@@ -325,19 +415,7 @@ int cmd_bench(int argc, char **argv)
         if (!g.set[O_CSV]) {
             if (bs->cuda)
                 printf("\ncopy bandwidth (device to device, read + write): %.0f GB/s\n", bs->copy_gbps);
-            printf("\nITL slope (ms per context token) and ratio to BF16:\n");
-            for (size_t f = 0; f < nf; f++)
-                for (size_t i = 0; i < nb; i++) {
-                    double sl = bench_slope(rows, n, fmts[f], (uint32_t)batches[i], g.set[O_ITL]);
-                    double base = bench_slope(rows, n, KV_BF16, (uint32_t)batches[i], g.set[O_ITL]);
-                    printf("  %-9s batch %-4llu ", kv_format_id(fmts[f]), (unsigned long long)batches[i]);
-                    if (isnan(sl))
-                        printf("needs two or more contexts\n");
-                    else if (isnan(base))
-                        printf("%.3e  (no BF16 slope to compare with)\n", sl);
-                    else
-                        printf("%.3e  %.3f\n", sl, sl / base);
-                }
+            slopes_text(&b, rows, n, g.set[O_ITL]);
         }
     }
     free(rows);

@@ -66,6 +66,9 @@ static const CmdSpec CMD = {
     .max_words = 0,
 };
 
+static const ShapeOptions SHAPE = {
+    {O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM}, {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX}};
+
 static int parse_layer(const char *s, uint64_t *v, Error *e)
 {
     return units_parse_count(s, 0, UINT32_MAX, v, e);
@@ -113,7 +116,7 @@ static int from_scenario(Setup *s, const char *name, Error *e)
 
 static int shape_options(const Given *g, Setup *s, Error *e)
 {
-    bool typed = g->set[O_LAYERS] || g->set[O_KV_HEADS] || g->set[O_HEAD_DIM] || g->set[O_Q_HEADS];
+    bool typed = cli_shape_given(g, &SHAPE);
     if (g->set[O_SCENARIO] && (typed || g->set[O_MODEL]))
         return error_set(e, "--scenario fixes the model; drop it to give --model or a shape");
     if (typed && g->set[O_MODEL])
@@ -131,20 +134,9 @@ static int shape_options(const Given *g, Setup *s, Error *e)
         shape = m.shape;
         s->rp.w.weights = m.weight_bytes;
     } else if (typed) {
-        uint64_t L = 0, hkv = 0, hq = 0, d = 0;
-        static const struct { int opt; const char *what; } NEED[] = {
-            {O_LAYERS, "--layers"}, {O_KV_HEADS, "--kv-heads"}, {O_HEAD_DIM, "--head-dim"}};
-        for (size_t i = 0; i < 3; i++)
-            if (!g->set[NEED[i].opt])
-                return error_set(e, "a typed shape needs --layers, --kv-heads and --head-dim "
-                                    "(missing %s)", NEED[i].what);
-        if (count_opt(g, O_LAYERS, 1, UINT64_MAX, &L, e) ||
-            count_opt(g, O_KV_HEADS, 1, UINT64_MAX, &hkv, e) ||
-            count_opt(g, O_HEAD_DIM, 1, UINT32_MAX, &d, e))
+        if (cli_shape(g, OPTS, &SHAPE, &shape, e))
             return -1;
-        hq = hkv;
-        if (count_opt(g, O_Q_HEADS, 1, UINT64_MAX, &hq, e) || shape_init(&shape, L, hq, hkv, d, e))
-            return -1;
+        s->rp.q_heads_unknown = !g->set[O_Q_HEADS];
         s->rp.model = NULL;
         s->rp.scenario = NULL;
         s->rp.w.weights = 0;
@@ -183,6 +175,25 @@ static int workload_options(const Given *g, Setup *s, Error *e)
     return 0;
 }
 
+/* A size written without a unit and below this is surely a unit left out
+ * (--pool 20 is 20 bytes): it is taken as given, with a note on stderr. */
+#define BARE_SIZE_NOTE ((u128)1 << 20)
+
+static int size_opt(const Given *g, int k, u128 *out, Error *e)
+{
+    if (!g->set[k])
+        return 0;
+    if (units_parse_size(g->val[k], out, e))
+        return error_prefix(e, "--%s", OPTS[k].name);
+    if (*out < BARE_SIZE_NOTE && units_size_is_bare(g->val[k])) {
+        char v[64];
+        text_escape(v, sizeof v, g->val[k], false);
+        fprintf(stderr, "kvlab calc: note: --%s %s is %s bytes; a unit was probably meant (%sGiB or %sGB?)\n",
+                OPTS[k].name, v, v, v, v);
+    }
+    return 0;
+}
+
 static int machine_options(const Given *g, Setup *s, Error *e)
 {
     Workload *w = &s->rp.w;
@@ -195,19 +206,17 @@ static int machine_options(const Given *g, Setup *s, Error *e)
         w->bandwidth = s->gpu.bandwidth;
         s->pool_given = false;
     }
-    if (g->set[O_MEMORY] && units_parse_size(g->val[O_MEMORY], &s->gpu.memory, e))
-        return error_prefix(e, "--memory");
-    if (g->set[O_WEIGHTS] && units_parse_size(g->val[O_WEIGHTS], &w->weights, e))
-        return error_prefix(e, "--weights");
+    if (size_opt(g, O_MEMORY, &s->gpu.memory, e) || size_opt(g, O_WEIGHTS, &w->weights, e))
+        return -1;
     if (g->set[O_BANDWIDTH] && units_parse_rate(g->val[O_BANDWIDTH], &w->bandwidth, e))
         return error_prefix(e, "--bandwidth");
     if (g->set[O_UTIL] && units_parse_fraction(g->val[O_UTIL], &s->util, e))
         return error_prefix(e, "--utilization");
-    if (g->set[O_RESERVE] && units_parse_size(g->val[O_RESERVE], &s->reserve, e))
-        return error_prefix(e, "--reserve");
+    if (size_opt(g, O_RESERVE, &s->reserve, e))
+        return -1;
     if (g->set[O_POOL]) {
-        if (units_parse_size(g->val[O_POOL], &w->pool, e))
-            return error_prefix(e, "--pool");
+        if (size_opt(g, O_POOL, &w->pool, e))
+            return -1;
         s->pool_given = true;
     }
     if ((g->set[O_UTIL] || g->set[O_RESERVE] || g->set[O_MEMORY]) && !s->has_gpu)
@@ -240,10 +249,90 @@ static int format_options(const Given *g, Setup *s, Error *e)
             return error_set(e, "--format: unknown format '%s'; expected one of %s",
                              g->repeat[i], format_id_list(list, sizeof list));
         }
+        for (size_t k = 0; k < s->rp.n_formats; k++)
+            if (s->rp.formats[k] == f)
+                return error_set(e, "--format: %s is given twice", f->id);
         s->rp.formats[s->rp.n_formats++] = f;
     }
     return 0;
 }
+
+/* ------------------------------------------------------------------------
+ * Options that mean something only with others: once everything is read,
+ * an option that would change nothing is refused, saying what it needs.
+ */
+
+static bool quantized_format(const Given *g, const void *ctx)
+{
+    const Setup *s = ctx;
+    (void)g;
+    for (size_t i = 0; i < s->rp.n_formats; i++)
+        if (!format_is_full_precision(s->rp.formats[i]))
+            return true;
+    return false;
+}
+
+static bool tensor_scaled_format(const Given *g, const void *ctx)
+{
+    const Setup *s = ctx;
+    (void)g;
+    for (size_t i = 0; i < s->rp.n_formats; i++)
+        if (s->rp.formats[i]->tensor_scale_bytes)
+            return true;
+    return false;
+}
+
+static bool sliding_layers(const Given *g, const void *ctx)
+{
+    const Setup *s = ctx;
+    (void)g;
+    return shape_layers_of_kind(&s->rp.w.shape, ATTN_SLIDING) > 0;
+}
+
+static bool pool_known(const Given *g, const void *ctx)
+{
+    const Setup *s = ctx;
+    (void)g;
+    return s->rp.w.pool > 0;
+}
+
+static bool pool_from_gpu(const Given *g, const void *ctx)
+{
+    const Setup *s = ctx;
+    (void)g;
+    return !s->pool_given;
+}
+
+static bool q_heads_known(const Given *g, const void *ctx)
+{
+    const Setup *s = ctx;
+    (void)g;
+    return !s->rp.q_heads_unknown;
+}
+
+static bool grouped_query(const Given *g, const void *ctx)
+{
+    const Setup *s = ctx;
+    (void)g;
+    return s->rp.w.shape.q_heads != s->rp.w.shape.kv_heads;
+}
+
+static const OptRule RULES[] = {
+    {O_RESIDUAL, quantized_format, "keeps recent tokens in BF16 ahead of a quantized format; "
+                                   "every --format here is 16-bit already"},
+    {O_BF16_LAYERS, quantized_format, "keeps layers in BF16 instead of a quantized format; "
+                                      "every --format here is 16-bit already"},
+    {O_BF16_SLIDING, quantized_format, "keeps layers in BF16 instead of a quantized format; "
+                                       "every --format here is 16-bit already"},
+    {O_BF16_SLIDING, sliding_layers, "needs a model with sliding-window layers"},
+    {O_HEAD_SCALES, tensor_scaled_format, "applies to formats with per-tensor scales (see kvlab formats)"},
+    {O_BLOCK, pool_known, "sizes the paged slots, which need a pool (--pool or --gpu)"},
+    {O_UTIL, pool_from_gpu, "sizes the pool from the GPU's memory, but the pool is given"},
+    {O_RESERVE, pool_from_gpu, "sizes the pool from the GPU's memory, but the pool is given"},
+    {O_MHA, q_heads_known, "needs --q-heads: a typed shape has no query heads to match without them"},
+    {O_MHA, grouped_query, "changes nothing: the shape has a KV head per query head already"},
+    {O_TP, q_heads_known, "needs --q-heads: tensor parallelism splits the query heads too"},
+};
 
 int cmd_calc(int argc, char **argv)
 {
@@ -255,8 +344,7 @@ int cmd_calc(int argc, char **argv)
     static Setup s;
     memset(&s, 0, sizeof s);
     s.util = q_make(9, 10);
-    bool shape_given = g.set[O_MODEL] || g.set[O_LAYERS] || g.set[O_KV_HEADS] ||
-                       g.set[O_HEAD_DIM] || g.set[O_Q_HEADS];
+    bool shape_given = g.set[O_MODEL] || cli_shape_given(&g, &SHAPE);
     if (g.set[O_SCENARIO] || !shape_given) {
         if (from_scenario(&s, g.set[O_SCENARIO] ? g.val[O_SCENARIO] : DEFAULT_SCENARIO, &e))
             return cli_fail("calc", EXIT_USAGE, &e);
@@ -265,7 +353,8 @@ int cmd_calc(int argc, char **argv)
         workload_init(&s.rp.w, &none, 8192, 1);
     }
     if (shape_options(&g, &s, &e) || workload_options(&g, &s, &e) ||
-        machine_options(&g, &s, &e) || format_options(&g, &s, &e))
+        machine_options(&g, &s, &e) || format_options(&g, &s, &e) ||
+        cli_rules(&g, OPTS, RULES, sizeof RULES / sizeof RULES[0], &s, &e))
         return cli_fail("calc", EXIT_USAGE, &e);
     if (g.set[O_JSON]) {
         cJSON *j = report_json(&s.rp, &e);

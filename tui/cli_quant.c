@@ -13,11 +13,13 @@
 #include "rotate.h"
 #include "units.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A macro's value as a string literal: the generator's defaults in --help. */
+/* A macro's value as a string literal: the generator's defaults and quant.h's
+ * bit widths in --help. */
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -46,7 +48,7 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_V_OUT] = {"value-outliers", "N", "tokens with large values (default 2)"},
     [O_V_OUT_SCALE] = {"value-outlier-scale", "X", "their value norm over others (default 8)"},
     [O_SCHEME] = {"scheme", "S", "int-min (default), int-zp, int-sym, fp8, nvfp4, mxfp4"},
-    [O_BITS] = {"bits", "N", "integer bits: 2, 3, 4 (default) or 8"},
+    [O_BITS] = {"bits", "N", "integer bits: " STR(QUANT_BITS_MIN) " to " STR(QUANT_BITS_MAX) " (default 4)"},
     [O_GRAN] = {"granularity", "G", "tensor, token, channel, group:G, tgroup:G (default: all)"},
     [O_VALUES] = {"values", "G", "quantize values too, at this granularity (default exact)"},
     [O_FP8] = {"fp8", "F", "fp8 scheme: e4m3 (default) or e5m2"},
@@ -121,6 +123,18 @@ static int preset_worked(Input *in, Error *e)
     return 0;
 }
 
+/* A JSON number a float holds: finite, and finite once rounded to float
+ * (1e39 and 1e300 are not); false with a positioned message otherwise. */
+static bool float_number(const JsonDoc *d, const cJSON *x, const char *what, Error *e)
+{
+    if (!cJSON_IsNumber(x))
+        return jsondoc_error(d, x, e, "%s: expected a number", what), false;
+    if (!isfinite((float)x->valuedouble))
+        return jsondoc_error(d, x, e, "%s: %g is beyond the range of a float (-%g to %g)", what,
+                             x->valuedouble, (double)FLT_MAX, (double)FLT_MAX), false;
+    return true;
+}
+
 static int rows_of(const JsonDoc *d, const cJSON *arr, const char *what, size_t *rows, size_t *cols,
                    float **out, Error *e)
 {
@@ -146,9 +160,9 @@ static int rows_of(const JsonDoc *d, const cJSON *arr, const char *what, size_t 
     cJSON_ArrayForEach(row, arr) {
         const cJSON *x;
         cJSON_ArrayForEach(x, row) {
-            if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble)) {
+            if (!float_number(d, x, what, e)) {
                 free(m);
-                return jsondoc_error(d, x, e, "%s: expected a number", what);
+                return -1;
             }
             m[i++] = (float)x->valuedouble;
         }
@@ -205,10 +219,12 @@ static int matrix_file(Input *in, const char *path, Error *e)
             goto done;
         }
         cJSON_ArrayForEach(x, query) {
-            if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || i >= c) {
+            if (i >= c) {
                 jsondoc_error(&d, x, e, "query: expected %zu numbers", c);
                 goto done;
             }
+            if (!float_number(&d, x, "query", e))
+                goto done;
             in->q[i++] = (float)x->valuedouble;
         }
         if (i != c) {
@@ -236,12 +252,15 @@ typedef struct {
     bool query_given;
 } Setup;
 
-static int float_opt(const Given *g, int k, float *out, Error *e)
+/* A finite float option, at least lo. */
+static int float_opt(const Given *g, int k, float lo, float *out, Error *e)
 {
     if (!g->set[k])
         return 0;
-    if (!cli_parse_float(g->val[k], out) || !isfinite(*out) || *out < 0)
-        return error_set(e, "--%s: '%s' is not a number of at least 0", OPTS[k].name, g->val[k]);
+    if (cli_parse_finite(g->val[k], out, e))
+        return error_prefix(e, "--%s", OPTS[k].name);
+    if (*out < lo)
+        return error_set(e, "--%s: '%s' is below %g", OPTS[k].name, g->val[k], (double)lo);
     return 0;
 }
 
@@ -262,10 +281,10 @@ static int generate(const Given *g, Input *in, const Experiment *x, Error *e)
     if (count_opt(g, O_TOKENS, 1, 1u << 20, &t, e) || count_opt(g, O_HEAD_DIM, 1, 4096, &d, e) ||
         count_opt(g, O_SEED, 0, UINT64_MAX, &p.seed, e) ||
         count_opt(g, O_OUT_CH, 0, 4096, &oc, e) || count_opt(g, O_SINKS, 0, 1u << 20, &sk, e) ||
-        count_opt(g, O_V_OUT, 0, 1u << 20, &vo, e) || float_opt(g, O_OUT_SCALE, &p.outlier_scale, e) ||
-        float_opt(g, O_Q_OUT, &p.query_outlier_weight, e) ||
-        float_opt(g, O_SINK_STR, &p.sink_strength, e) ||
-        float_opt(g, O_V_OUT_SCALE, &p.value_outlier_scale, e))
+        count_opt(g, O_V_OUT, 0, 1u << 20, &vo, e) || float_opt(g, O_OUT_SCALE, 0, &p.outlier_scale, e) ||
+        float_opt(g, O_Q_OUT, 0, &p.query_outlier_weight, e) ||
+        float_opt(g, O_SINK_STR, 0, &p.sink_strength, e) ||
+        float_opt(g, O_V_OUT_SCALE, 0, &p.value_outlier_scale, e))
         return -1;
     p.tokens = t;
     p.head_dim = d;
@@ -328,14 +347,116 @@ static int source(const Given *g, Setup *s, Error *e)
     return 0;
 }
 
+/* ------------------------------------------------------------------------
+ * Options that mean something only with others: an option given where it
+ * would change nothing is refused, saying what it needs, rather than
+ * ignored.
+ */
+
+/* Whether the scheme fixes which elements share a scale (nvfp4's and
+ * mxfp4's blocks of channels, a static FP8 scale's one per tensor), and
+ * that granularity. */
+static bool fixed_groups(const Experiment *x, Granularity *g)
+{
+    static const Granularity NVFP4 = {GRAN_GROUP_CHANNELS, 16}, MXFP4 = {GRAN_GROUP_CHANNELS, 32},
+                             TENSOR = {GRAN_TENSOR, 0};
+    const Granularity *f = x->key.scheme == SCHEME_NVFP4   ? &NVFP4
+                           : x->key.scheme == SCHEME_MXFP4 ? &MXFP4
+                           : x->key.scheme == SCHEME_FP8 && x->key.static_scale ? &TENSOR
+                                                                                 : NULL;
+    if (f && g)
+        *g = *f;
+    return f != NULL;
+}
+
+static bool fp8_scheme(const Given *g, const void *ctx)
+{
+    const Setup *s = ctx;
+    (void)g;
+    return s->x.key.scheme == SCHEME_FP8;
+}
+
+static bool json_output(const Given *g, const void *ctx)
+{
+    (void)ctx;
+    return g->set[O_JSON];
+}
+
+static bool one_run(const Given *g, const void *ctx)
+{
+    const Setup *s = ctx;
+    (void)g;
+    return !s->compare;
+}
+
+static bool kivi_on(const Given *g, const void *ctx)
+{
+    const Setup *s = ctx;
+    (void)g;
+    return s->x.kivi;
+}
+
+static bool kivi_off(const Given *g, const void *ctx)
+{
+    return !kivi_on(g, ctx);
+}
+
+static bool rope_on(const Given *g, const void *ctx)
+{
+    const Setup *s = ctx;
+    (void)g;
+    return s->x.rope != ROPE_NONE;
+}
+
+static const OptRule RULES[] = {
+    {O_FP8, fp8_scheme, "applies to --scheme fp8"},
+    {O_SCALE, fp8_scheme, "applies to --scheme fp8"},
+    {O_NO_SAT, fp8_scheme, "applies to --scheme fp8 (the other schemes always clamp)"},
+    {O_MATRICES, json_output, "needs --json"},
+    {O_MATRICES, one_run, "needs one run, not every granularity side by side: give --granularity"},
+    {O_GROUP, kivi_on, "belongs to --kivi"},
+    {O_RESIDUAL, kivi_on, "belongs to --kivi"},
+    {O_SCHEME, kivi_off, "cannot go with --kivi, which is int-min by definition"},
+    {O_GRAN, kivi_off, "cannot go with --kivi: keys per channel in groups of --group tokens"},
+    {O_THETA, rope_on, "needs --rope pre or --rope post"},
+};
+
+/* The generator's options, O_TOKENS to O_V_OUT_SCALE, shape only the
+ * generated head. */
+static int option_rules(const Given *g, const Setup *s, Error *e)
+{
+    if (cli_rules(g, OPTS, RULES, sizeof RULES / sizeof RULES[0], s, e))
+        return -1;
+    for (int k = O_TOKENS; k <= O_V_OUT_SCALE; k++)
+        if (g->set[k] && (g->set[O_PRESET] || g->set[O_MATRIX]))
+            return error_set(e, "--%s shapes the generated head; --%s brings its own data", OPTS[k].name,
+                             g->set[O_PRESET] ? "preset" : "matrix");
+    const Experiment *x = &s->x;
+    if (g->set[O_VALUES] && !x->values_exact && x->kivi)
+        return error_set(e, "--values: with --kivi values are KIVI's (per token, in groups of --group "
+                            "channels); give exact or leave --values out");
+    Granularity fixed;
+    char a[32], b[32];
+    if (fixed_groups(x, &fixed)) {
+        const Granularity *given[] = {g->set[O_GRAN] ? &x->key.gran : NULL,
+                                      g->set[O_VALUES] && !x->values_exact ? &x->value.gran : NULL};
+        for (int k = 0; k < 2; k++)
+            if (given[k] && (given[k]->kind != fixed.kind || given[k]->size != fixed.size))
+                return error_set(e, "--%s: %s shares a scale over %s, not %s", k ? "values" : "granularity",
+                                 x->key.static_scale ? "a static --scale" : scheme_str(x->key.scheme),
+                                 granularity_str(&fixed, a, sizeof a), granularity_str(given[k], b, sizeof b));
+    }
+    return 0;
+}
+
 static int scheme_options(const Given *g, Setup *s, Error *e)
 {
     Experiment *x = &s->x;
     uint64_t bits = 4, group = 32, residual = 0;
     if (g->set[O_SCHEME] && scheme_parse(g->val[O_SCHEME], &x->key.scheme, e))
         return error_prefix(e, "--scheme");
-    if (count_opt(g, O_BITS, 2, 8, &bits, e) || count_opt(g, O_GROUP, 1, 1u << 20, &group, e) ||
-        count_opt(g, O_RESIDUAL, 0, 1u << 24, &residual, e))
+    if (count_opt(g, O_BITS, QUANT_BITS_MIN, QUANT_BITS_MAX, &bits, e) ||
+        count_opt(g, O_GROUP, 1, 1u << 20, &group, e) || count_opt(g, O_RESIDUAL, 0, 1u << 24, &residual, e))
         return -1;
     x->key.bits = (unsigned)bits;
     bool integer = x->key.scheme == SCHEME_INT_SYM || x->key.scheme == SCHEME_INT_MIN ||
@@ -347,25 +468,25 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
         return error_set(e, "--fp8: expected e4m3 or e5m2, not '%s'", g->val[O_FP8]);
     if (x->key.fp8 == &MF_E2M1)
         return error_set(e, "--fp8: e2m1 is a 4-bit format; use --scheme nvfp4 or mxfp4");
-    if (g->set[O_SCALE] && strcmp(g->val[O_SCALE], "dynamic") != 0 &&
-        (!cli_parse_float(g->val[O_SCALE], &x->key.static_scale) ||
-         !(x->key.static_scale > 0) || !isfinite(x->key.static_scale)))
-        return error_set(e, "--scale: expected dynamic or a positive number, not '%s'",
-                         g->val[O_SCALE]);
+    if (g->set[O_SCALE] && strcmp(g->val[O_SCALE], "dynamic") != 0) {
+        Error why;
+        if (cli_parse_finite(g->val[O_SCALE], &x->key.static_scale, &why))
+            return error_set(e, "--scale: %s; expected dynamic or a positive number", why.msg);
+        if (!(x->key.static_scale > 0))
+            return error_set(e, "--scale: expected dynamic or a positive number, not '%s'",
+                             g->val[O_SCALE]);
+    }
     x->key.saturate = !g->set[O_NO_SAT];
-    s->compare = !g->set[O_GRAN] && !g->set[O_KIVI] && x->key.scheme != SCHEME_NVFP4 &&
-                 x->key.scheme != SCHEME_MXFP4 && !x->key.static_scale;
+    x->kivi = g->set[O_KIVI];
+    s->compare = !g->set[O_GRAN] && !x->kivi && !fixed_groups(x, NULL);
     if (g->set[O_GRAN] && granularity_parse(g->val[O_GRAN], &x->key.gran, e))
         return error_prefix(e, "--granularity");
     x->value = x->key;
-    x->kivi = g->set[O_KIVI];
     x->kivi_spec = (KiviSpec){(unsigned)bits, group, residual};
     /* Values stay exact unless asked for; KIVI quantizes them by definition. */
     x->values_exact = g->set[O_VALUES] ? strcmp(g->val[O_VALUES], "exact") == 0 : !x->kivi;
-    if (!x->values_exact && !x->kivi && granularity_parse(g->val[O_VALUES], &x->value.gran, e))
+    if (!x->values_exact && g->set[O_VALUES] && granularity_parse(g->val[O_VALUES], &x->value.gran, e))
         return error_prefix(e, "--values");
-    if ((g->set[O_GROUP] || g->set[O_RESIDUAL]) && !x->kivi)
-        return error_set(e, "--group and --residual belong to --kivi");
     if (g->set[O_ROPE]) {
         static const char *const M[] = {"none", "pre", "post"};
         size_t i = 0;
@@ -376,16 +497,18 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
         x->rope = (RopeMode)i;
     }
     float theta = (float)x->rope_theta;
-    if (float_opt(g, O_THETA, &theta, e))
+    if (float_opt(g, O_THETA, 1, &theta, e))
         return -1;
-    if (g->set[O_THETA] && x->rope == ROPE_NONE)
-        return error_set(e, "--rope-theta needs --rope pre or --rope post");
+    if (!(theta > 1))
+        return error_set(e, "--rope-theta: the RoPE base must be greater than 1, not %g", (double)theta);
     x->rope_theta = theta;
     if (g->set[O_ROTATE]) {
         if (strcmp(g->val[O_ROTATE], "hadamard") != 0)
             return error_set(e, "--rotate: expected hadamard, not '%s'", g->val[O_ROTATE]);
         x->hadamard = true;
     }
+    if (option_rules(g, s, e))
+        return -1;
     return quant_spec_check(&x->key, e);
 }
 
@@ -420,14 +543,15 @@ static void header(const Setup *s, FILE *out)
     char a[128], b[128];
     static const char *const ROPE[] = {"no RoPE", "keys quantized before RoPE",
                                        "keys quantized after RoPE"};
-    fprintf(out, "%s\n", s->in.what);
+    text_put(out, s->in.what, false);       // holds the --matrix path as given
+    fputc('\n', out);
     fprintf(out, "keys: %s; values: %s; %s%s\n",
             s->compare ? "each granularity below" : describe(x, &x->key, a, sizeof a),
             x->values_exact ? "exact" : (x->kivi ? "KIVI per token" : describe(x, &x->value, b, sizeof b)),
             ROPE[x->rope], x->hadamard ? "; Hadamard-rotated" : "");
 }
 
-static void metrics_text(const ExperimentResult *r, FILE *out)
+static void metrics_text(const ExperimentResult *r, bool saturate, FILE *out)
 {
     fprintf(out, "relative error of K (Frobenius)  %.4g%%\n", 100 * r->err.rel_fro_k);
     fprintf(out, "relative error of V (Frobenius)  %.4g%%\n", 100 * r->err.rel_fro_v);
@@ -437,8 +561,9 @@ static void metrics_text(const ExperimentResult *r, FILE *out)
     fprintf(out, "top-scoring token                %zu -> %zu%s\n", r->err.top_ref, r->err.top,
             r->err.top == r->err.top_ref ? "" : "  (changed)");
     if (r->err.nan_scores)
-        fprintf(out, "%zu quantized scores are NaN: values past the format's range became NaN "
-                     "(try without --no-saturate)\n", r->err.nan_scores);
+        fprintf(out, "%zu quantized scores are NaN: %s\n", r->err.nan_scores,
+                saturate ? "the arithmetic overflowed"
+                         : "values past the format's range became NaN (--no-saturate; without it they saturate)");
 }
 
 /* Scores token by token; with many tokens, the ones most in error. */
@@ -547,7 +672,7 @@ static int run_one(const Setup *s, bool json, bool matrices, Error *e)
     header(s, stdout);
     fputc('\n', stdout);
     scores_text(&r, stdout);
-    metrics_text(&r, stdout);
+    metrics_text(&r, s->x.key.saturate, stdout);
     experiment_result_free(&r);
     return 0;
 }

@@ -7,6 +7,7 @@
 
 #include "minifloat.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,8 @@ static const CmdSpec CMD = {
              "Encodes each float on stdin (one a line, decimal or hex-float) in\n"
              "FORMAT (e4m3, e5m2 or e2m1), decodes it, and prints the result.\n"
              "Without --saturate, E4M3FN overflow is nan and E5M2 overflow inf;\n"
-             "E2M1 always clamps to +-6.",
+             "E2M1 always clamps to +-6. A number beyond a float's range (1e39) is\n"
+             "read as an infinity, which every format rounds as it would the number.",
     .opts = OPTS,
     .n_opts = O_COUNT,
     .help_opt = O_HELP,
@@ -40,6 +42,26 @@ static void print_float(float v)
         puts(v < 0 ? "-inf" : "inf");
     else
         printf("%.9g\n", (double)v);
+}
+
+/* One line of input (n bytes, its newline included) round-tripped to
+ * stdout; EXIT_USAGE with the line named when it is not one number. */
+static int roundtrip_line(const Minifloat *f, bool saturate, char *line, size_t n, unsigned long no,
+                          Error *e)
+{
+    if (n && line[n - 1] == '\n')
+        n--;
+    if (n && line[n - 1] == '\r')           // a line ended CRLF
+        n--;
+    const char *nul = memchr(line, '\0', n);
+    if (nul)
+        return error_set(e, "line %lu: a NUL byte at column %zu", no, (size_t)(nul - line) + 1), EXIT_USAGE;
+    line[n] = '\0';
+    float x;
+    if (!cli_parse_float(line, &x))
+        return error_set(e, "line %lu: '%.40s' is not a number", no, line), EXIT_USAGE;
+    print_float(minifloat_round(f, x, saturate));
+    return EXIT_OK;
 }
 
 int cmd_roundtrip(int argc, char **argv)
@@ -60,21 +82,18 @@ int cmd_roundtrip(int argc, char **argv)
     char *line = NULL;
     size_t cap = 0;
     unsigned long no = 0;
+    ssize_t got;
     rc = EXIT_OK;
-    while (getline(&line, &cap, stdin) != -1) {
+    errno = 0;
+    while (rc == EXIT_OK && (got = getline(&line, &cap, stdin)) != -1) {
         no++;
-        float x;
-        line[strcspn(line, "\r\n")] = '\0';
-        if (!cli_parse_float(line, &x)) {
-            fflush(stdout);
-            error_set(&e, "line %lu: '%.40s' is not a number", no, line);
-            rc = cli_fail("roundtrip", EXIT_USAGE, &e);
-            break;
-        }
-        print_float(minifloat_round(f, x, g.set[O_SATURATE]));
+        rc = roundtrip_line(f, g.set[O_SATURATE], line, (size_t)got, no, &e);
+    }
+    if (rc == EXIT_OK && ferror(stdin)) {   // not the end of the input: it could not be read
+        error_set(&e, "cannot read line %lu of the input: %s", no + 1, errno ? strerror(errno) : "read error");
+        rc = EXIT_USAGE;
     }
     free(line);
-    if (fflush(stdout) != 0 && rc == EXIT_OK)
-        rc = EXIT_RUNTIME;
-    return rc;
+    fflush(stdout);                         // the lines before a bad one, then the error
+    return rc == EXIT_OK ? rc : cli_fail("roundtrip", rc, &e);    // main checks stdout's errors
 }

@@ -147,8 +147,11 @@ static void figures_text(const Scenario *sc, const FigureResult *res, FILE *out)
     bool first = true;
     for (size_t i = 0; i < sc->n_figures; i++)
         if (sc->figures[i].seed_error[0]) {
-            fprintf(out, "%s- %s: %s\n", first ? "\nwhere the seed is wrong:\n" : "",
-                    sc->figures[i].label, sc->figures[i].seed_error);
+            fprintf(out, "%s- ", first ? "\nwhere the seed is wrong:\n" : "");
+            text_put(out, sc->figures[i].label, false);
+            fputs(": ", out);
+            text_put(out, sc->figures[i].seed_error, false);
+            fputc('\n', out);
             first = false;
         }
 }
@@ -181,7 +184,12 @@ static int show(const char *name, bool json, bool check_only)
         int rc = json_emit(root);
         return rc ? rc : (check_only && bad ? EXIT_NO : EXIT_OK);
     }
-    printf("%s\n%s\n\n%s\n\n", sc.title, sc.source, sc.story);
+    text_put(stdout, sc.title, false);          // one line each, whatever the file holds
+    putchar('\n');
+    text_put(stdout, sc.source, false);
+    fputs("\n\n", stdout);
+    text_put(stdout, sc.story, true);
+    fputs("\n\n", stdout);
     if (!check_only && report_text(&rp, false, stdout, &e))
         return cli_fail(cmd, EXIT_USAGE, &e);
     if (sc.n_figures) {
@@ -189,9 +197,11 @@ static int show(const char *name, bool json, bool check_only)
             printf("\nfigures the seed quotes\n");
         figures_text(&sc, res, stdout);
     }
-    if (check_only)
-        printf("\n%s: %zu figures, %d %s\n", sc.name, sc.n_figures, bad,
-               bad == 1 ? "problem" : "problems");
+    if (check_only) {
+        putchar('\n');
+        text_put(stdout, sc.name, false);
+        printf(": %zu figures, %d %s\n", sc.n_figures, bad, bad == 1 ? "problem" : "problems");
+    }
     return check_only && bad ? EXIT_NO : EXIT_OK;
 }
 

@@ -98,13 +98,33 @@ const char *crt_glyph(Glyph g)
 }
 
 /* ------------------------------------------------------------------------
- * Signals: a quit request only sets a flag; a crash restores the terminal
- * and then dies as it would have.
+ * Signals: every signal that would end the process only sets a flag, and
+ * the run loop quits as q does, so the terminal is restored and the exit
+ * status still names the signal; a crash restores the terminal and then
+ * dies as it would have. Stops are ncurses': Ctrl-Z (SIGTSTP) leaves the
+ * terminal as it found it and takes it back on resume. SIGSTOP cannot be
+ * caught: on the SIGCONT that follows, the loop takes the terminal back
+ * (crt_resumed), since a shell restores its own modes while a job is
+ * stopped.
  */
+
+static volatile sig_atomic_t resumed;
+
+/* Signals whose default ends the process: the lab quits on them. */
+static const int QUIT[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGUSR1, SIGUSR2,
+                           SIGPOLL, SIGPROF, SIGVTALRM, SIGXCPU, SIGXFSZ};
+/* Signals of a fault: restore the terminal, then die of them. */
+static const int CRASH[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP};
 
 static void on_quit(int sig)
 {
     crt_quit_signal = sig;
+}
+
+static void on_continue(int sig)
+{
+    (void)sig;
+    resumed = 1;
 }
 
 static void on_crash(int sig)
@@ -120,19 +140,37 @@ static void on_crash(int sig)
     raise(sig);
 }
 
+/* Only where the signal does what it does by default: one ignored from
+ * the start (nohup's SIGHUP) stays ignored, and a profiler's stays its. */
+static void catch_signal(int sig, void (*fn)(int), int flags)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sa.sa_flags = flags;            // no SA_RESTART: a quit wakes getch at once
+    if (sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+        sigaction(sig, &sa, NULL);
+}
+
+/* Before newterm, which then leaves these alone and installs its own
+ * handlers only for SIGTSTP and SIGWINCH. */
 static void install_signals(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_quit;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sa.sa_handler = on_crash;
-    sa.sa_flags = SA_RESETHAND;
-    static const int CRASH[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof QUIT / sizeof QUIT[0]; i++)
+        catch_signal(QUIT[i], on_quit, 0);
     for (size_t i = 0; i < sizeof CRASH / sizeof CRASH[0]; i++)
-        sigaction(CRASH[i], &sa, NULL);
+        catch_signal(CRASH[i], on_crash, SA_RESETHAND);
+    catch_signal(SIGCONT, on_continue, SA_RESTART);
+}
+
+bool crt_resumed(void)
+{
+    if (!resumed || !active)
+        return false;
+    resumed = 0;
+    reset_prog_mode();              // the modes newterm set, which a shell may have undone
+    clearok(curscr, TRUE);          // and whatever it printed meanwhile is drawn over
+    return true;
 }
 
 /* ------------------------------------------------------------------------
@@ -167,12 +205,12 @@ int crt_init(Error *e)
     const char *cs = nl_langinfo(CODESET);
     const char *ascii = getenv("KVLAB_ASCII");
     crt.utf8 = cs && strcmp(cs, "UTF-8") == 0 && !(ascii && *ascii);
+    install_signals();
     if (!newterm(NULL, stdout, stdin))
         return error_set(e, "cannot start the terminal (TERM=%s); the command-line tools work "
                             "anywhere (kvlab calc, kvlab --help)", getenv("TERM"));
     active = true;
     atexit(at_exit_restore);
-    install_signals();
     cbreak();
     noecho();
     nonl();

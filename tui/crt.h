@@ -3,8 +3,10 @@
  * Starts and stops curses, decides between 256 colours, 8 colours and
  * monochrome (NO_COLOR, a non-empty value, means monochrome), between UTF-8
  * glyphs and ASCII, and restores the terminal before anything else is
- * printed: on a normal exit, on SIGINT and SIGTERM, and on a crash. Colours
- * are named by role; no drawing code names a hue.
+ * printed: on a normal exit, on every signal that ends the process
+ * (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, ...), on a crash, and while
+ * the lab is stopped (Ctrl-Z); it takes the terminal back on resume.
+ * Colours are named by role; no drawing code names a hue.
  */
 #ifndef KVLAB_CRT_H
 #define KVLAB_CRT_H
@@ -59,13 +61,18 @@ typedef struct {
 } Crt;
 
 extern Crt crt;
-extern volatile sig_atomic_t crt_quit_signal;   // set by SIGINT/SIGTERM handlers
+extern volatile sig_atomic_t crt_quit_signal;   // the signal that asks the lab to quit, or 0
 
 /* Checks that there is an interactive terminal to own; the message says why
  * not and points at the command-line tools. */
 int crt_usable(Error *e);
 int crt_init(Error *e);
 void crt_done(void);
+/* After a stop that ncurses did not see (SIGSTOP), once the process
+ * continues: puts the terminal back in the lab's modes, marks the screen
+ * for a full redraw and returns true; false otherwise. The run loop calls
+ * it and redraws. */
+bool crt_resumed(void);
 /* The attribute (colour pair and style) for a role. */
 int crt_attr(ColorRole role);
 const char *crt_glyph(Glyph g);

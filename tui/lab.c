@@ -597,6 +597,7 @@ bool lab_progress(Lab *lab, const char *label, double done, double total)
     static double t0;
     if (done == 0)
         t0 = now_s();
+    crt_resumed();                  // drawn in full below
     draw_all(lab);
     int w = COLS - 20 > 20 ? COLS - 20 : COLS;
     Rect r = {LINES / 2 - 1, (COLS - w) / 2, 2, w};
@@ -663,7 +664,7 @@ int lab_run(void)
     lab.started = started;
     for (; made < N_SCREENS; made++)
         if (!(lab.state[made] = SCREENS[made]->create(&e))) {
-            fprintf(stderr, "kvlab: %s\n", e.msg);
+            cli_fail(NULL, EXIT_USAGE, &e);
             goto done;
         }
     const char *log = getenv("KVLAB_FRAME_LOG");
@@ -673,7 +674,7 @@ int lab_run(void)
     if (cuts && *cuts)
         widget_cut_log(cut_log = fopen(cuts, "a"));
     if (crt_init(&e)) {
-        fprintf(stderr, "kvlab: %s\n", e.msg);
+        cli_fail(NULL, EXIT_USAGE, &e);
         goto done;
     }
     for (size_t i = 0; i < N_SCREENS; i++) {
@@ -689,6 +690,10 @@ int lab_run(void)
     timeout(250);                   // wake up to notice SIGINT and SIGTERM
     while (!lab.quit && !crt_quit_signal) {
         int ch = getch();
+        if (crt_resumed()) {        // continued after SIGSTOP: the terminal back, all redrawn
+            draw_all(&lab);
+            refresh();
+        }
         if (ch == ERR)
             continue;
         double t0 = now_s();

@@ -36,18 +36,17 @@ static void usage(FILE *out)
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
     fprintf(out, "\nexit status: 0 success, 1 a check said no, 2 bad usage or input, "
-                 "3 run-time failure\n"
-                 "data: %s (set KVLAB_DATA to use another scenarios directory)\n", cli_datadir());
+                 "3 run-time failure\ndata: ");
+    text_put(out, cli_datadir(), false);
+    fprintf(out, " (set KVLAB_DATA to use another scenarios directory)\n");
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         Error e;
-        if (crt_usable(&e)) {
-            fprintf(stderr, "kvlab: %s\n", e.msg);
-            return EXIT_USAGE;
-        }
+        if (crt_usable(&e))
+            return cli_fail(NULL, EXIT_USAGE, &e);
         return lab_run();
     }
     const char *cmd = argv[1];
@@ -70,9 +69,11 @@ int main(int argc, char **argv)
             }
             return rc;
         }
-    fprintf(stderr, "kvlab: unknown command '%s'; expected one of:", cmd);
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(stderr, " %s", COMMANDS[i].name);
-    fprintf(stderr, " (kvlab --help)\n");
-    return EXIT_USAGE;
+    Error e;
+    size_t len = (size_t)snprintf(e.msg, sizeof e.msg, "unknown command '%s'; expected one of:", cmd);
+    for (size_t i = 0; i < N_COMMANDS && len < sizeof e.msg; i++)
+        len += (size_t)snprintf(e.msg + len, sizeof e.msg - len, " %s", COMMANDS[i].name);
+    if (len < sizeof e.msg)
+        snprintf(e.msg + len, sizeof e.msg - len, " (kvlab --help)");
+    return cli_fail(NULL, EXIT_USAGE, &e);
 }

@@ -88,22 +88,28 @@ static void header(const Report *rp, const Results *res, FILE *out)
     const Workload *w = &rp->w;
     const Shape *s = &w->shape;
     char a[64], b[64], c[64];
-    fprintf(out, "%s: %llu layers, %llu query heads, %llu KV heads, head dim %llu",
-            rp->model ? rp->model : "model", (unsigned long long)s->layers,
-            (unsigned long long)s->q_heads, (unsigned long long)s->kv_heads,
-            (unsigned long long)s->head_dim);
-    if (s->kv_heads == s->q_heads)
-        fprintf(out, " (MHA)");
+    text_put(out, rp->model ? rp->model : "model", false);     // names from data files: escaped
+    fprintf(out, ": %llu layers, ", (unsigned long long)s->layers);
+    if (rp->q_heads_unknown)
+        fprintf(out, "query heads not given (MHA or GQA unknown), ");
     else
+        fprintf(out, "%llu query heads, ", (unsigned long long)s->q_heads);
+    fprintf(out, "%llu KV heads, head dim %llu", (unsigned long long)s->kv_heads,
+            (unsigned long long)s->head_dim);
+    if (!rp->q_heads_unknown && s->kv_heads == s->q_heads)
+        fprintf(out, " (MHA)");
+    else if (!rp->q_heads_unknown)
         fprintf(out, " (GQA %llu:1)", (unsigned long long)(s->q_heads / s->kv_heads));
     uint64_t sliding = shape_layers_of_kind(s, ATTN_SLIDING);
     if (sliding)
         fprintf(out, ", %llu sliding-window layers of %llu tokens", (unsigned long long)sliding,
                 (unsigned long long)s->window);
     fputc('\n', out);
-    if (rp->scenario)
-        fprintf(out, "scenario %s (kvlab scenario show %s); options given change it\n",
-                rp->scenario, rp->scenario);
+    if (rp->scenario) {
+        char sc[128];
+        text_escape(sc, sizeof sc, rp->scenario, false);
+        fprintf(out, "scenario %s (kvlab scenario show %s); options given change it\n", sc, sc);
+    }
     if (w->mha)
         fprintf(out, "as MHA: %llu KV heads, one per query head\n",
                 (unsigned long long)s->q_heads);
@@ -116,10 +122,13 @@ static void header(const Report *rp, const Results *res, FILE *out)
             units_context(a, sizeof a, w->context), (unsigned long long)w->batch,
             u128_str(b, sizeof b, r0->fp.elements, true),
             sliding ? " (sliding-window layers keep only their window)" : "");
-    if (rp->gpu)
-        fprintf(out, "GPU %s: %s on the datasheet, %s = %s in use here, %s\n", rp->gpu->display,
-                rp->gpu->datasheet_memory, units_gb(a, sizeof a, rp->gpu->memory, 2),
+    if (rp->gpu) {
+        char gd[256], dm[256];
+        fprintf(out, "GPU %s: %s on the datasheet, %s = %s in use here, %s\n",
+                text_escape(gd, sizeof gd, rp->gpu->display, false),
+                text_escape(dm, sizeof dm, rp->gpu->datasheet_memory, false), units_gb(a, sizeof a, rp->gpu->memory, 2),
                 units_gib(c, sizeof c, rp->gpu->memory, 2), units_rate(b, sizeof b, rp->gpu->bandwidth));
+    }
     if (w->pool)
         fprintf(out, "KV pool %s = %s (%s bytes)\n", units_gib(a, sizeof a, w->pool, 3),
                 units_gb(b, sizeof b, w->pool, 3), u128_str(c, sizeof c, w->pool, true));
@@ -357,7 +366,10 @@ cJSON *report_json(const Report *rp, Error *e)
         cJSON_AddStringToObject(root, "model", rp->model);
     cJSON *shape = cJSON_AddObjectToObject(root, "shape");
     json_add_u128(shape, "layers", r0->shape.layers);
-    json_add_u128(shape, "q_heads", r0->shape.q_heads);
+    if (rp->q_heads_unknown)
+        cJSON_AddNullToObject(shape, "q_heads");
+    else
+        json_add_u128(shape, "q_heads", r0->shape.q_heads);
     json_add_u128(shape, "kv_heads", r0->shape.kv_heads);
     json_add_u128(shape, "head_dim", r0->shape.head_dim);
     json_add_u128(shape, "tp", w->tp ? w->tp : 1);

@@ -21,6 +21,8 @@ typedef struct {
     const char *scenario;       // the scenario it started from, if any
     const char *model;          // display name; NULL for a typed shape
     const Gpu *gpu;             // NULL when none was named
+    bool q_heads_unknown;       // a typed shape without its query heads (w.shape has the KV heads'
+                                // count there, which does not say MHA)
     Workload w;
     size_t n_formats;
     const Format *formats[16];

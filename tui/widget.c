@@ -59,6 +59,8 @@ static void report_cut(int y, int x, int w, const char *s)
 
 int put_text(int y, int x, int w, int attr, const char *s)
 {
+    char safe[2048];
+    s = text_escape(safe, sizeof safe, s, false);   // no control byte reaches the terminal
     if (x + w > COLS)
         w = COLS - x;
     report_cut(y, x, w, s);

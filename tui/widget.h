@@ -20,7 +20,8 @@ typedef struct {
 } Rect;
 
 /* Text clipped to width w at (y, x); returns columns written. Text that
- * does not fit is cut, and reported to the cut log when one is set. */
+ * does not fit is cut, and reported to the cut log when one is set.
+ * Control characters are drawn escaped (text_escape), never sent. */
 int put_text(int y, int x, int w, int attr, const char *s);
 /* Where put_text reports every text it had to cut, one line each with the
  * window size, position, width and the whole text (KVLAB_CUT_LOG, so the

@@ -218,7 +218,7 @@ $(FUZZ_DIR)/%.o: %.c | fuzz-deps
 	$(FUZZ_CC) $(CFLAGS) $(CJSON_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SANS) \
 	    -c -o $@ $<
 
-# clang with libFuzzer, which only `make fuzz` needs (apt-get as root; otherwise print the command).
+# Install clang with libFuzzer, for `make fuzz` only (apt-get as root; otherwise print the command).
 fuzz-deps: | deps
 	@mkdir -p $(FUZZ_DIR)
 	@printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n);\nint LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return !d && n; }\n' \

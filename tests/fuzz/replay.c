@@ -118,7 +118,8 @@ static long replay_dir(FuzzFn fn, const char *dir)
         snprintf(names[n++], len, "%s/%s", dir, de->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n)
+        qsort(names, n, sizeof *names, cmp_str);
     long rc = (long)n;
     for (size_t i = 0; i < n; i++) {
         if (rc >= 0 && replay_file(fn, names[i]))

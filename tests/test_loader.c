@@ -402,6 +402,29 @@ START_TEST(long_numbers_refused)
         ck_assert_msg(strncmp(e.msg, want, strlen(want)) == 0, "want '%s', got '%s'", want, e.msg);
     }
 
+    /* Layer numbers too: 3.1e1 is layer 31; 31 and a 1 after 1000 zeros is
+     * no layer, though a double reads it as 31. */
+    for (int whole = 1; whole >= 0; whole--) {
+        char *text = malloc(2048), path[64];
+        snprintf(text, 2048,
+                 "{\"name\": \"t\", \"title\": \"T\", \"source\": \"test\", \"story\": \"S\",\n"
+                 "\"model\": \"llama-3.1-8b\", \"context\": 8192, \"batch\": 1,\n"
+                 "\"bf16_layers\": [%s%s%s]}\n", whole ? "3.1e1" : "31.", whole ? "" : zeros,
+                 whole ? "" : "1");
+        static Scenario sc;
+        Error e;
+        int rc = load_scenario_text(text, &sc, path, &e);
+        free(text);
+        if (whole) {
+            ck_assert_msg(rc == 0, "%s", e.msg);
+            ck_assert(sc.w.kv.n_bf16_layers == 1 && sc.w.kv.bf16_layers[0] == 31);
+        } else {
+            ck_assert_int_eq(rc, -1);
+            ck_assert_msg(strstr(e.msg, "t.json:3:17: field 'bf16_layers': expected layer numbers"),
+                          "%s", e.msg);
+        }
+    }
+
     /* 2^53 + 1: a double holds only 2^53; the model keeps every digit. */
     static const char MODEL[] =
         "{\"name\": \"t\", \"display\": \"T\", \"source\": \"test\", \"layers\": 32, \"q_heads\": 32,\n"

@@ -169,3 +169,71 @@ $(BUILD)/%.o: %.c | deps
 	$(CC) $(CFLAGS) $(CJSON_CFLAGS) -c -o $@ $<
 
 -include $(CALC_OBJ:.o=.d) $(KERN_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+
+# ------------------------------------------------------------------------
+# Fuzzing (tests/fuzz/, README "Fuzzing"): one libFuzzer harness per input
+# parser, fuzz_NAME.c, with its seed corpus in tests/fuzz/corpus/NAME/.
+# `make fuzz` builds them with clang (-fsanitize=fuzzer,address,undefined)
+# and runs each for FUZZ_SECONDS, one after another, saving what breaks a
+# harness in tests/fuzz/crashes/NAME/. `make test` replays every corpus file
+# and every saved crash through the same harnesses built with $(CC) into one
+# replay program, so it needs no clang (and runs them under the sanitizers
+# in `make asan`). clang and libFuzzer are installed for `make fuzz` only.
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_APT     := clang libclang-rt-dev
+FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_NAMES   := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+FUZZ_USES    := $(CALC_SRC) tui/cli.c
+FUZZ_DIR     := $(BUILD)/libfuzzer
+FUZZ_SANS    := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -DFUZZ_LIBFUZZER -Itests/fuzz
+FUZZ_OBJ     := $(FUZZ_USES:%.c=$(FUZZ_DIR)/%.o)
+FUZZ_REPLAY  := $(BUILD)/tests/fuzz/replay
+REPLAY_OBJ   := $(FUZZ_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/fuzz/replay.o
+
+.PHONY: fuzz fuzz-deps fuzz-replay
+.SECONDARY: $(FUZZ_OBJ)
+
+# Build the fuzz harnesses with clang and run each for FUZZ_SECONDS (default 60).
+fuzz: $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
+	tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_NAMES)
+
+# Replay the fuzz corpora and every saved crash through the harnesses.
+fuzz-replay: $(FUZZ_REPLAY)
+	$(TEST_ENV) $(FUZZ_REPLAY) tests/fuzz
+
+test test-asan: fuzz-replay
+
+$(FUZZ_REPLAY): $(REPLAY_OBJ) $(BUILD)/tui/cli.o $(CALC_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CJSON_LIBS) -lm
+
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps
+	$(FUZZ_CC) $(CFLAGS) $(CJSON_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_SANS) \
+	    -o $@ $< $(FUZZ_OBJ) $(CJSON_LIBS) -lm
+
+# The code under test, instrumented for coverage (libFuzzer's main left out).
+$(FUZZ_DIR)/%.o: %.c | fuzz-deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(CFLAGS) $(CJSON_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SANS) \
+	    -c -o $@ $<
+
+# Install clang with libFuzzer, for `make fuzz` only (apt-get as root; otherwise print the command).
+fuzz-deps: | deps
+	@mkdir -p $(FUZZ_DIR)
+	@printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n);\nint LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return !d && n; }\n' \
+	    > $(FUZZ_DIR)/probe.c
+	@if ! $(FUZZ_CC) -fsanitize=fuzzer -o $(FUZZ_DIR)/probe $(FUZZ_DIR)/probe.c 2>/dev/null; then \
+	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	        echo "kvlab: installing clang and libFuzzer for make fuzz ($(FUZZ_APT))"; \
+	        DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	        DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(FUZZ_APT) || exit 1; \
+	    else \
+	        echo "kvlab: make fuzz needs clang with libFuzzer ($(FUZZ_CC) -fsanitize=fuzzer failed);"; \
+	        echo "install them with:"; \
+	        echo "    sudo apt-get install $(FUZZ_APT)"; \
+	        exit 1; \
+	    fi; \
+	fi
+
+-include $(REPLAY_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%.d)

@@ -10,6 +10,7 @@
 #include "error.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef struct {
     char name[64];              // file stem: "h100-sxm"
@@ -24,5 +25,8 @@ typedef struct {
 } Gpu;
 
 int gpu_load(Gpu *g, const char *path, Error *e);
+/* The same from text in memory (len bytes, no NUL needed); name stands for
+ * the file in messages and in the check of the "name" field. */
+int gpu_parse(Gpu *g, const char *name, const char *text, size_t len, Error *e);
 
 #endif

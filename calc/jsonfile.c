@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,12 +36,17 @@ static void offset_to_line_col(const char *text, size_t len, size_t off, int *li
     *col = c;
 }
 
+static int cmp_pos(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)((const JsonPos *)a)->item, y = (uintptr_t)((const JsonPos *)b)->item;
+    return (x > y) - (x < y);
+}
+
+/* O(log n): a matrix file looks up the position of every number it reads. */
 static const JsonPos *pos_of(const JsonDoc *d, const cJSON *item)
 {
-    for (size_t i = 0; i < d->npos; i++)
-        if (d->pos[i].item == item)
-            return &d->pos[i];
-    return NULL;
+    JsonPos key = {.item = item};
+    return d->npos ? bsearch(&key, d->pos, d->npos, sizeof *d->pos, cmp_pos) : NULL;
 }
 
 __attribute__((format(printf, 4, 0)))
@@ -220,6 +226,7 @@ int jsondoc_parse(JsonDoc *d, const char *name, const char *text, size_t len, Er
     }
     size_t start = (len >= 3 && memcmp(d->text, "\xEF\xBB\xBF", 3) == 0) ? 3 : 0;
     walk(d, d->root, start, start);
+    qsort(d->pos, d->npos, sizeof *d->pos, cmp_pos);
     return 0;
 err:
     jsondoc_done(d);
@@ -291,6 +298,126 @@ int jsondoc_check_name(const JsonDoc *d, const char *name, Error *e)
 }
 
 /* ------------------------------------------------------------------------
+ * Numbers, read exactly from their text
+ *
+ * cJSON keeps a number only as a double, which cannot tell 32 from
+ * 32.0000000000000001 nor hold 2^53 + 1. So every number kvlab uses is read
+ * again from its text, however long: its significant digits (leading and
+ * trailing zeros dropped) and a power of ten, written back as the plainest
+ * decimal of the same value ("2147483648.0e0001" -> "21474836480", "0.50"
+ * -> "0.5", "1e-45" stays "1e-45"), which the unit parsers read exactly.
+ */
+
+#define NUMBER_DIGITS_MAX 38    // significant digits: any 38 fit in a u128
+#define NUMBER_PLACES_MAX 30    // decimal places written out; beyond, "e-N"
+#define NUMBER_EXP_DIGITS 9     // digits of an exponent, leading zeros aside
+#define NUMBER_TEXT_MAX 96      // sign, 38 digits, point and zeros or exponent
+
+/* The number v as the plainest decimal of its value, in out
+ * (NUMBER_TEXT_MAX bytes); -1 when it has more significant digits than
+ * can be exact or an exponent beyond any range kvlab reads. */
+static int number_text(const JsonDoc *d, const cJSON *v, char *out, Error *e)
+{
+    const JsonPos *p = pos_of(d, v);
+    if (!p)
+        return error_set(e, "a number the file does not hold");
+    const char *t = d->text + p->offset;
+    bool neg = *t == '-';
+    t += neg;
+    /* The digits, the point skipped: `whole` of them before the point, the
+     * significant ones from index first to index last. */
+    const char *digits = t;
+    size_t n = 0, whole = 0, first = SIZE_MAX, last = 0;
+    bool point = false;
+    for (; (*t >= '0' && *t <= '9') || (*t == '.' && !point); t++) {
+        if (*t == '.') {
+            point = true;
+            continue;
+        }
+        if (*t != '0') {
+            first = first == SIZE_MAX ? n : first;
+            last = n;
+        }
+        n++;
+        whole += !point;
+    }
+    long long exp = 0;
+    if (*t == 'e' || *t == 'E') {
+        bool minus = *++t == '-';
+        t += *t == '-' || *t == '+';
+        while (*t == '0')
+            t++;
+        size_t ed = 0;
+        for (; *t >= '0' && *t <= '9'; t++)
+            if (++ed <= NUMBER_EXP_DIGITS)
+                exp = exp * 10 + (*t - '0');
+        if (ed > NUMBER_EXP_DIGITS && first != SIZE_MAX)
+            return error_set(e, "the number's exponent is out of range");
+        exp = minus ? -exp : exp;
+    }
+    char *o = out + neg;
+    out[0] = '-';
+    if (first == SIZE_MAX) {
+        strcpy(o, "0");
+        return 0;
+    }
+    size_t k = last - first + 1;
+    if (k > NUMBER_DIGITS_MAX)
+        return error_set(e, "the number has %zu significant digits; at most %d can be read exactly",
+                         k, NUMBER_DIGITS_MAX);
+    char sig[NUMBER_DIGITS_MAX + 1];
+    for (size_t i = 0, j = 0; j <= last; i++)
+        if (digits[i] != '.' && j++ >= first)
+            sig[j - 1 - first] = digits[i];
+    sig[k] = '\0';
+    long long x = (long long)whole - 1 - (long long)last + exp;    // value: sig x 10^x
+    long long before = (long long)k + x;                            // digits before the point
+    if (x >= 0 && before <= NUMBER_DIGITS_MAX) {
+        memcpy(o, sig, k);
+        memset(o + k, '0', (size_t)x);
+        o[before] = '\0';
+    } else if (x < 0 && -x <= NUMBER_PLACES_MAX) {
+        if (before > 0) {
+            sprintf(o, "%.*s.%s", (int)before, sig, sig + before);
+        } else {
+            memcpy(o, "0.", 2);
+            memset(o + 2, '0', (size_t)-before);
+            strcpy(o + 2 - before, sig);
+        }
+    } else {
+        sprintf(o, "%se%lld", sig, x);
+    }
+    return 0;
+}
+
+bool json_number_whole(const JsonDoc *d, const cJSON *v, uint64_t min, uint64_t max,
+                       uint64_t *out)
+{
+    char text[NUMBER_TEXT_MAX];
+    return cJSON_IsNumber(v) && number_text(d, v, text, NULL) == 0 &&
+           units_parse_count(text, min, max, out, NULL) == 0;
+}
+
+bool json_number_float(const JsonDoc *d, const cJSON *v, float *out)
+{
+    const JsonPos *p = cJSON_IsNumber(v) ? pos_of(d, v) : NULL;
+    if (!p)
+        return false;
+    /* strtof reads any number of digits and rounds once; in the C locale,
+     * since a JSON number's point is '.' whatever the user's locale. */
+    static locale_t c_locale;
+    if (!c_locale)
+        c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    locale_t old = uselocale(c_locale);
+    float f = strtof(d->text + p->offset, NULL);
+    uselocale(old);
+    if (isinf(f))
+        return false;
+    *out = f;
+    return true;
+}
+
+/* ------------------------------------------------------------------------
  * Typed fields
  */
 
@@ -352,16 +479,6 @@ int json_string(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed 
     return 0;
 }
 
-/* A JSON number that is a whole number representable exactly in a double. */
-static bool exact_whole(const cJSON *v, uint64_t *out)
-{
-    double x = v->valuedouble;
-    if (!(x >= 0) || x > 9007199254740992.0 || floor(x) != x)
-        return false;
-    *out = (uint64_t)x;
-    return true;
-}
-
 int json_uint(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
               uint64_t min, uint64_t max, uint64_t *out, Error *e)
 {
@@ -369,11 +486,9 @@ int json_uint(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed ne
     int rc = member(d, obj, name, need, &v, e);
     if (rc)
         return rc;
-    uint64_t x;
-    if (!cJSON_IsNumber(v) || !exact_whole(v, &x) || x < min || x > max)
+    if (!json_number_whole(d, v, min, max, out))
         return jsondoc_error(d, v, e, "field '%s': expected a whole number from %llu to %llu",
                              name, (unsigned long long)min, (unsigned long long)max);
-    *out = x;
     return 0;
 }
 
@@ -409,22 +524,6 @@ static int parse_fraction_fn(const char *s, void *out, Error *e)
     return units_parse_fraction(s, out, e);
 }
 
-/* The text of a number as the file wrote it ("0.5", "1e-9"), so that it is
- * parsed exactly and quoted as written. */
-static void raw_token(const JsonDoc *d, const cJSON *item, char *buf, size_t n)
-{
-    const JsonPos *p = pos_of(d, item);
-    size_t k = 0;
-    if (p)
-        for (size_t i = p->offset; i < d->len && k + 1 < n; i++) {
-            char c = d->text[i];
-            if (c == ',' || c == ']' || c == '}' || (unsigned char)c <= 32)
-                break;
-            buf[k++] = c;
-        }
-    buf[k] = '\0';
-}
-
 /* A string parsed by fn, or a JSON number parsed the same way from its own
  * text, so both forms obey one set of rules. */
 static int unit_field(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
@@ -434,17 +533,18 @@ static int unit_field(const JsonDoc *d, const cJSON *obj, const char *name, Fiel
     int rc = member(d, obj, name, need, &v, e);
     if (rc)
         return rc;
-    char buf[64];
+    char buf[NUMBER_TEXT_MAX];
     const char *s;
+    Error inner;
     if (cJSON_IsString(v)) {
         s = v->valuestring;
     } else if (cJSON_IsNumber(v)) {
-        raw_token(d, v, buf, sizeof buf);
+        if (number_text(d, v, buf, &inner))
+            return jsondoc_error(d, v, e, "field '%s': %s", name, inner.msg);
         s = buf;
     } else {
         return jsondoc_error(d, v, e, "field '%s': expected %s", name, expect);
     }
-    Error inner;
     if (fn(s, out, &inner))
         return jsondoc_error(d, v, e, "field '%s': %s", name, inner.msg);
     return 0;

@@ -36,7 +36,7 @@ typedef struct {
     char *text;                 // (len + 1) bytes, NUL-terminated
     size_t len;
     cJSON *root;
-    JsonPos *pos;               // (npos) positions, in document order
+    JsonPos *pos;               // (npos) positions, sorted by item for lookup
     size_t npos;
 } JsonDoc;
 
@@ -57,6 +57,20 @@ int jsondoc_error_key(const JsonDoc *d, const cJSON *item, Error *e, const char 
 /* A data file's "name" must be its file name without ".json", so that the
  * name a user types and the name the file claims cannot drift apart. */
 int jsondoc_check_name(const JsonDoc *d, const char *name, Error *e);
+
+/* ------------------------------------------------------------------------
+ * Numbers, read from their text rather than from cJSON's double, so that
+ * every valid JSON number, however many digits it is written with, has its
+ * exact value (json_size and the other typed fields read numbers so too).
+ */
+
+/* True and *out when v is a number whose value is a whole number from min to
+ * max (32, 32.0, 3.2e1; not 32.0000000000000001). */
+bool json_number_whole(const JsonDoc *d, const cJSON *v, uint64_t min, uint64_t max,
+                       uint64_t *out);
+/* True and *out when v is a number within float range: the float nearest to
+ * its exact value, rounded once (1e-50 is 0). */
+bool json_number_float(const JsonDoc *d, const cJSON *v, float *out);
 
 /* ------------------------------------------------------------------------
  * Typed fields of an object. Each returns 0 and fills *out, 1 when an

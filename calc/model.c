@@ -132,48 +132,59 @@ static int load_pattern(const JsonDoc *d, const cJSON *root, Model *m, Error *e)
     return 0;
 }
 
+/* Reads m from d, then frees d. */
+static int from_doc(Model *m, JsonDoc *d, Error *e)
+{
+    const cJSON *r = d->root;
+    uint64_t L, hq, hkv, hd, wbytes = 2, window = 0;
+    char name[sizeof m->name];
+    m->norms_per_layer = 2;     // input and post-attention RMSNorm (Llama)
+    if (json_object(d, r, "a model file", e) || json_known_fields(d, r, MODEL_FIELDS, e) ||
+        json_string(d, r, "name", FIELD_REQUIRED, name, sizeof name, e) ||
+        json_string(d, r, "display", FIELD_REQUIRED, m->display, sizeof m->display, e) ||
+        json_string(d, r, "source", FIELD_REQUIRED, m->source, sizeof m->source, e) ||
+        json_uint(d, r, "layers", FIELD_REQUIRED, 1, 100000, &L, e) ||
+        json_uint(d, r, "q_heads", FIELD_REQUIRED, 1, 100000, &hq, e) ||
+        json_uint(d, r, "kv_heads", FIELD_REQUIRED, 1, 100000, &hkv, e) ||
+        json_uint(d, r, "head_dim", FIELD_REQUIRED, 1, 65536, &hd, e) ||
+        json_uint(d, r, "hidden", FIELD_REQUIRED, 1, 1u << 24, &m->hidden, e) ||
+        json_uint(d, r, "intermediate", FIELD_REQUIRED, 1, 1u << 26, &m->intermediate, e) ||
+        json_uint(d, r, "vocab", FIELD_REQUIRED, 1, 1u << 26, &m->vocab, e) ||
+        json_bool(d, r, "tied_embeddings", FIELD_REQUIRED, &m->tied_embeddings, e) ||
+        json_uint(d, r, "params", FIELD_REQUIRED, 1, UINT64_MAX, &m->params, e) ||
+        json_uint(d, r, "weight_bytes_per_param", FIELD_OPTIONAL, 1, 8, &wbytes, e) < 0 ||
+        json_uint(d, r, "norms_per_layer", FIELD_OPTIONAL, 0, 16, &m->norms_per_layer, e) < 0 ||
+        json_uint(d, r, "sliding_window", FIELD_OPTIONAL, 1, UINT32_MAX, &window, e) < 0)
+        goto err;
+    Error inner;
+    if (shape_init(&m->shape, L, hq, hkv, hd, &inner)) {
+        jsondoc_error(d, r, e, "%s", inner.msg);
+        goto err;
+    }
+    m->shape.window = window;
+    if (load_pattern(d, r, m, e))
+        goto err;
+    if (jsondoc_check_name(d, name, e))
+        goto err;
+    snprintf(m->name, sizeof m->name, "%s", name);
+    m->weight_bytes = (u128)m->params * wbytes;
+    jsondoc_done(d);
+    return 0;
+err:
+    jsondoc_done(d);
+    return -1;
+}
+
 int model_load(Model *m, const char *path, Error *e)
 {
     JsonDoc d;
     memset(m, 0, sizeof *m);
-    if (jsondoc_load(&d, path, e))
-        return -1;
-    const cJSON *r = d.root;
-    uint64_t L, hq, hkv, hd, wbytes = 2, window = 0;
-    char name[sizeof m->name];
-    m->norms_per_layer = 2;     // input and post-attention RMSNorm (Llama)
-    if (json_object(&d, r, "a model file", e) || json_known_fields(&d, r, MODEL_FIELDS, e) ||
-        json_string(&d, r, "name", FIELD_REQUIRED, name, sizeof name, e) ||
-        json_string(&d, r, "display", FIELD_REQUIRED, m->display, sizeof m->display, e) ||
-        json_string(&d, r, "source", FIELD_REQUIRED, m->source, sizeof m->source, e) ||
-        json_uint(&d, r, "layers", FIELD_REQUIRED, 1, 100000, &L, e) ||
-        json_uint(&d, r, "q_heads", FIELD_REQUIRED, 1, 100000, &hq, e) ||
-        json_uint(&d, r, "kv_heads", FIELD_REQUIRED, 1, 100000, &hkv, e) ||
-        json_uint(&d, r, "head_dim", FIELD_REQUIRED, 1, 65536, &hd, e) ||
-        json_uint(&d, r, "hidden", FIELD_REQUIRED, 1, 1u << 24, &m->hidden, e) ||
-        json_uint(&d, r, "intermediate", FIELD_REQUIRED, 1, 1u << 26, &m->intermediate, e) ||
-        json_uint(&d, r, "vocab", FIELD_REQUIRED, 1, 1u << 26, &m->vocab, e) ||
-        json_bool(&d, r, "tied_embeddings", FIELD_REQUIRED, &m->tied_embeddings, e) ||
-        json_uint(&d, r, "params", FIELD_REQUIRED, 1, UINT64_MAX, &m->params, e) ||
-        json_uint(&d, r, "weight_bytes_per_param", FIELD_OPTIONAL, 1, 8, &wbytes, e) < 0 ||
-        json_uint(&d, r, "norms_per_layer", FIELD_OPTIONAL, 0, 16, &m->norms_per_layer, e) < 0 ||
-        json_uint(&d, r, "sliding_window", FIELD_OPTIONAL, 1, UINT32_MAX, &window, e) < 0)
-        goto err;
-    Error inner;
-    if (shape_init(&m->shape, L, hq, hkv, hd, &inner)) {
-        jsondoc_error(&d, r, e, "%s", inner.msg);
-        goto err;
-    }
-    m->shape.window = window;
-    if (load_pattern(&d, r, m, e))
-        goto err;
-    if (jsondoc_check_name(&d, name, e))
-        goto err;
-    snprintf(m->name, sizeof m->name, "%s", name);
-    m->weight_bytes = (u128)m->params * wbytes;
-    jsondoc_done(&d);
-    return 0;
-err:
-    jsondoc_done(&d);
-    return -1;
+    return jsondoc_load(&d, path, e) ? -1 : from_doc(m, &d, e);
+}
+
+int model_parse(Model *m, const char *name, const char *text, size_t len, Error *e)
+{
+    JsonDoc d;
+    memset(m, 0, sizeof *m);
+    return jsondoc_parse(&d, name, text, len, e) ? -1 : from_doc(m, &d, e);
 }

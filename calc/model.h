@@ -12,6 +12,7 @@
 #include "error.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define MODEL_PATTERN_MAX 16    // longest repeating pattern of layer kinds
@@ -62,5 +63,8 @@ int model_param_count(const Model *m, u128 *params, Error *e);
 
 /* Loads scenarios/models/NAME.json (or a path ending in .json). */
 int model_load(Model *m, const char *path, Error *e);
+/* The same from text in memory (len bytes, no NUL needed); name stands for
+ * the file in messages and in the check of the "name" field. */
+int model_parse(Model *m, const char *name, const char *text, size_t len, Error *e);
 
 #endif

@@ -287,15 +287,15 @@ static int load_layers(const JsonDoc *d, const cJSON *r, Scenario *sc, Error *e)
         return jsondoc_error(d, arr, e, "field 'bf16_layers': at most %d layers", KV_OVERRIDES_MAX);
     KvOptions *o = &sc->w.kv;
     for (const cJSON *c = arr->child; c; c = c->next) {
-        double x = c->valuedouble;
-        if (!cJSON_IsNumber(c) || x < 0 || x >= (double)sc->model.shape.layers || x != (double)(uint64_t)x)
+        uint64_t x;
+        if (!json_number_whole(d, c, 0, sc->model.shape.layers - 1, &x))
             return jsondoc_error(d, c, e, "field 'bf16_layers': expected layer numbers from 0 to %llu",
                                  (unsigned long long)(sc->model.shape.layers - 1));
         for (size_t i = 0; i < o->n_bf16_layers; i++)
-            if (o->bf16_layers[i] == (uint64_t)x)
+            if (o->bf16_layers[i] == x)
                 return jsondoc_error(d, c, e, "field 'bf16_layers': layer %llu is listed twice",
                                      (unsigned long long)x);
-        o->bf16_layers[o->n_bf16_layers++] = (uint64_t)x;
+        o->bf16_layers[o->n_bf16_layers++] = x;
     }
     return 0;
 }
@@ -439,34 +439,46 @@ static int load_workload(const JsonDoc *d, const cJSON *r, Scenario *sc, Error *
     return 0;
 }
 
-int scenario_load(Scenario *sc, const char *path, const char *datadir, Error *e)
+/* Reads sc from d, then frees d. */
+static int from_doc(Scenario *sc, JsonDoc *d, const char *datadir, Error *e)
 {
-    JsonDoc d;
-    memset(sc, 0, sizeof *sc);
-    if (jsondoc_load(&d, path, e))
-        return -1;
-    const cJSON *r = d.root;
+    const cJSON *r = d->root;
     int rc = -1;
-    if (json_object(&d, r, "a scenario file", e) ||
-        json_known_fields(&d, r, SCENARIO_FIELDS, e) ||
-        json_string(&d, r, "name", FIELD_REQUIRED, sc->name, sizeof sc->name, e) ||
-        json_string(&d, r, "title", FIELD_REQUIRED, sc->title, sizeof sc->title, e) ||
-        json_string(&d, r, "source", FIELD_REQUIRED, sc->source, sizeof sc->source, e) ||
-        json_string(&d, r, "story", FIELD_REQUIRED, sc->story, sizeof sc->story, e) ||
-        load_refs(&d, r, sc, datadir, e) || load_workload(&d, r, sc, e) ||
-        load_formats(&d, r, sc, e))
+    if (json_object(d, r, "a scenario file", e) ||
+        json_known_fields(d, r, SCENARIO_FIELDS, e) ||
+        json_string(d, r, "name", FIELD_REQUIRED, sc->name, sizeof sc->name, e) ||
+        json_string(d, r, "title", FIELD_REQUIRED, sc->title, sizeof sc->title, e) ||
+        json_string(d, r, "source", FIELD_REQUIRED, sc->source, sizeof sc->source, e) ||
+        json_string(d, r, "story", FIELD_REQUIRED, sc->story, sizeof sc->story, e) ||
+        load_refs(d, r, sc, datadir, e) || load_workload(d, r, sc, e) ||
+        load_formats(d, r, sc, e))
         goto done;
     /* The workload itself must compute before figures are checked. */
     FormatResult fr;
     Error inner;
     if (budget_compute(&sc->w, sc->formats[0], &fr, &inner)) {
-        jsondoc_error(&d, r, e, "%s", inner.msg);
+        jsondoc_error(d, r, e, "%s", inner.msg);
         goto done;
     }
-    rc = load_figures(&d, r, sc, e) || jsondoc_check_name(&d, sc->name, e) ? -1 : 0;
+    rc = load_figures(d, r, sc, e) || jsondoc_check_name(d, sc->name, e) ? -1 : 0;
 done:
-    jsondoc_done(&d);
+    jsondoc_done(d);
     return rc;
+}
+
+int scenario_load(Scenario *sc, const char *path, const char *datadir, Error *e)
+{
+    JsonDoc d;
+    memset(sc, 0, sizeof *sc);
+    return jsondoc_load(&d, path, e) ? -1 : from_doc(sc, &d, datadir, e);
+}
+
+int scenario_parse(Scenario *sc, const char *name, const char *text, size_t len,
+                   const char *datadir, Error *e)
+{
+    JsonDoc d;
+    memset(sc, 0, sizeof *sc);
+    return jsondoc_parse(&d, name, text, len, e) ? -1 : from_doc(sc, &d, datadir, e);
 }
 
 /* ------------------------------------------------------------------------

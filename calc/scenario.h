@@ -76,6 +76,10 @@ typedef struct {
 
 /* Loads a scenario file; models and GPUs it names come from datadir. */
 int scenario_load(Scenario *sc, const char *path, const char *datadir, Error *e);
+/* The same from text in memory (len bytes, no NUL needed); name stands for
+ * the file in messages and in the check of the "name" field. */
+int scenario_parse(Scenario *sc, const char *name, const char *text, size_t len,
+                   const char *datadir, Error *e);
 
 typedef enum {
     FIGURE_AGREES,              // calc matches the seed at the seed's precision

@@ -6,8 +6,11 @@
 #include "catalog.h"
 #include "gpu.h"
 #include "jsonfile.h"
+#include "kvmatrix.h"
 #include "scenario.h"
+#include "units.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,7 +246,7 @@ static const struct {
     {"scenario_path.json", K_SCENARIO, ":3:12: ", "not a path"},
     {"scenario_tp.json", K_SCENARIO, ":3:63: ", "field 'tp': tensor-parallel degree 3"},
     {"scenario_twice.json", K_SCENARIO, ":3:76: ", "layer 0 is listed twice"},
-    {"scenario_fraction.json", K_SCENARIO, ":3:91: ", "fraction '1.5e0' is out of range"},
+    {"scenario_fraction.json", K_SCENARIO, ":3:91: ", "fraction '1.5' is out of range"},
 };
 
 /* Each file of tests/data/bad is refused with a message that starts with
@@ -307,6 +310,289 @@ START_TEST(limits_refused)
     ck_assert(strstr(e.msg, "/nonexistent/x.json: cannot open") != NULL);
     ck_assert_int_eq(load_kind(K_MODEL, "/tmp", &e), -1);
     ck_assert(strstr(e.msg, "not a regular file") != NULL);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Numbers of any length, read exactly
+ */
+
+/* Writes text as DIR/t.json in a fresh directory and loads it as a
+ * scenario (its "name" is "t"); the path in *path for messages. */
+static int load_scenario_text(const char *text, Scenario *sc, char *path, Error *e)
+{
+    char dir[] = "/tmp/kvlab-test-XXXXXX";
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(path, 64, "%s/t.json", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fputs(text, f);
+    fclose(f);
+    int rc = scenario_load(sc, path, test_datadir(), e);
+    unlink(path);
+    rmdir(dir);
+    return rc;
+}
+
+/* A valid JSON spelling of sig x 10^x (sig: digits, the first not 0), long
+ * at random: zeros after the point, a moved point, zeros before the
+ * exponent's digits, 'e' or 'E', an explicit '+'. */
+static char *long_spelling(Rng *r, const char *sig, int x)
+{
+    size_t k = strlen(sig), lead = 0, trail = (size_t)rng_range(r, 0, 600), whole;
+    char *digits = malloc(k + trail + 1000);
+    if (rng_range(r, 0, 2) == 0) {                  // "0.000sig..."
+        lead = (size_t)rng_range(r, 0, 300);
+        memset(digits, '0', lead);
+        whole = 0;
+    } else {
+        whole = (size_t)rng_range(r, 1, k + trail);
+    }
+    memcpy(digits + lead, sig, k);
+    memset(digits + lead + k, '0', trail);
+    size_t n = lead + k + trail;
+    /* value = digits x 10^(exp - fraction digits) = sig x 10^(trail + exp - fraction) */
+    long long frac = (long long)(n - whole), exp = x - (long long)trail + frac;
+    char *out = malloc(n + 1000), *o = out;
+    if (whole == 0)
+        *o++ = '0';
+    memcpy(o, digits, whole);
+    o += whole;
+    if (frac) {
+        *o++ = '.';
+        memcpy(o, digits + whole, (size_t)frac);
+        o += frac;
+    }
+    if (exp != 0 || rng_range(r, 0, 1)) {
+        *o++ = rng_range(r, 0, 1) ? 'e' : 'E';
+        if (exp < 0 || rng_range(r, 0, 1))
+            *o++ = exp < 0 ? '-' : '+';
+        size_t zeros = (size_t)rng_range(r, 0, 300);
+        memset(o, '0', zeros);
+        o += zeros;
+        o += sprintf(o, "%lld", exp < 0 ? -exp : exp);
+    }
+    *o = '\0';
+    free(digits);
+    return out;
+}
+
+/* The numbers of one scenario, each as a significand and a power of ten. */
+static const struct {
+    const char *field, *sig;
+    int x;
+} NUMBERS[] = {
+    {"context", "8192", 0}, {"batch", "16", 0},    {"pool", "2147483648", 1},
+    {"utilization", "9", -1}, {"reserve", "1073741824", 0}, {"tp", "2", 0},
+};
+
+static char *scenario_with(const char *const *values)
+{
+    size_t len = 1024;
+    for (size_t i = 0; i < N_OF(NUMBERS); i++)
+        len += strlen(values[i]) + 32;
+    char *t = malloc(len);
+    int o = sprintf(t, "{\"name\": \"t\", \"title\": \"T\", \"source\": \"test\", \"story\": \"S\",\n"
+                       "\"model\": \"llama-3.1-8b\", \"gpu\": \"h100-sxm\", \"formats\": [\"bf16\"]");
+    for (size_t i = 0; i < N_OF(NUMBERS); i++)
+        o += sprintf(t + o, ",\n\"%s\": %s", NUMBERS[i].field, values[i]);
+    sprintf(t + o, "}\n");
+    return t;
+}
+
+static void same_workload(const Scenario *a, const Scenario *b, const char *text)
+{
+    ck_assert_seeded(a->w.context == b->w.context && a->w.batch == b->w.batch &&
+                         a->w.pool == b->w.pool && q_cmp(a->utilization, b->utilization) == 0 &&
+                         a->reserve == b->reserve && a->w.tp == b->w.tp,
+                     "read differently from the short spelling: %.300s", text);
+}
+
+/* A JSON number's value does not depend on how long it is written: leading
+ * zeros in the exponent, trailing zeros in the fraction and a moved point
+ * give exactly the short spelling's value (fixed cases, then seeded random
+ * spellings up to about 1,300 characters). */
+START_TEST(long_numbers_read_exactly)
+{
+    const char *shortest[N_OF(NUMBERS)] = {"8192", "16", "21474836480", "0.9", "1073741824", "2"};
+    static Scenario want, got;
+    char path[64];
+    Error e;
+    char *text = scenario_with(shortest);
+    ck_assert_msg(load_scenario_text(text, &want, path, &e) == 0, "%s", e.msg);
+    free(text);
+    ck_assert(want.w.pool == 20 * GIB && want.utilization.num * 10 == want.utilization.den * 9);
+
+    char zeros[1001];
+    memset(zeros, '0', 1000);
+    zeros[1000] = '\0';
+    char fixed[N_OF(NUMBERS)][1100];
+    snprintf(fixed[0], sizeof fixed[0], "8192.%s", zeros);
+    snprintf(fixed[1], sizeof fixed[1], "1.6e%.80s1", zeros);
+    snprintf(fixed[2], sizeof fixed[2], "2147483648.0e%.80s1", zeros);   // the 20 GiB pool
+    snprintf(fixed[3], sizeof fixed[3], "0.9%s", zeros);
+    snprintf(fixed[4], sizeof fixed[4], "1073741824%.500se-500", zeros);
+    snprintf(fixed[5], sizeof fixed[5], "0.%.900s2E+%.99s901", zeros, zeros);
+    const char *values[N_OF(NUMBERS)];
+    for (size_t i = 0; i < N_OF(NUMBERS); i++)
+        values[i] = fixed[i];
+    text = scenario_with(values);
+    ck_assert_msg(load_scenario_text(text, &got, path, &e) == 0, "%s", e.msg);
+    same_workload(&want, &got, text);
+    free(text);
+
+    Rng r = {test_seed() ^ 0x10C6};
+    for (int t = 0; t < 40; t++) {
+        char *spelt[N_OF(NUMBERS)];
+        for (size_t i = 0; i < N_OF(NUMBERS); i++)
+            values[i] = spelt[i] = long_spelling(&r, NUMBERS[i].sig, NUMBERS[i].x);
+        text = scenario_with(values);
+        ck_assert_seeded(load_scenario_text(text, &got, path, &e) == 0, "%s", e.msg);
+        same_workload(&want, &got, text);
+        free(text);
+        for (size_t i = 0; i < N_OF(NUMBERS); i++)
+            free(spelt[i]);
+    }
+}
+END_TEST
+
+/* A number that cannot be read exactly, or whose exact value is not what
+ * the field takes, is refused with its position and the reason; so is a
+ * whole number past 2^53, which a double would have rounded. */
+START_TEST(long_numbers_refused)
+{
+    char zeros[1001];
+    memset(zeros, '0', 1000);
+    zeros[1000] = '\0';
+    static const struct {
+        size_t field;               // index in NUMBERS
+        const char *head;           // the value: head, `zeros` zeros, tail
+        int zeros;
+        const char *tail, *why;     // why: the message after the position; NULL: accepted
+    } T[] = {
+        {1, "16.", 1000, "1", "field 'batch': expected a whole number"},
+        {2, "21474836480.", 1000, "1", "field 'pool': the number has 1012 significant digits; at most 38"},
+        {2, "1e", 0, "1000000000000", "field 'pool': the number's exponent is out of range"},
+        {2, "1", 1000, "", "field 'pool': size '1e1000'"},
+        {0, "8192.", 1000, "5", "field 'context': the number has 1005 significant digits"},
+        {5, "2.", 1000, "1e1000", "field 'tp': expected a whole number"},
+        {3, "0.1234567890123456789012345678901234567", 0, "", NULL},     // 37 digits: exact
+    };
+    for (size_t i = 0; i < N_OF(T); i++) {
+        const char *values[N_OF(NUMBERS)] = {"8192", "16", "21474836480", "0.9", "1073741824", "2"};
+        char v[1100];
+        snprintf(v, sizeof v, "%s%.*s%s", T[i].head, T[i].zeros, zeros, T[i].tail);
+        values[T[i].field] = v;
+        char *text = scenario_with(values), path[64], want[128];
+        static Scenario sc;
+        Error e;
+        int rc = load_scenario_text(text, &sc, path, &e);
+        free(text);
+        if (!T[i].why) {
+            ck_assert_msg(rc == 0, "%s", e.msg);
+            continue;
+        }
+        ck_assert_msg(rc == -1, "%.40s... was accepted", v);
+        snprintf(want, sizeof want, "%s:%zu:%zu: %s", path, 3 + T[i].field,
+                 strlen(NUMBERS[T[i].field].field) + 5, T[i].why);
+        ck_assert_msg(strncmp(e.msg, want, strlen(want)) == 0, "want '%s', got '%s'", want, e.msg);
+    }
+
+    /* Layer numbers too: 3.1e1 is layer 31; 31 and a 1 after 1000 zeros is
+     * no layer, though a double reads it as 31. */
+    for (int whole = 1; whole >= 0; whole--) {
+        char *text = malloc(2048), path[64];
+        snprintf(text, 2048,
+                 "{\"name\": \"t\", \"title\": \"T\", \"source\": \"test\", \"story\": \"S\",\n"
+                 "\"model\": \"llama-3.1-8b\", \"context\": 8192, \"batch\": 1,\n"
+                 "\"bf16_layers\": [%s%s%s]}\n", whole ? "3.1e1" : "31.", whole ? "" : zeros,
+                 whole ? "" : "1");
+        static Scenario sc;
+        Error e;
+        int rc = load_scenario_text(text, &sc, path, &e);
+        free(text);
+        if (whole) {
+            ck_assert_msg(rc == 0, "%s", e.msg);
+            ck_assert(sc.w.kv.n_bf16_layers == 1 && sc.w.kv.bf16_layers[0] == 31);
+        } else {
+            ck_assert_int_eq(rc, -1);
+            ck_assert_msg(strstr(e.msg, "t.json:3:17: field 'bf16_layers': expected layer numbers"),
+                          "%s", e.msg);
+        }
+    }
+
+    /* 2^53 + 1: a double holds only 2^53; the model keeps every digit. */
+    static const char MODEL[] =
+        "{\"name\": \"t\", \"display\": \"T\", \"source\": \"test\", \"layers\": 32, \"q_heads\": 32,\n"
+        "\"kv_heads\": 8, \"head_dim\": 128, \"hidden\": 4096, \"intermediate\": 14336,\n"
+        "\"vocab\": 128256, \"tied_embeddings\": false, \"params\": 9007199254740993}\n";
+    char dir[] = "/tmp/kvlab-test-XXXXXX", path[64];
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/t.json", dir);
+    FILE *f = fopen(path, "w");
+    fputs(MODEL, f);
+    fclose(f);
+    Model m;
+    Error e;
+    int rc = model_load(&m, path, &e);
+    unlink(path);
+    rmdir(dir);
+    ck_assert_msg(rc == 0, "%s", e.msg);
+    ck_assert_uint_eq(m.params, 9007199254740993ull);
+}
+END_TEST
+
+/* A matrix file's numbers are the floats nearest their exact values, rounded
+ * once: 1 + 2^-24 + 10^-32 lies just above the midpoint between 1 and the
+ * next float, which a double rounds to the midpoint itself and then to 1.
+ * Seeded random floats written out exactly, with trailing zeros, read back
+ * bit for bit; a number beyond float range is refused with its position. */
+START_TEST(matrix_numbers_exact)
+{
+    static const char OK[] = "{\"keys\": [[1.00000005960464477539062500000001, -0.5]],\n"
+                             " \"query\": [1e-50, 3.4028235e38]}";
+    KvMatrix m;
+    Error e;
+    ck_assert_msg(kvmatrix_parse(&m, "m.json", OK, strlen(OK), &e) == 0, "%s", e.msg);
+    ck_assert(m.tokens == 1 && m.d == 2 && !m.has_values && m.has_query);
+    ck_assert(m.k[0] == nextafterf(1.0f, 2.0f) && m.k[1] == -0.5f && m.v[0] == m.k[0]);
+    ck_assert(m.q[0] == 0.0f && m.q[1] == FLT_MAX);
+    kvmatrix_free(&m);
+
+    Rng r = {test_seed() ^ 0xF10A7};
+    char text[4096];
+    for (int t = 0; t < 200; t++) {
+        uint32_t bits;
+        float want;
+        do {
+            bits = (uint32_t)rng_next(&r);
+            memcpy(&want, &bits, sizeof want);
+        } while (!isfinite(want));
+        int n = snprintf(text, sizeof text, "[[%.160e", (double)want);   // exact: a float has < 160 digits
+        char *exp = strchr(text, 'e');
+        size_t zeros = (size_t)rng_range(&r, 0, 2000);
+        memmove(exp + zeros, exp, (size_t)(text + n - exp) + 1);
+        memset(exp, '0', zeros);
+        strcat(text, "]]");
+        ck_assert_seeded(kvmatrix_parse(&m, "m.json", text, strlen(text), &e) == 0, "%s", e.msg);
+        ck_assert_seeded(memcmp(&m.k[0], &want, sizeof want) == 0, "%a read as %a from %.60s...",
+                         (double)want, (double)m.k[0], text);
+        kvmatrix_free(&m);
+    }
+
+    static const struct {
+        const char *text, *why;
+    } REFUSED[] = {
+        {"[[1, 2],\n [3, 1e39]]", "m.json:2:6: keys: 1e+39 is beyond the range of a float"},
+        {"{\"keys\": [[1]], \"values\": [[-1e39]]}", "m.json:1:29: values: -1e+39 is beyond the range"},
+        {"{\"keys\": [[1]], \"query\": [1e300]}", "m.json:1:27: query: 1e+300 is beyond the range"},
+        {"{\"keys\": [[1]], \"query\": [1, 2]}", "m.json:1:30: query: expected 1 numbers"},
+    };
+    for (size_t i = 0; i < N_OF(REFUSED); i++) {
+        ck_assert_int_eq(kvmatrix_parse(&m, "m.json", REFUSED[i].text, strlen(REFUSED[i].text), &e), -1);
+        ck_assert_msg(strncmp(e.msg, REFUSED[i].why, strlen(REFUSED[i].why)) == 0, "want '%s', got '%s'",
+                      REFUSED[i].why, e.msg);
+    }
 }
 END_TEST
 
@@ -386,6 +672,9 @@ Suite *suite_loader(void)
     tcase_add_test(t, figures_grouped);
     tcase_add_loop_test(t, bad_files_refused, 0, (int)(sizeof BAD / sizeof BAD[0]));
     tcase_add_test(t, limits_refused);
+    tcase_add_test(t, long_numbers_read_exactly);
+    tcase_add_test(t, long_numbers_refused);
+    tcase_add_test(t, matrix_numbers_exact);
     tcase_add_test(t, damaged_files_never_crash);
     suite_add_tcase(s, t);
     return s;

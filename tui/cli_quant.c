@@ -8,12 +8,11 @@
 #include "commands.h"
 
 #include "experiment.h"
-#include "jsonfile.h"
 #include "kvgen.h"
+#include "kvmatrix.h"
 #include "rotate.h"
 #include "units.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,122 +122,15 @@ static int preset_worked(Input *in, Error *e)
     return 0;
 }
 
-/* A JSON number a float holds: finite, and finite once rounded to float
- * (1e39 and 1e300 are not); false with a positioned message otherwise. */
-static bool float_number(const JsonDoc *d, const cJSON *x, const char *what, Error *e)
-{
-    if (!cJSON_IsNumber(x))
-        return jsondoc_error(d, x, e, "%s: expected a number", what), false;
-    if (!isfinite((float)x->valuedouble))
-        return jsondoc_error(d, x, e, "%s: %g is beyond the range of a float (-%g to %g)", what,
-                             x->valuedouble, (double)FLT_MAX, (double)FLT_MAX), false;
-    return true;
-}
-
-static int rows_of(const JsonDoc *d, const cJSON *arr, const char *what, size_t *rows, size_t *cols,
-                   float **out, Error *e)
-{
-    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
-        return jsondoc_error(d, arr, e, "%s: expected an array of rows", what);
-    size_t r = (size_t)cJSON_GetArraySize(arr), c = 0;
-    const cJSON *row;
-    cJSON_ArrayForEach(row, arr) {
-        if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) < 1)
-            return jsondoc_error(d, row, e, "%s: each row must be an array of numbers", what);
-        size_t n = (size_t)cJSON_GetArraySize(row);
-        if (c && n != c)
-            return jsondoc_error(d, row, e, "%s: this row has %zu numbers, the first has %zu",
-                                 what, n, c);
-        c = n;
-    }
-    if (*rows && (r != *rows || c != *cols))
-        return jsondoc_error(d, arr, e, "%s: expected %zu x %zu like the keys", what, *rows, *cols);
-    float *m = malloc(r * c * sizeof *m);
-    if (!m)
-        return error_set(e, "out of memory");
-    size_t i = 0;
-    cJSON_ArrayForEach(row, arr) {
-        const cJSON *x;
-        cJSON_ArrayForEach(x, row) {
-            if (!float_number(d, x, what, e)) {
-                free(m);
-                return -1;
-            }
-            m[i++] = (float)x->valuedouble;
-        }
-    }
-    *rows = r;
-    *cols = c;
-    *out = m;
-    return 0;
-}
-
 static int matrix_file(Input *in, const char *path, Error *e)
 {
-    JsonDoc d;
-    if (jsondoc_load(&d, path, e))
+    KvMatrix m;
+    if (kvmatrix_load(&m, path, e))
         return -1;
-    int rc = -1;
-    const cJSON *keys = d.root, *values = NULL, *query = NULL;
-    static const char *const FIELDS[] = {"keys", "values", "query", NULL};
-    if (cJSON_IsObject(d.root)) {
-        if (json_known_fields(&d, d.root, FIELDS, e))
-            goto done;
-        keys = cJSON_GetObjectItemCaseSensitive(d.root, "keys");
-        values = cJSON_GetObjectItemCaseSensitive(d.root, "values");
-        query = cJSON_GetObjectItemCaseSensitive(d.root, "query");
-        if (!keys) {
-            jsondoc_error(&d, d.root, e, "missing field 'keys'");
-            goto done;
-        }
-    }
-    size_t r = 0, c = 0;
-    if (rows_of(&d, keys, "keys", &r, &c, &in->k, e))
-        goto done;
-    in->tokens = r;
-    in->d = c;
-    if (values) {
-        if (rows_of(&d, values, "values", &r, &c, &in->v, e))
-            goto done;
-        in->has_values = true;
-    } else if (!(in->v = malloc(r * c * sizeof *in->v))) {
-        error_set(e, "out of memory");
-        goto done;
-    } else {
-        memcpy(in->v, in->k, r * c * sizeof *in->v);
-    }
-    if (!(in->q = calloc(c, sizeof *in->q))) {
-        error_set(e, "out of memory");
-        goto done;
-    }
-    if (query) {
-        size_t i = 0;
-        const cJSON *x;
-        if (!cJSON_IsArray(query)) {
-            jsondoc_error(&d, query, e, "query: expected an array of %zu numbers", c);
-            goto done;
-        }
-        cJSON_ArrayForEach(x, query) {
-            if (i >= c) {
-                jsondoc_error(&d, x, e, "query: expected %zu numbers", c);
-                goto done;
-            }
-            if (!float_number(&d, x, "query", e))
-                goto done;
-            in->q[i++] = (float)x->valuedouble;
-        }
-        if (i != c) {
-            jsondoc_error(&d, query, e, "query: expected %zu numbers, got %zu", c, i);
-            goto done;
-        }
-        in->has_query = true;
-    }
-    snprintf(in->what, sizeof in->what, "%s: %zu tokens x %zu channels%s", path, r, c,
-             values ? "" : "; V = K");
-    rc = 0;
-done:
-    jsondoc_done(&d);
-    return rc;
+    *in = (Input){m.tokens, m.d, m.k, m.v, m.q, m.has_values, m.has_query, ""};
+    snprintf(in->what, sizeof in->what, "%s: %zu tokens x %zu channels%s", path, m.tokens, m.d,
+             m.has_values ? "" : "; V = K");
+    return 0;
 }
 
 /* ------------------------------------------------------------------------

@@ -1,0 +1,58 @@
+/* fuzz_lists.c - the comma-separated number lists of the command line
+ * (tui/cli.c: cli_parse_floats for `quant --query`, cli_parse_u64s for
+ * `--contexts`, `--batch` and `--bf16-layers`): a list is read as its
+ * entries, each read alone, or refused naming the option. */
+#include "fuzz.h"
+
+#include "tui/cli.h"
+#include "units.h"
+
+#define LIST_MAX 16
+
+static size_t entries(const char *s)
+{
+    size_t n = 1;
+    for (; (s = strchr(s, ',')); s++)
+        n++;
+    return n;
+}
+
+/* The i-th entry of s, alone. */
+static const char *entry(const char *s, size_t i, char *buf, size_t n)
+{
+    for (; i; i--)
+        s = strchr(s, ',') + 1;
+    size_t len = strcspn(s, ",");
+    snprintf(buf, n, "%.*s", (int)len, s);
+    return buf;
+}
+
+FUZZ_TARGET(lists)
+{
+    char *s = fuzz_string(data, size), one[512];
+    float f[LIST_MAX];
+    uint64_t u[LIST_MAX];
+    size_t n;
+    Error e;
+    if (cli_parse_floats(s, f, LIST_MAX, &n, &e) == 0) {
+        FUZZ_CHECK(n >= 1 && n <= LIST_MAX && n == entries(s), "%zu floats from '%s'", n, s);
+        for (size_t i = 0; i < n; i++) {
+            float x;
+            FUZZ_CHECK(cli_parse_float(entry(s, i, one, sizeof one), &x) &&
+                           memcmp(&x, &f[i], sizeof x) == 0,
+                       "entry %zu of '%s'", i, s);
+        }
+    }
+    if (cli_parse_u64s("contexts", s, u, LIST_MAX, &n, units_parse_context, &e) == 0) {
+        FUZZ_CHECK(n >= 1 && n <= LIST_MAX && n == entries(s), "%zu contexts from '%s'", n, s);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x;
+            FUZZ_CHECK(units_parse_context(entry(s, i, one, sizeof one), &x, &e) == 0 && x == u[i],
+                       "entry %zu of '%s'", i, s);
+        }
+    } else {
+        FUZZ_CHECK(strncmp(e.msg, "--contexts: ", 12) == 0, "'%s'", e.msg);
+    }
+    free(s);
+    return 0;
+}

@@ -1,0 +1,56 @@
+#!/bin/sh
+# run.sh DIR SECONDS NAME... - runs each fuzz harness DIR/fuzz_NAME for
+# SECONDS, one after another (`make fuzz`), then prints what each did as a
+# Markdown table for README's Fuzzing section.
+#
+# Each harness grows its own corpus in DIR/corpus/NAME (the checked-in seeds
+# in tests/fuzz/corpus/NAME are read, never written) and saves an input that
+# breaks it in tests/fuzz/crashes/NAME/ (crash-*, leak-*, timeout-*, oom-*),
+# where `make test` replays it once the bug is fixed. Exits 1 when any
+# harness broke; the others still run.
+set -u
+dir=$1 seconds=$2
+shift 2
+here=$(dirname "$0")
+export KVLAB_DATA="${KVLAB_DATA:-$PWD/scenarios}"
+rows="" broken=""
+
+stat_of() {     # stat_of LOG NAME: one of libFuzzer's final statistics
+    sed -n "s/^stat::$2: *//p" "$1" | tail -n 1
+}
+
+for name in "$@"; do
+    corpus=$dir/corpus/$name crashes=$here/crashes/$name log=$dir/$name.log
+    mkdir -p "$corpus" "$crashes"
+    before=$(ls "$crashes" | wc -l)
+    dict=$here/$name.dict                   # its own words, else JSON's
+    [ -f "$dict" ] || dict=$here/json.dict
+    echo "fuzz: $name for ${seconds}s (log: $log)"
+    # -timeout: any input slower than 10 s is a bug; -rss_limit_mb: so is 2 GiB.
+    "$dir/fuzz_$name" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 \
+        -rss_limit_mb=2048 -artifact_prefix="$crashes/" -dict="$dict" "$corpus" "$here/corpus/$name" \
+        >"$log" 2>&1
+    rc=$?
+    found=$(( $(ls "$crashes" | wc -l) - before ))
+    if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
+        broken="$broken $name"
+        grep -E "ERROR|invariant broken|SUMMARY|Test unit written" "$log" | sed "s/^/fuzz: $name: /"
+    fi
+    rows="$rows$(printf '| %s | %s | %s | %s | %s | %s |' "$name" "$seconds" \
+        "$(stat_of "$log" number_of_executed_units)" "$(stat_of "$log" average_exec_per_sec)" \
+        "$(ls "$corpus" | wc -l)" "$found")
+"
+done
+
+echo
+echo "$(${FUZZ_CC:-clang} --version | head -n 1), -fsanitize=fuzzer,address,undefined;" \
+     "$(grep -m 1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date +%Y-%m-%d)"
+echo
+echo "| harness | seconds | executions | per second | corpus | new crashes |"
+echo "|---|--:|--:|--:|--:|--:|"
+printf '%s' "$rows"
+if [ -n "$broken" ]; then
+    echo
+    echo "fuzz: broken:$broken (inputs in $here/crashes/; logs in $dir)"
+    exit 1
+fi

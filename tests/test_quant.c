@@ -716,16 +716,19 @@ static double sink_share(uint64_t seed, double theta)
 }
 
 /* Under RoPE the attention sink keeps a large share of attention: leaning
- * it toward the query as RoPE will turn it gives it, averaged over 16
+ * it toward the query as RoPE will turn it gives it, averaged over 64
  * seeds, more than 10% and over three times what it gets when generated as
- * if there were no RoPE (one seed alone varies too much to judge). */
+ * if there were no RoPE. One seed alone varies too much to judge, and so
+ * does a mean of 16 (its ratio fell to 2.86 in one run of thousands, 3.1
+ * at the least in 600 others); means of 64 stayed above 3.7 in 100 runs. */
 START_TEST(sink_survives_rope)
 {
     const double SHARE_MIN = 0.1, GAIN_MIN = 3;
+    const uint64_t SEEDS = 64;
     double with = 0, without = 0;
-    for (uint64_t i = 0; i < 16; i++) {
-        with += sink_share(test_seed() + i, ROPE_THETA_LLAMA3) / 16;
-        without += sink_share(test_seed() + i, 0) / 16;
+    for (uint64_t i = 0; i < SEEDS; i++) {
+        with += sink_share(test_seed() + i, ROPE_THETA_LLAMA3) / SEEDS;
+        without += sink_share(test_seed() + i, 0) / SEEDS;
     }
     ck_assert_seeded(with > SHARE_MIN && with > GAIN_MIN * without, "mean sink share %g, %g without", with,
                      without);

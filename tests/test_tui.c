@@ -69,18 +69,27 @@ static void screen(char *buf, size_t n, bool escapes)
     tmux(buf, n, "capture-pane -p %s -t lab", escapes ? "-e" : "");
 }
 
-/* Waits up to 5 s for text to appear on the screen. */
-static bool wait_for(const char *text)
+/* Waits up to `seconds` for text to appear on the screen; when it does
+ * not, the test fails and prints the screen it saw (a passing test prints
+ * nothing). */
+static bool wait_for_s(const char *text, int seconds)
 {
     static char buf[65536];
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < seconds * 20; i++) {
         screen(buf, sizeof buf, false);
         if (strstr(buf, text))
             return true;
         usleep(50000);
     }
     fprintf(stderr, "waited for '%s'; the screen was:\n%s\n", text, buf);
+    ck_abort_msg("'%s' did not appear within %d s (the screen it saw is on stderr)", text,
+                 seconds);
     return false;
+}
+
+static bool wait_for(const char *text)
+{
+    return wait_for_s(text, 5);
 }
 
 static void keys(const char *k)
@@ -376,10 +385,7 @@ START_TEST(gpu_lab_screen)
     press("F5", "Press r");
     /* a longest context of 2k keeps the CPU sweep short */
     press("Down Down 2 k Enter r", "CPU reference");
-    bool done = false;
-    for (int i = 0; i < 6 && !done; i++)    // the sweep may take longer than one wait
-        done = wait_for("sweep done");
-    ck_assert(done);
+    ck_assert(wait_for_s("sweep done", 30));
     ck_assert(wait_for("published (H100, FA3)"));
     ck_assert(wait_for("4.37e-05"));
     /* a batch typed after the sweep does not blank its slopes */

@@ -98,8 +98,8 @@ int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, si
 /* Prints "kvlab CMD: message" on stderr and returns code. */
 int cli_fail(const char *cmd, int code, const Error *e);
 
-/* Where scenarios/ lives: $KVLAB_DATA, else scenarios/ beside the program,
- * else the installed copy. */
+/* Where scenarios/ lives: $KVLAB_DATA, else the first place paths.h lists
+ * that is there, else the place under PREFIX (named in the errors). */
 const char *cli_datadir(void);
 
 /* ------------------------------------------------------------------------

@@ -94,7 +94,7 @@ TOP       := $(if $(filter build,$(BUILD)),kvlab $(if $(PLUGIN),libkvlab_cuda.so
 # Targets for people.
 
 # Build the program (and, where nvcc is found, the CUDA plugin).
-all: $(BUILD)/kvlab $(PLUGIN) $(TOP)
+all: $(BUILD)/kvlab $(BUILD)/scenarios $(PLUGIN) $(TOP)
 
 # Open the interactive lab (with the GPU lab's plugin where nvcc is found).
 run: all
@@ -199,6 +199,12 @@ deps:
 
 kvlab libkvlab_cuda.so: %: $(BUILD)/%
 	cp $< $@.tmp && mv -f $@.tmp $@
+
+# A link to the tree's data beside the build's kvlab, which finds it there
+# wherever BUILD is (relative, so that a tree moved whole still works).
+$(BUILD)/scenarios:
+	@mkdir -p $(BUILD)
+	ln -sfn $$(realpath --relative-to=$(BUILD) scenarios) $@
 
 $(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB) $(C_STAMP)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) \

@@ -16,17 +16,17 @@
 #define PLUGIN_FILE "libkvlab_cuda.so"
 
 /* For each kind, its places in order: the environment's, those beside the
- * program (relative to its directory: the installed layout, then the build
- * tree's), the one under PREFIX, and a bare name for dlopen's search. */
+ * program (relative to its directory: the installed layout, then a build's,
+ * where BUILD/scenarios links to the tree's), the one under PREFIX, and a
+ * bare name for dlopen's search. */
 static const struct {
     const char *env;
-    const char *beside[3];      // NULL after the last
+    const char *beside[2];
     const char *installed;
     const char *search;         // NULL: none
     bool dir;                   // a directory, else a readable file
 } WHERE[PATH_KINDS] = {
-    [PATH_DATA] = {"KVLAB_DATA", {"../" KVLAB_DATADIR, "scenarios", "../scenarios"}, KVLAB_DATADIR,
-                   NULL, true},
+    [PATH_DATA] = {"KVLAB_DATA", {"../" KVLAB_DATADIR, "scenarios"}, KVLAB_DATADIR, NULL, true},
     [PATH_PLUGIN] = {"KVLAB_CUDA_PLUGIN", {"../" KVLAB_PLUGINDIR "/" PLUGIN_FILE, PLUGIN_FILE},
                      KVLAB_PLUGINDIR "/" PLUGIN_FILE, PLUGIN_FILE, false},
 };
@@ -56,8 +56,7 @@ void paths_candidates(PathKind kind, PathList *out)
     if (slash) {
         *slash = '\0';
         for (size_t i = 0; i < sizeof WHERE[kind].beside / sizeof WHERE[kind].beside[0]; i++)
-            if (WHERE[kind].beside[i])
-                add(out, exe, WHERE[kind].beside[i]);
+            add(out, exe, WHERE[kind].beside[i]);
     }
     add(out, KVLAB_PREFIX, WHERE[kind].installed);
     if (WHERE[kind].search)

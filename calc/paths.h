@@ -3,7 +3,8 @@
  *   installed:   PREFIX/bin/kvlab
  *                PREFIX/share/kvlab/scenarios        (KVLAB_DATADIR under PREFIX)
  *                PREFIX/lib/kvlab/libkvlab_cuda.so   (KVLAB_PLUGINDIR under PREFIX)
- *   build tree:  ./kvlab or BUILD/kvlab, ./scenarios, the plugin beside the program
+ *   build tree:  ./kvlab or BUILD/kvlab, the scenarios beside it (BUILD/scenarios
+ *                links to the tree's), the plugin beside it
  *
  * Each is looked for beside the running program first, so that a build
  * tree or an installed tree works from any directory and wherever it is

@@ -40,12 +40,12 @@ static void assert_places(PathKind kind, const char *const *beside, size_t n_bes
 }
 
 /* Without KVLAB_DATA, the data is looked for beside the program (an
- * installed tree's share/kvlab, then a build tree's scenarios/), then
- * under the compiled-in PREFIX. */
+ * installed tree's share/kvlab, then a build's scenarios/), then under
+ * the compiled-in PREFIX. */
 START_TEST(data_places)
 {
     unsetenv("KVLAB_DATA");
-    static const char *const BESIDE[] = {"../" KVLAB_DATADIR, "scenarios", "../scenarios"};
+    static const char *const BESIDE[] = {"../" KVLAB_DATADIR, "scenarios"};
     static const char *const LAST[] = {KVLAB_PREFIX "/" KVLAB_DATADIR};
     assert_places(PATH_DATA, BESIDE, N_OF(BESIDE), LAST, N_OF(LAST));
 }

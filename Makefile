@@ -5,21 +5,40 @@
 # exact command is printed and make stops.
 
 VERSION  := 0.1.0
-PREFIX   ?= /usr/local
 BUILD    ?= build
 
-CC       ?= cc
-CSTD     := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
-OPT      ?= -O2 -g
-SAN      ?=
-CFLAGS   += $(CSTD) $(WARN) $(OPT) $(SAN) -MMD -MP -Icalc -Ikernels -I. \
-            -DKVLAB_VERSION='"$(VERSION)"' -DKVLAB_DATADIR='"$(PREFIX)/share/kvlab/scenarios"'
-LDFLAGS  += $(SAN)
+# ------------------------------------------------------------------------
+# Where `make install` puts things, under DESTDIR/PREFIX. kvlab looks for its
+# data and plugin beside itself first (../share/kvlab, ../lib/kvlab), so an
+# installed tree still works when moved; PREFIX is compiled in as the place
+# to look after that.
+PREFIX    ?= /usr/local
+BINDIR    := bin
+DATADIR   := share/kvlab
+PLUGINDIR := lib/kvlab
+MANDIR    := share/man/man1
+COMPDIR   := share/bash-completion/completions
+# The run-time data, installed under DATADIR as laid out in the tree (the
+# lessons and assets join this list when they exist).
+DATA      := scenarios
+
+# ------------------------------------------------------------------------
+# Flags. CPPFLAGS, CFLAGS, LDFLAGS, LDLIBS and NVCCFLAGS are the user's (e.g.
+# `make CFLAGS=-O0`); what the build needs is added to them, never replaced.
+CFLAGS    ?= -O2 -g
+NVCCFLAGS ?= -O3
+SAN       ?=
+ALL_CPPFLAGS = -Icalc -Ikernels -I. -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
+               -DKVLAB_VERSION='"$(VERSION)"' -DKVLAB_PREFIX='"$(PREFIX)"' \
+               -DKVLAB_DATADIR='"$(DATADIR)/scenarios"' -DKVLAB_PLUGINDIR='"$(PLUGINDIR)"' \
+               $(CPPFLAGS)
+ALL_CFLAGS   = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+               -Wformat=2 -MMD -MP $(SAN) $(CFLAGS)
+ALL_LDFLAGS  = $(SAN) $(LDFLAGS)
 
 # Debian packages providing each pkg-config module the build needs.
 PKG_MODULES  := ncursesw libcjson check
-APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config locales tmux
+APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config locales tmux groff-base
 
 # Recursive (=) so pkg-config runs only after `deps` has installed things.
 CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
@@ -28,6 +47,8 @@ CJSON_LIBS   = $(shell pkg-config --libs libcjson)
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 
+# ------------------------------------------------------------------------
+# Sources and objects.
 CALC_SRC  := $(wildcard calc/*.c)
 KERN_SRC  := $(wildcard kernels/*.c kernels/cpu/*.c)
 TUI_SRC   := $(wildcard tui/*.c)
@@ -36,11 +57,10 @@ CALC_OBJ  := $(CALC_SRC:%.c=$(BUILD)/%.o)
 KERN_OBJ  := $(KERN_SRC:%.c=$(BUILD)/%.o)
 TUI_OBJ   := $(TUI_SRC:%.c=$(BUILD)/%.o)
 TEST_OBJ  := $(TEST_SRC:%.c=$(BUILD)/%.o)
+BENCH_OBJ := $(BUILD)/tests/bench/bench_quant.o
 CALC_LIB  := $(BUILD)/libkvcalc.a
 KERN_LIB  := $(BUILD)/libkvkern.a
 TEST_BIN  := $(BUILD)/tests/run_tests
-
-.PHONY: all run test asan bench clean help deps install test-gpu
 
 # The CUDA plugin, built when nvcc is found (kvlab runs without it).
 NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
@@ -49,65 +69,107 @@ NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 
 # the three at once (--threads 0: one per core).
 CUDA_ARCH := -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_89,code=[sm_89,compute_89] \
              -gencode=arch=compute_90a,code=sm_90a --threads 0
-PLUGIN    := $(if $(NVCC),libkvlab_cuda.so)
+ALL_NVCCFLAGS = -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden $(CUDA_ARCH) -Icalc -Ikernels \
+                -Xptxas -warn-spills -MMD -MP $(NVCCFLAGS)
+CU_SRC    := $(wildcard kernels/cuda/*.cu)
+CU_OBJ    := $(CU_SRC:%.cu=$(BUILD)/%.o)
 PLUGIN_C  := kernels/kv_cache.c calc/minifloat.c calc/error.c
 PLUGIN_O  := $(PLUGIN_C:%.c=$(BUILD)/pic/%.o)
+PLUGIN    := $(if $(NVCC),$(BUILD)/libkvlab_cuda.so)
 
-# Build the program at ./kvlab (and libkvlab_cuda.so when nvcc is present).
-all: kvlab $(PLUGIN)
+# Every object depends on a stamp named after the flags that build it, so
+# that new flags (CFLAGS, PREFIX, CC, ...) rebuild what they change. Only
+# the name is computed here: make -n and -q stay read-only.
+flags_stamp = $(BUILD)/flags/$(1)/$(firstword $(shell printf '%s' '$(subst ','\'',$(2))' | cksum))
+C_STAMP   := $(call flags_stamp,c,$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(LDLIBS))
+CU_STAMP  := $(call flags_stamp,cu,$(NVCC) $(ALL_NVCCFLAGS))
 
-# Open the interactive lab.
-run: kvlab
-	./kvlab
+# The program and plugin at the top of the tree are copies of the default
+# build's, for `./kvlab`; every target of this file uses $(BUILD)'s own.
+TOP       := $(if $(filter build,$(BUILD)),kvlab $(if $(PLUGIN),libkvlab_cuda.so))
 
-# A locale whose decimal point is a comma, for the locale-independence tests.
+.PHONY: all run test test-gpu asan bench install uninstall clean help deps
+
+# ------------------------------------------------------------------------
+# Targets for people.
+
+# Build the program (and, where nvcc is found, the CUDA plugin).
+all: $(BUILD)/kvlab $(BUILD)/scenarios $(PLUGIN) $(TOP)
+
+# Open the interactive lab (with the GPU lab's plugin where nvcc is found).
+run: all
+	$(BUILD)/kvlab
+
+# What the tests run: this build's program and plugin, the tree's data.
 TEST_LOCALE := $(BUILD)/locale/de_DE.UTF-8
-TEST_ENV = KVLAB_DATA=$(CURDIR)/scenarios KVLAB_TESTDATA=$(CURDIR)/tests/data \
-           LOCPATH=$(CURDIR)/$(BUILD)/locale KVLAB_CUDA_PLUGIN=$(CURDIR)/libkvlab_cuda.so
+TEST_ENV = KVLAB_BIN=$(abspath $(BUILD)/kvlab) KVLAB_CUDA_PLUGIN=$(abspath $(BUILD)/libkvlab_cuda.so) \
+           KVLAB_DATA=$(CURDIR)/scenarios KVLAB_TESTDATA=$(CURDIR)/tests/data \
+           LOCPATH=$(abspath $(BUILD)/locale) KVLAB_NVCC=$(NVCC)
 
-# Build and run every test suite (unit, loader, command line).
-test: kvlab $(PLUGIN) $(TEST_BIN) $(TEST_LOCALE)
-	$(TEST_ENV) KVLAB_BIN=$(CURDIR)/kvlab $(TEST_BIN)
+# Build and run every test suite (the GPU suite is skipped, saying why, without a GPU).
+test: all $(TEST_BIN) $(TEST_LOCALE)
+	$(TEST_ENV) $(TEST_BIN)
 
-# Run the GPU suite: CUDA kernels against the CPU reference (skipped, saying why, without a GPU).
-test-gpu: kvlab $(PLUGIN) $(TEST_BIN)
-	$(TEST_ENV) KVLAB_BIN=$(CURDIR)/kvlab CK_RUN_SUITE=gpu $(TEST_BIN)
+# Run the GPU suite: CUDA kernels against the CPU reference (fails, saying why, without a GPU).
+test-gpu: all $(TEST_BIN)
+	$(TEST_ENV) KVLAB_NEED_GPU=1 CK_RUN_SUITE=gpu $(TEST_BIN)
 
 # Build with AddressSanitizer and UBSan in build-asan/ and run the tests there.
 asan:
-	$(MAKE) BUILD=build-asan OPT='-O1 -g -fno-omit-frame-pointer' \
-	    SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' \
-	    test-asan
-
-test-asan: $(BUILD)/kvlab $(TEST_BIN) $(TEST_LOCALE)
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	$(TEST_ENV) KVLAB_BIN=$(CURDIR)/$(BUILD)/kvlab $(TEST_BIN)
+	$(MAKE) BUILD=build-asan CFLAGS='-O1 -g -fno-omit-frame-pointer' \
+	    SAN='-fsanitize=address,undefined -fno-sanitize-recover=undefined' test
 
 $(TEST_LOCALE): | deps
 	@mkdir -p $(dir $@)
 	localedef -i de_DE -f UTF-8 $@
 
 # Measure the codecs' and quantizers' throughput and the lab's frame times.
-bench: $(BUILD)/bench_quant kvlab
+bench: $(BUILD)/bench_quant $(BUILD)/kvlab
 	$(BUILD)/bench_quant
-	tests/bench/bench_tui.sh $(CURDIR)/kvlab $(CURDIR)/scenarios
+	tests/bench/bench_tui.sh $(abspath $(BUILD)/kvlab) $(CURDIR)/scenarios
 
-$(BUILD)/bench_quant: $(BUILD)/tests/bench/bench_quant.o $(CALC_LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CJSON_LIBS) -lm
+# ------------------------------------------------------------------------
+# Install and uninstall. Each file as source:place:mode, the place under
+# DESTDIR/PREFIX; uninstall removes the same list, then the directories it
+# leaves empty (PREFIX itself stays).
+DEST           = $(DESTDIR)$(PREFIX)
+DATA_FILES     = $(shell find $(DATA) -type f ! -name '.*' | LC_ALL=C sort)
+INSTALL_PLUGIN = $(BUILD)/libkvlab_cuda.so:$(PLUGINDIR)/libkvlab_cuda.so:755
+INSTALL_FILES  = $(BUILD)/kvlab:$(BINDIR)/kvlab:755 \
+                 $(foreach f,$(DATA_FILES),$(f):$(DATADIR)/$(f):644) \
+                 assets/kvlab.1:$(MANDIR)/kvlab.1:644 \
+                 assets/kvlab.bash:$(COMPDIR)/kvlab:644
 
-# Install the program and its data under PREFIX (default /usr/local).
-install: kvlab
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/kvlab
-	install -m 755 kvlab $(DESTDIR)$(PREFIX)/bin/kvlab
-	cp -R scenarios $(DESTDIR)$(PREFIX)/share/kvlab/
+# Install kvlab, its CUDA plugin (where built), data, man page and bash completion under PREFIX.
+install: all
+	@for t in $(INSTALL_FILES) $(if $(PLUGIN),$(INSTALL_PLUGIN)); do \
+	    set -- $$(echo "$$t" | tr : ' '); \
+	    echo "install -D -m $$3 $$1 $(DEST)/$$2"; \
+	    install -D -m "$$3" "$$1" "$(DEST)/$$2" || exit 1; \
+	done
 
-# Remove everything the build made.
+# Remove what `make install` put under PREFIX, and the directories left empty.
+uninstall:
+	@for t in $(INSTALL_FILES) $(INSTALL_PLUGIN); do \
+	    set -- $$(echo "$$t" | tr : ' '); \
+	    if [ -e "$(DEST)/$$2" ]; then echo "rm $(DEST)/$$2"; rm -f "$(DEST)/$$2" || exit 1; fi; \
+	done; \
+	for t in $(INSTALL_FILES) $(INSTALL_PLUGIN); do \
+	    set -- $$(echo "$$t" | tr : ' '); \
+	    d=$$(dirname "$(DEST)/$$2"); \
+	    while [ "$$d" != "$(DEST)" ] && rmdir "$$d" 2>/dev/null; do d=$$(dirname "$$d"); done; \
+	done
+
+# Remove everything the build made (for any BUILD), the copies at the top and build-asan/.
 clean:
-	rm -rf build build-asan kvlab
+	@case "$(CURDIR)/" in "$(patsubst %/,%,$(abspath $(BUILD)))/"*) \
+	    echo "kvlab: BUILD=$(BUILD) holds the source tree; not removing it" >&2; exit 2;; esac
+	rm -rf $(BUILD) build-asan kvlab libkvlab_cuda.so
 
 # List the targets with their one-line descriptions.
 help:
-	@awk '/^# /{d=substr($$0,3)} /^[a-z][a-z-]*:/{if(d){split($$0,t,":");printf "  make %-8s %s\n",t[1],d};d=""}' $(MAKEFILE_LIST)
+	@awk '/^# /{d=substr($$0,3)} /^[a-z][a-z-]*:/{if(d){split($$0,t,":");printf "  make %-9s %s\n",t[1],d};d=""}' $(MAKEFILE_LIST)
 
 # Install missing build dependencies (apt-get as root; otherwise print the command).
 deps:
@@ -118,6 +180,7 @@ deps:
 	done; \
 	[ -f /usr/share/i18n/locales/de_DE ] || missing="$$missing locales"; \
 	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
+	command -v groff >/dev/null 2>&1 || missing="$$missing groff"; \
 	if [ -n "$$missing" ]; then \
 	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	        echo "kvlab: installing build dependencies ($$missing)"; \
@@ -131,24 +194,32 @@ deps:
 	    fi; \
 	fi
 
-kvlab: $(BUILD)/kvlab
-	@if [ "$(BUILD)" = build ]; then cp $< $@.tmp && mv -f $@.tmp $@; fi
+# ------------------------------------------------------------------------
+# Files.
 
-$(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CURSES_LIBS) $(CJSON_LIBS) -lm -lpthread -ldl
-
-libkvlab_cuda.so: $(BUILD)/libkvlab_cuda.so
+kvlab libkvlab_cuda.so: %: $(BUILD)/%
 	cp $< $@.tmp && mv -f $@.tmp $@
 
-$(BUILD)/libkvlab_cuda.so: kernels/cuda/kv_attn.cu kernels/kv_cuda.h kernels/kv_attn.h $(PLUGIN_O)
-	@mkdir -p $(dir $@)
-	$(NVCC) -O3 -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden -shared $(CUDA_ARCH) \
-	    -Icalc -Ikernels -Xptxas -warn-spills -o $@ kernels/cuda/kv_attn.cu $(PLUGIN_O) \
-	    -cudart static -lrt -ldl -lpthread
+# A link to the tree's data beside the build's kvlab, which finds it there
+# wherever BUILD is (relative, so that a tree moved whole still works).
+$(BUILD)/scenarios:
+	@mkdir -p $(BUILD)
+	ln -sfn $$(realpath --relative-to=$(BUILD) scenarios) $@
 
-$(BUILD)/pic/%.o: %.c | deps
+$(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB) $(C_STAMP)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) \
+	    -lm -lpthread -ldl $(LDLIBS)
+
+$(BUILD)/libkvlab_cuda.so: $(CU_OBJ) $(PLUGIN_O) $(CU_STAMP)
+	$(NVCC) -shared -o $@ $(filter-out $(CU_STAMP),$^) -cudart static -lrt -ldl -lpthread
+
+$(BUILD)/%.o: %.cu $(CU_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+	$(NVCC) $(ALL_NVCCFLAGS) -c -o $@ $<
+
+$(BUILD)/pic/%.o: %.c $(C_STAMP) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 
 $(CALC_LIB): $(CALC_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
@@ -156,19 +227,27 @@ $(CALC_LIB): $(CALC_OBJ)
 $(KERN_LIB): $(KERN_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/plotmath.o $(KERN_LIB) $(CALC_LIB)
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(CJSON_LIBS) -lm -lpthread -ldl
+$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/plotmath.o $(KERN_LIB) $(CALC_LIB) $(C_STAMP)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CHECK_LIBS) $(CJSON_LIBS) \
+	    -lm -lpthread -ldl $(LDLIBS)
 
-$(BUILD)/tests/%.o: tests/%.c | deps
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CJSON_CFLAGS) $(CHECK_CFLAGS) -c -o $@ $<
+$(BUILD)/bench_quant: $(BENCH_OBJ) $(CALC_LIB) $(C_STAMP)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
 
-$(BUILD)/%.o: %.c | deps
+$(BUILD)/tests/%.o: tests/%.c $(C_STAMP) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CJSON_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(CHECK_CFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
--include $(CALC_OBJ:.o=.d) $(KERN_OBJ:.o=.d) $(TUI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+$(BUILD)/%.o: %.c $(C_STAMP) | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/flags/%:
+	@rm -rf $(@D) && mkdir -p $(@D) && touch $@
+
+# The dependencies the compilers wrote (-MMD), for every object C or CUDA.
+-include $(patsubst %.o,%.d,$(CALC_OBJ) $(KERN_OBJ) $(TUI_OBJ) $(TEST_OBJ) $(BENCH_OBJ) \
+                            $(PLUGIN_O) $(CU_OBJ))
 
 # ------------------------------------------------------------------------
 # Fuzzing (tests/fuzz/, README "Fuzzing"): one libFuzzer harness per input
@@ -205,17 +284,17 @@ fuzz-replay: $(FUZZ_REPLAY)
 
 test test-asan: fuzz-replay
 
-$(FUZZ_REPLAY): $(REPLAY_OBJ) $(BUILD)/tui/cli.o $(CALC_LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CJSON_LIBS) -lm
+$(FUZZ_REPLAY): $(REPLAY_OBJ) $(BUILD)/tui/cli.o $(CALC_LIB) $(C_STAMP)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps
-	$(FUZZ_CC) $(CFLAGS) $(CJSON_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_SANS) \
+	$(FUZZ_CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_SANS) \
 	    -o $@ $< $(FUZZ_OBJ) $(CJSON_LIBS) -lm
 
 # The code under test, instrumented for coverage (libFuzzer's main left out).
 $(FUZZ_DIR)/%.o: %.c | fuzz-deps
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CFLAGS) $(CJSON_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SANS) \
+	$(FUZZ_CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SANS) \
 	    -c -o $@ $<
 
 # Install clang with libFuzzer, for `make fuzz` only (apt-get as root; otherwise print the command).

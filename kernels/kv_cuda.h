@@ -64,8 +64,9 @@ typedef struct {
 typedef const KvCudaApi *(*KvCudaEntry)(void);
 #define KVLAB_CUDA_ENTRY "kvlab_cuda_api"
 
-/* Opens the plugin: $KVLAB_CUDA_PLUGIN, else libkvlab_cuda.so beside the
- * program, else on the library path. */
+/* Opens the plugin: $KVLAB_CUDA_PLUGIN where set, else the first of the
+ * places paths.h lists (beside the program, under PREFIX, the library
+ * path) that loads. */
 const KvCudaApi *gpu_open(Error *e);
 
 #ifdef __cplusplus

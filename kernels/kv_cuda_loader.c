@@ -1,9 +1,10 @@
 /* kv_cuda_loader.c - finds and opens libkvlab_cuda.so; see kv_cuda.h. */
 #include "kv_cuda.h"
 
+#include "paths.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -18,28 +19,14 @@ const KvCudaApi *gpu_open(Error *e)
         return api;
     }
     tried = true;
-    char paths[3][4096 + 32];
-    int n = 0;
-    const char *env = getenv("KVLAB_CUDA_PLUGIN");
-    if (env && *env)
-        snprintf(paths[n++], sizeof paths[0], "%s", env);
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            snprintf(paths[n++], sizeof paths[0], "%s/libkvlab_cuda.so", exe);
-        }
-    }
-    snprintf(paths[n++], sizeof paths[0], "libkvlab_cuda.so");
+    PathList paths;                     // the order paths.h gives
+    paths_candidates(PATH_PLUGIN, &paths);
     void *h = NULL;
     const char *last = "not found";
-    for (int i = 0; i < n && !h; i++) {
-        if (strchr(paths[i], '/') && access(paths[i], R_OK) != 0)
+    for (size_t i = 0; i < paths.n && !h; i++) {
+        if (strchr(paths.path[i], '/') && access(paths.path[i], R_OK) != 0)
             continue;
-        h = dlopen(paths[i], RTLD_NOW | RTLD_LOCAL);
+        h = dlopen(paths.path[i], RTLD_NOW | RTLD_LOCAL);
         if (!h)
             last = dlerror();
     }

@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -890,6 +891,67 @@ START_TEST(calc_smaller)
 }
 END_TEST
 
+/* kvlab models and kvlab gpus list every file of the data directory's
+ * models/ and gpus/ by name, with its display name (and with --json its
+ * source); a file that does not load is named on stderr, exit 2, and the
+ * others are still listed. */
+START_TEST(models_and_gpus)
+{
+    static const char *const KINDS[] = {"models", "gpus"};
+    for (size_t k = 0; k < N_OF(KINDS); k++) {
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s/%s", test_datadir(), KINDS[k]);
+        size_t files = 0;
+        DIR *d = opendir(dir);
+        ck_assert_msg(d != NULL, "%s", dir);
+        for (struct dirent *de; (de = readdir(d));)
+            files += strlen(de->d_name) > 5 && !strcmp(de->d_name + strlen(de->d_name) - 5, ".json");
+        closedir(d);
+        RunResult r = RUN(KINDS[k], "--json");
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        cJSON *j = json_of(&r);
+        const cJSON *e;
+        size_t n = 0;
+        RunResult text = RUN(KINDS[k]);
+        ck_assert_int_eq(text.status, 0);
+        cJSON_ArrayForEach(e, cJSON_GetObjectItem(j, KINDS[k])) {
+            const char *name = cJSON_GetObjectItem(e, "name")->valuestring;
+            const char *display = cJSON_GetObjectItem(e, "display")->valuestring;
+            char path[1200], line[256];
+            struct stat st;
+            snprintf(path, sizeof path, "%s/%s.json", dir, name);
+            ck_assert_msg(stat(path, &st) == 0, "%s lists %s: no %s", KINDS[k], name, path);
+            ck_assert(*display && *cJSON_GetObjectItem(e, "source")->valuestring);
+            snprintf(line, sizeof line, "\n%s ", name);
+            ck_assert_msg(strstr(text.out, line) && strstr(text.out, display), "%s", text.out);
+            n++;
+        }
+        ck_assert_uint_eq(n, files);
+        cJSON_Delete(j);
+        run_free(&r);
+        run_free(&text);
+    }
+    /* a data directory with a broken model beside a good one, picked at random */
+    static const char *const GOOD[] = {"llama-3.1-8b", "mistral-7b-v0.1", "gemma-2-9b"};
+    Rng rng = {test_seed()};
+    const char *good = GOOD[rng_range(&rng, 0, N_OF(GOOD) - 1)];
+    char tmp[] = "/tmp/kvlab-models-XXXXXX", cmd[1024], saved[1024];
+    ck_assert(mkdtemp(tmp) != NULL);
+    snprintf(cmd, sizeof cmd, "mkdir %s/models && cp %s/models/%s.json %s/models/ && "
+             "printf '{\"name\": ' > %s/models/broken.json", tmp, test_datadir(), good, tmp, tmp);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(saved, sizeof saved, "%s", test_datadir());
+    setenv("KVLAB_DATA", tmp, 1);
+    RunResult r = RUN("models");
+    setenv("KVLAB_DATA", saved, 1);
+    ck_assert_msg(r.status == 2, "exit %d", r.status);
+    ck_assert_msg(strstr(r.err, "broken.json") && strstr(r.out, good), "out: %s\nerr: %s", r.out, r.err);
+    run_free(&r);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -916,6 +978,7 @@ Suite *suite_cli(void)
     tcase_add_test(t, roundtrip_bad_input);
     tcase_add_test(t, options_that_do_nothing);
     tcase_add_test(t, calc_smaller);
+    tcase_add_test(t, models_and_gpus);
     suite_add_tcase(s, t);
     return s;
 }

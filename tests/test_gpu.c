@@ -1,17 +1,21 @@
 /* test_gpu.c - the CUDA kernels against the CPU reference and a float64
  * attention, on fresh random caches of every format and several shapes
  * (odd lengths, every GQA group, head dimensions 64 to 256). Without a
- * plugin or a GPU the suite says why and skips, visibly. */
+ * plugin or a GPU the runner leaves the suite out, saying why once
+ * (gpu_usable, test_main.c). */
 #include "testutil.h"
 
 #include "kv_cuda.h"
 #include "kv_attn.h"
 #include "minifloat.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* GPU against the CPU reference: both FP32 with the same inputs; the GPU
  * sums in another order and uses fast exponentials (__expf, 2 ulp; the
@@ -42,25 +46,50 @@ static void round_q_e4m3(float *q, size_t heads, uint32_t D)
     }
 }
 
+bool gpu_usable(char *why, size_t n)
+{
+    /* In a child: CUDA, once initialized, does not survive the fork of
+     * each test that follows. */
+    int fd[2];
+    if (pipe(fd) != 0)
+        return snprintf(why, n, "cannot ask: pipe: %s", strerror(errno)), false;
+    pid_t pid = fork();
+    if (pid == 0) {
+        Error e;
+        bool ok = gpu_open(&e) != NULL;
+        if (!ok && write(fd[1], e.msg, strlen(e.msg)) < 0)
+            _exit(2);
+        _exit(ok ? 0 : 1);
+    }
+    close(fd[1]);
+    ssize_t got = pid > 0 ? read(fd[0], why, n - 1) : -1;
+    why[got > 0 ? got : 0] = '\0';
+    close(fd[0]);
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return snprintf(why, n, "cannot ask: fork: %s", strerror(errno)), false;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return true;
+    if (!*why)
+        snprintf(why, n, "the plugin's check ended with status %d", status);
+    return false;
+}
+
+/* The suite runs only where gpu_usable said yes (test_main.c). */
 static const KvCudaApi *gpu(void)
 {
-    static bool said;
     Error e;
     const KvCudaApi *api = gpu_open(&e);
-    if (!api && !said) {
-        printf("gpu tests skipped: %s\n", e.msg);
-        said = true;
-    }
+    ck_assert_msg(api != NULL, "%s", e.msg);
     return api;
 }
 
-/* The plugin and what it says of the GPU; NULL where there is none. */
+/* The plugin and what it says of the GPU. */
 static const KvCudaApi *gpu_info(GpuInfo *info)
 {
     const KvCudaApi *api = gpu();
     char err[512];
-    if (api)
-        ck_assert_msg(api->info(info, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(api->info(info, err, sizeof err) == 0, "%s", err);
     return api;
 }
 
@@ -146,8 +175,6 @@ static const uint32_t DIMS[] = {64, 128, 256}, GROUPS[] = {1, 2, 4, 8};
 static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t salt, bool wide)
 {
     const KvCudaApi *api = gpu();
-    if (!api)
-        return;
     Rng r = {test_seed() ^ salt};
     for (int it = 0; it < count; it++) {
         Case cs = {only ? only[it % n_only] : (KvFormat)(it % KV_FORMATS), 0, 0, 0, 0, 0, it};
@@ -168,8 +195,6 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
 START_TEST(gpu_every_shape)
 {
     const KvCudaApi *api = gpu();
-    if (!api)
-        return;
     Rng r = {test_seed() ^ 0x5A4E};
     int it = 0;
     for (int f = 0; f < KV_FORMATS; f++)
@@ -227,9 +252,7 @@ START_TEST(gpu_fp8_path_a)
 {
     static const KvFormat FP8[] = {KV_FP8};
     GpuInfo info;
-    const KvCudaApi *api = gpu_info(&info);
-    if (!api)
-        return;
+    gpu_info(&info);
     if (!gpu_has_e4m3_mma(&info)) {      // the kernels keep to path B there
         printf("gpu_fp8_path_a skipped: %s is %d.%d, path A needs 8.9 or later\n", info.name,
                info.cc_major, info.cc_minor);
@@ -250,8 +273,6 @@ START_TEST(gpu_fp8_kernel_named)
 {
     GpuInfo info;
     const KvCudaApi *api = gpu_info(&info);
-    if (!api)
-        return;
     KvShape mma = {KV_FP8, 1, 8, 32, 128, 64, 0, false}, small = mma, wide = mma, deep = mma;
     small.head_dim = 64;
     wide.head_dim = 256;
@@ -275,8 +296,6 @@ END_TEST
 START_TEST(gpu_out_of_memory)
 {
     const KvCudaApi *api = gpu();
-    if (!api)
-        return;
     KvShape s = {KV_BF16, 4096, 8, 32, 128, 1u << 20, 0, false};    // 16 TiB
     GpuCache *g = NULL;
     char err[512];

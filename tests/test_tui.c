@@ -86,18 +86,27 @@ static void screen(char *buf, size_t n, bool escapes)
     tmux(buf, n, "capture-pane -p %s -t lab", escapes ? "-e" : "");
 }
 
-/* Waits up to 5 s for text to appear on the screen. */
-static bool wait_for(const char *text)
+/* Waits up to `seconds` for text to appear on the screen; when it does
+ * not, the test fails and prints the screen it saw (a passing test prints
+ * nothing). */
+static bool wait_for_s(const char *text, int seconds)
 {
     static char buf[65536];
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < seconds * 20; i++) {
         screen(buf, sizeof buf, false);
         if (strstr(buf, text))
             return true;
         usleep(50000);
     }
     fprintf(stderr, "waited for '%s'; the screen was:\n%s\n", text, buf);
+    ck_abort_msg("'%s' did not appear within %d s (the screen it saw is on stderr)", text,
+                 seconds);
     return false;
+}
+
+static bool wait_for(const char *text)
+{
+    return wait_for_s(text, 5);
 }
 
 static void keys(const char *k)
@@ -556,25 +565,10 @@ END_TEST
 /* F5 set to a short CPU sweep: contexts 1k and 2k, three timed runs each. */
 #define SHORT_SWEEP "F5 Down Down 2 k Enter Down 3 Enter"
 
-/* Waits up to `seconds` for text, quietly, for what may take longer than
- * one wait_for (a sweep); a last wait_for shows the screen if it never
- * comes. */
-static bool wait_long(const char *text, int seconds)
-{
-    static char buf[65536];
-    for (int i = 0; i < seconds * 20; i++) {
-        screen(buf, sizeof buf, false);
-        if (strstr(buf, text))
-            return true;
-        usleep(50000);
-    }
-    return wait_for(text);
-}
-
 /* A GPU lab sweep on the CPU reference takes seconds, longer under ASan. */
 static bool wait_sweep(void)
 {
-    return wait_long("sweep done", 40);
+    return wait_for_s("sweep done", 40);
 }
 
 /* The GPU lab: without a GPU it says why and measures the CPU reference,
@@ -583,13 +577,14 @@ START_TEST(gpu_lab_screen)
 {
     open_lab(160, 45, "KVLAB_CUDA_PLUGIN=/nonexistent/libkvlab_cuda.so");
     press("F5", "Press r");
-    /* a longest context of 2k keeps the CPU sweep short */
-    press("Down Down 2 k Enter r", "CPU reference");
+    /* a longest context of 2k and 3 timed runs keep the CPU sweep short,
+     * under ASan too */
+    press("Down Down 2 k Enter Down 3 Enter r", "CPU reference");
     ck_assert(wait_sweep());
     ck_assert(wait_for("published"));
     ck_assert(wait_for("4.37e-05"));
     /* a batch typed after the sweep does not blank its slopes */
-    press("Up 3 Enter", "Batch                         3");
+    press("Up Up 3 Enter", "Batch                         3");
     static char buf[65536];
     screen(buf, sizeof buf, false);
     ck_assert_msg(!strstr(buf, "nan") && strstr(buf, "ms per context token"), "the slopes went blank after a batch change");
@@ -712,7 +707,7 @@ START_TEST(gpu_sweep_keeps_results)
     ck_assert_msg(!strstr(buf, "sweep done"), "a running sweep said done:\n%.4000s", buf);
     ck_assert(strstr(buf, "4.37e-05"));
     keys("Escape");                         // read between two points
-    ck_assert(wait_long("cancelled", 20));
+    ck_assert(wait_for_s("cancelled", 20));
     screen(buf, sizeof buf, false);
     ck_assert_msg(!strstr(buf, "sweep done") && strstr(buf, "4.37e-05") && strstr(buf, "bf16"),
                   "after a cancelled sweep:\n%.4000s", buf);

@@ -36,6 +36,12 @@ const char *test_bin(void)
     return env_or("KVLAB_BIN", "./kvlab");
 }
 
+bool test_suite_selected(const char *name)
+{
+    const char *only = getenv("CK_RUN_SUITE");
+    return !only || !*only || strcmp(only, name) == 0;
+}
+
 Model test_model(const char *name)
 {
     char path[1024];

@@ -9,6 +9,7 @@
 #include "quant.h"
 
 #include <check.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,6 +29,15 @@ Suite *suite_tui(void);
 Suite *suite_plotmath(void);
 Suite *suite_kernels(void);
 Suite *suite_gpu(void);
+Suite *suite_paths(void);
+Suite *suite_build(void);
+
+/* Whether CK_RUN_SUITE (unset: every suite) selects the suite `name`. */
+bool test_suite_selected(const char *name);
+/* Whether the CUDA plugin loads and sees a GPU; why gets the reason when
+ * not. Asked in a child process, so that CUDA is never initialized in the
+ * runner before it forks the tests. */
+bool gpu_usable(char *why, size_t n);
 
 /* Directories given by the Makefile (KVLAB_DATA, KVLAB_TESTDATA) and the
  * program under test (KVLAB_BIN). */

@@ -1,6 +1,7 @@
 /* cli.c - see cli.h. */
 #include "cli.h"
 
+#include "paths.h"
 #include "units.h"
 
 #include <float.h>
@@ -9,8 +10,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* ------------------------------------------------------------------------
  * Options
@@ -273,33 +272,10 @@ int cli_fail(const char *cmd, int code, const Error *e)
     return code;
 }
 
-static bool is_dir(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 const char *cli_datadir(void)
 {
-    /* Relative to the program, so a build tree and an installed copy both
-     * find their data wherever they are moved. */
-    static const char *const BESIDE[] = {"scenarios", "../scenarios", "../share/kvlab/scenarios"};
-    static char dir[4096 + 32];
-    const char *env = getenv("KVLAB_DATA");
-    if (env && *env)
-        return env;
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
-    if (slash) {
-        *slash = '\0';
-        for (size_t i = 0; i < sizeof BESIDE / sizeof BESIDE[0]; i++) {
-            snprintf(dir, sizeof dir, "%s/%s", exe, BESIDE[i]);
-            if (is_dir(dir))
-                return dir;
-        }
-    }
-    return KVLAB_DATADIR;
+    const char *dir = paths_find(PATH_DATA);
+    return dir ? dir : KVLAB_PREFIX "/" KVLAB_DATADIR;     // not there: named in the errors
 }
 
 /* ------------------------------------------------------------------------

@@ -144,8 +144,8 @@ char *text_escape(char *dst, size_t n, const char *src, bool keep_newlines);
 /* The same, written to out whatever its length. */
 void text_put(FILE *out, const char *s, bool keep_newlines);
 
-/* Where scenarios/ lives: $KVLAB_DATA, else scenarios/ beside the program,
- * else the installed copy. */
+/* Where scenarios/ lives: $KVLAB_DATA, else the first place paths.h lists
+ * that is there, else the place under PREFIX (named in the errors). */
 const char *cli_datadir(void);
 
 /* ------------------------------------------------------------------------

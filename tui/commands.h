@@ -9,5 +9,7 @@ int cmd_scenario(int argc, char **argv);
 int cmd_roundtrip(int argc, char **argv);
 int cmd_quant(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_models(int argc, char **argv);
+int cmd_gpus(int argc, char **argv);
 
 #endif

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "crt.h"
 #include "lab.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +24,8 @@ static const Command COMMANDS[] = {
     {"roundtrip", cmd_roundtrip, "floats on stdin through E4M3, E5M2 or E2M1 and back"},
     {"quant", cmd_quant, "quantization error experiments on keys and values"},
     {"bench", cmd_bench, "measured decode attention over a quantized cache (GPU or CPU)"},
+    {"models", cmd_models, "the models --model takes"},
+    {"gpus", cmd_gpus, "the GPUs --gpu takes"},
 };
 
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
@@ -38,7 +41,10 @@ static void usage(FILE *out)
     fprintf(out, "\nexit status: 0 success, 1 a check said no, 2 bad usage or input, "
                  "3 run-time failure\ndata: ");
     text_put(out, cli_datadir(), false);
-    fprintf(out, " (set KVLAB_DATA to use another scenarios directory)\n");
+    fprintf(out, " (set KVLAB_DATA to use another scenarios directory)\nGPU plugin: ");
+    const char *plugin = paths_find(PATH_PLUGIN);
+    text_put(out, plugin ? plugin : "none found; make builds libkvlab_cuda.so where nvcc is found", false);
+    fprintf(out, " (set KVLAB_CUDA_PLUGIN to use another)\n");
 }
 
 int main(int argc, char **argv)

@@ -32,7 +32,7 @@
 // FP8 path B (the default) converts codes to FP16 MMA operands; path A
 // (KVLAB_CUDA_PATH=fp8a) feeds E4M3 keys to an E4M3 MMA as they are.
 
-#include "../kv_cuda.h"
+#include "kv_cuda.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>

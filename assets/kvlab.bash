@@ -1,0 +1,100 @@
+# kvlab.bash - bash completion for kvlab: its commands, each command's
+# options and actions, and the names that --model, --gpu, --scenario,
+# --format and `kvlab scenario show|check` take.
+#
+# Every list comes from the kvlab being completed, at completion time
+# (kvlab --help, kvlab CMD --help, kvlab models, kvlab gpus, kvlab scenario
+# list, kvlab formats --csv), so that it never drifts from the program or
+# its data directory. Installed as share/bash-completion/completions/kvlab.
+
+# The first column of a table kvlab prints, below its heading and rule.
+_kvlab_column()
+{
+    "$@" 2>/dev/null | awk 'NR > 2 { print $1 }'
+}
+
+# The commands `kvlab --help` lists.
+_kvlab_commands()
+{
+    "$1" --help 2>/dev/null | awk '/^commands:/ { on = 1; next } on && !NF { exit } on { print $1 }'
+}
+
+# A command's options as `kvlab CMD --help` lists them: "--model NAME" for
+# one that takes a value (its name one space after the option), "--json"
+# for a flag (its description further on).
+_kvlab_options()
+{
+    "$1" "$2" --help 2>/dev/null | awk '/^  --/ { print $1, (/^  --[^ ]+ [^ ]/ ? $2 : "") }'
+}
+
+# A command's actions, the words after it in the usage lines of its
+# --help: "list", "show" and "check" for `kvlab scenario`.
+_kvlab_actions()
+{
+    "$1" "$2" --help 2>/dev/null |
+        awk -v c="$2" '!NF { exit } { for (i = 1; i < NF; i++) if ($i == c && $(i + 1) ~ /^[a-z]+$/) print $(i + 1) }'
+}
+
+# The names an option's value (or a NAME after an action) can take.
+_kvlab_names()
+{
+    case $2 in
+        --model) _kvlab_column "$1" models ;;
+        --gpu) _kvlab_column "$1" gpus ;;
+        --scenario) _kvlab_column "$1" scenario list ;;
+        --format) "$1" formats --csv 2>/dev/null | awk -F, 'NR > 1 { print $1 }' ;;
+    esac
+}
+
+_kvlab()
+{
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+    local kvlab=${COMP_WORDS[0]} cmd="" action="" i w
+    [[ $kvlab == "~"* ]] && kvlab=$HOME${kvlab#\~}
+    COMPREPLY=()
+    # bash splits --opt=value at the = (COMP_WORDBREAKS)
+    if [[ $cur == = ]]; then
+        cur=""
+    elif [[ $prev == = && COMP_CWORD -ge 2 ]]; then
+        prev=${COMP_WORDS[COMP_CWORD - 2]}
+    fi
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        w=${COMP_WORDS[i]}
+        [[ $w == -* || $w == = ]] && continue
+        if [[ -z $cmd ]]; then
+            cmd=$w
+        elif [[ -z $action ]]; then
+            action=$w
+        fi
+    done
+    local words=""
+    if [[ -z $cmd ]]; then
+        if [[ $cur == -* ]]; then words="--help --version"; else words=$(_kvlab_commands "$kvlab"); fi
+        mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
+        return 0
+    fi
+    local options takes=""
+    options=$(_kvlab_options "$kvlab" "$cmd")
+    [[ $prev == --* ]] && takes=$(awk -v o="$prev" '$1 == o { print $2 }' <<<"$options")
+    if [[ -n $takes ]]; then                    # the value of an option
+        if [[ $takes == FILE ]]; then
+            compopt -o filenames 2>/dev/null || true    # a / after a directory
+            mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+        else
+            mapfile -t COMPREPLY < <(compgen -W "$(_kvlab_names "$kvlab" "$prev")" -- "$cur")
+        fi
+    elif [[ $cur == -* ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$(awk '{ print $1 }' <<<"$options")" -- "$cur")
+    elif [[ -z $action ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$(_kvlab_actions "$kvlab" "$cmd")" -- "$cur")
+    elif [[ $cmd == scenario && ( $action == show || $action == check ) ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$(_kvlab_names "$kvlab" --scenario)" -- "$cur")
+        if [[ $action == check ]]; then
+            compopt -o filenames 2>/dev/null || true
+            mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$cur")
+        fi
+    fi
+    return 0
+}
+
+complete -F _kvlab kvlab

@@ -1,0 +1,41 @@
+/* paths.h - where kvlab finds its files at run time.
+ *
+ *   installed:   PREFIX/bin/kvlab
+ *                PREFIX/share/kvlab/scenarios        (KVLAB_DATADIR under PREFIX)
+ *                PREFIX/lib/kvlab/libkvlab_cuda.so   (KVLAB_PLUGINDIR under PREFIX)
+ *   build tree:  ./kvlab or BUILD/kvlab, the scenarios beside it (BUILD/scenarios
+ *                links to the tree's), the plugin beside it
+ *
+ * Each is looked for beside the running program first, so that a build
+ * tree or an installed tree works from any directory and wherever it is
+ * moved, then under the PREFIX compiled in. An environment variable
+ * (KVLAB_DATA, KVLAB_CUDA_PLUGIN), where set, is the only place. */
+#ifndef KVLAB_PATHS_H
+#define KVLAB_PATHS_H
+
+#include <stddef.h>
+
+typedef enum {
+    PATH_DATA,          // the scenarios directory
+    PATH_PLUGIN,        // libkvlab_cuda.so
+    PATH_KINDS
+} PathKind;
+
+#define PATHS_MAX 6
+#define PATHS_LEN 4200
+
+typedef struct {
+    size_t n;
+    char path[PATHS_MAX][PATHS_LEN];
+} PathList;
+
+/* The places to look for kind, in order. The plugin's last is its bare
+ * file name, which dlopen looks for in the library path. */
+void paths_candidates(PathKind kind, PathList *out);
+
+/* The environment's place where set, else the first candidate that is
+ * there (a directory for the data, a readable file for the plugin), else
+ * NULL; the text lives until the next call. */
+const char *paths_find(PathKind kind);
+
+#endif

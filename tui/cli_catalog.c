@@ -1,0 +1,125 @@
+/* cli_catalog.c - `kvlab models` and `kvlab gpus`: the names that --model
+ * and --gpu take, each with what it is, read from the data directory (so
+ * that a list never drifts from the files; shell completion uses it). */
+#include "cli.h"
+#include "commands.h"
+
+#include "catalog.h"
+#include "gpu.h"
+#include "model.h"
+
+#include <string.h>
+
+enum { O_JSON, O_HELP, O_COUNT };
+
+static const OptSpec OPTS[O_COUNT] = {
+    [O_JSON] = {"json", NULL, "print one JSON object"},
+    [O_HELP] = {"help", NULL, "show this help"},
+};
+
+/* What one data file says it is. */
+typedef struct {
+    char display[96];
+    char source[512];
+} Entry;
+
+static int read_model(const char *path, Entry *out, Error *e)
+{
+    static Model m;
+    if (model_load(&m, path, e))
+        return -1;
+    memcpy(out->display, m.display, sizeof out->display);
+    memcpy(out->source, m.source, sizeof out->source);
+    return 0;
+}
+
+static int read_gpu(const char *path, Entry *out, Error *e)
+{
+    static Gpu g;
+    if (gpu_load(&g, path, e))
+        return -1;
+    memcpy(out->display, g.display, sizeof out->display);
+    memcpy(out->source, g.source, sizeof out->source);
+    return 0;
+}
+
+/* One row per listing command. */
+typedef struct {
+    CmdSpec cmd;
+    CatalogKind kind;
+    const char *column;         // the table's heading for what it is
+    int (*read)(const char *path, Entry *out, Error *e);
+} Listing;
+
+static const Listing MODELS = {
+    .cmd = {.name = "models",
+            .usage = "usage: kvlab models [--json]\n\n"
+                     "The models --model takes (kvlab calc, kvlab bench), from the data directory.",
+            .opts = OPTS, .n_opts = O_COUNT, .help_opt = O_HELP, .repeat_opt = -1},
+    .kind = CATALOG_MODELS,
+    .column = "model",
+    .read = read_model,
+};
+
+static const Listing GPUS = {
+    .cmd = {.name = "gpus",
+            .usage = "usage: kvlab gpus [--json]\n\n"
+                     "The GPUs --gpu takes (kvlab calc), from the data directory.",
+            .opts = OPTS, .n_opts = O_COUNT, .help_opt = O_HELP, .repeat_opt = -1},
+    .kind = CATALOG_GPUS,
+    .column = "GPU",
+    .read = read_gpu,
+};
+
+/* A file that does not load is reported and skipped; the others still
+ * list, and the exit status says one was bad. */
+static int list(const Listing *l, int argc, char **argv)
+{
+    const char *cmd = l->cmd.name;
+    Given g;
+    int rc = cli_begin(&l->cmd, argc, argv, &g);
+    if (rc != CLI_GO_ON)
+        return rc;
+    CatalogList names;
+    Error e;
+    if (catalog_list(cli_datadir(), l->kind, &names, &e))
+        return cli_fail(cmd, EXIT_USAGE, &e);
+    cJSON *root = g.set[O_JSON] ? cJSON_CreateObject() : NULL;
+    cJSON *arr = root ? cJSON_AddArrayToObject(root, cmd) : NULL;
+    Table t;
+    table_header(&t, "name", l->column, NULL);
+    int bad = 0;
+    for (size_t i = 0; i < names.count; i++) {
+        char path[1024];
+        Entry en;
+        if (catalog_path(cli_datadir(), l->kind, names.names[i], path, sizeof path, &e) ||
+            l->read(path, &en, &e)) {
+            cli_fail(cmd, EXIT_USAGE, &e);
+            bad++;
+            continue;
+        }
+        if (root) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "name", names.names[i]);
+            cJSON_AddStringToObject(o, "display", en.display);
+            cJSON_AddStringToObject(o, "source", en.source);
+            cJSON_AddItemToArray(arr, o);
+        } else {
+            table_row(&t);
+            table_cell(&t, "%s", names.names[i]);
+            table_cell(&t, "%s", en.display);
+        }
+    }
+    rc = root ? json_emit(root) : (table_print(&t, stdout), EXIT_OK);
+    return rc ? rc : bad ? EXIT_USAGE : EXIT_OK;
+}
+
+int cmd_models(int argc, char **argv)
+{
+    return list(&MODELS, argc, argv);
+}
+
+int cmd_gpus(int argc, char **argv)
+{
+    return list(&GPUS, argc, argv);
+}

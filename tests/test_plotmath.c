@@ -216,13 +216,17 @@ START_TEST(downsampling)
 END_TEST
 
 /* Time left is the elapsed time scaled by the work left (negative before
- * any progress); durations and tick labels print compactly. */
+ * any progress); durations print compactly with two digits at least (a GPU
+ * sweep under a second is not "0 s"), and so do tick labels. */
 START_TEST(time_left)
 {
     char b[32];
     ck_assert_double_eq(eta_seconds(25, 100, 10), 30);
     ck_assert(eta_seconds(0, 100, 10) < 0);
     ck_assert_double_eq(eta_seconds(100, 100, 10), 0);
+    ck_assert_str_eq(format_duration(0.42, b, sizeof b), "0.42 s");
+    ck_assert_str_eq(format_duration(0.004, b, sizeof b), "0.00 s");
+    ck_assert_str_eq(format_duration(4.24, b, sizeof b), "4.2 s");
     ck_assert_str_eq(format_duration(12.4, b, sizeof b), "12 s");
     ck_assert_str_eq(format_duration(200, b, sizeof b), "3 min 20 s");
     ck_assert_str_eq(format_duration(3900, b, sizeof b), "1 h 05 min");

@@ -5,7 +5,8 @@
  * same layout, written here on the host by quantize-on-write (kv_append), so
  * a GPU result can be checked against the CPU reference on identical input.
  *
- * Layouts (row major; B batch, H kv_heads, C capacity, D head_dim):
+ * Layouts (row major; B batch, H kv_heads, C capacity, D head_dim), each
+ * array named by KvArray (KV_ARR_K for k, KV_ARR_K_SCALE for k_scale, ...):
  *
  *   bf16    k, v        uint16 (B, H, C, D)          BF16 bits
  *   fp8     k, v        uint8  (B, H, C, D)          E4M3FN codes
@@ -37,7 +38,7 @@
  * magnitude). They are chosen so that the CUDA kernels make the four FP16
  * (nvfp4) or BF16 (mxfp4) operand pairs of two words, channels (k, k + 4),
  * in nine integer operations (nvfp4) or eleven (mxfp4) where plain nibbles
- * take fifteen (kernels/cuda/kv_attn.cu, e2m1x8, says which code takes
+ * take fifteen (kernels/cuda/convert.cuh, e2m1x8, says which code takes
  * what).
  */
 #ifndef KVLAB_KV_ATTN_H
@@ -149,7 +150,8 @@ int kv_append(KvCache *c, const float *k, const float *v, uint32_t tokens, Error
 
 /* Fills the cache with `len` tokens of random but valid codes and scales,
  * for benchmarks (quantizing billions of floats on the host would take
- * longer than the measurement). */
+ * longer than the measurement): kv_fill.h's bytes, which the CUDA plugin's
+ * fill writes on the device too. */
 int kv_fill_random(KvCache *c, uint32_t len, uint64_t seed, Error *e);
 
 /* int4 (KIVI): of `len` tokens, those in whole quantized groups once the

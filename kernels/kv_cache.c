@@ -1,6 +1,7 @@
-/* kv_cache.c - the host copy of a quantized KV cache: layout, quantize-on-
- * write, random fill for benchmarks, and dequantization (the definition the
- * kernels are checked against). See kv_attn.h for the layouts. */
+/* kv_cache.c - the host copy of a quantized KV cache: layout (KvArray),
+ * quantize-on-write, random fill for benchmarks (kv_fill.h), and
+ * dequantization (the definition the kernels are checked against). See
+ * kv_attn.h for the layouts. */
 #include "kv_attn.h"
 #include "kv_fill.h"
 
@@ -12,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const IDS[KV_FORMATS] = {"bf16", "fp8_e4m3", "int8", "int4", "nvfp4", "mxfp4"};
+static const char *const IDS[KV_FORMATS] = {
+    [KV_BF16] = "bf16", [KV_FP8] = "fp8_e4m3", [KV_INT8] = "int8",
+    [KV_INT4] = "int4", [KV_NVFP4] = "nvfp4",  [KV_MXFP4] = "mxfp4",
+};
 
 const char *kv_format_id(KvFormat f)
 {

@@ -1,8 +1,10 @@
-// code_mma.cu - the code kernel (fp8, int8, nvfp4, mxfp4; D 64 or 128, up to
-// 8 query heads per KV head): the codes are staged as they
-// are, by cp.async, several tiles ahead per warp, and each lane turns the
-// bytes it reads from shared memory straight into its MMA fragments, so
-// nothing converted goes back to memory and many loads are in flight.
+// code_mma.cu - the code kernel (fp8, int8, nvfp4, mxfp4; D 64 or 128, up
+// to 8 query heads per KV head): q.k and p.v as mma.sync m16n8k16 with
+// FP16 or BF16 operands (Op) and FP32 accumulators (FP8 path A: q.k as
+// m16n8k32 on E4M3). The codes are staged as they are, by cp.async,
+// several tiles ahead per warp, and each lane turns the bytes it reads
+// from shared memory straight into its MMA fragments, so nothing converted
+// goes back to memory and many loads are in flight.
 //
 // The order of channels and of tokens inside a tile is free as long as q,
 // the keys, the probabilities and the values agree on it. It is chosen so
@@ -12,7 +14,7 @@
 //    consecutive channels c0..c3 one k16 step, b0 = (c0, c1) and b1 =
 //    (c2, c3); E2M1, each eight two steps, (c0, c4), (c1, c5), then
 //    (c2, c6), (c3, c7). q is packed in the same order (pack_q). Path A
-//    takes the bytes as they are, 32 channels an m16n8k32 step.
+//    takes the bytes as they are, 32 channels per m16n8k32 step.
 //  - the key row lane g reads for n-tile n is token 4 (g / 2) + 2 (g % 2)
 //    + n, so the four scores of lane (g, tig) are tokens 4 tig .. 4 tig + 3:
 //    column 2 tig + i of n-tile n is token 4 tig + 2 i + n.
@@ -48,13 +50,13 @@ struct Codes {
     static constexpr bool FP4 = FMT == KV_NVFP4 || FMT == KV_MXFP4;
     static constexpr int ROW = FP4 ? D / 2 : D;                  // bytes of a token's codes
     static constexpr int CH = ROW / 16;                          // their 16-byte chunks
-    static constexpr int TILE = MMA_TILE * ROW;                  // bytes of K (or V) a tile
+    static constexpr int TILE = MMA_TILE * ROW;                  // bytes of K (or V) per tile
     static constexpr int STAGE = code_stage_bytes(FMT, D);
     static constexpr int STAGES = code_stages(2 * TILE);
-    static constexpr int KB = ROW / 4, VB = ROW / 8;             // bytes a lane reads of a K, V row
-    static constexpr int EPW = FP4 ? 8 : 4;                      // codes a 32-bit word
+    static constexpr int KB = ROW / 4, VB = ROW / 8;             // bytes each lane reads of a K, V row
+    static constexpr int EPW = FP4 ? 8 : 4;                      // codes per 32-bit word
     static constexpr int BS = KV_FP4_BLOCK(FMT);                 // E2M1 block
-    static constexpr int NB = D / BS;                            // E2M1 block scales a row
+    static constexpr int NB = D / BS;                            // E2M1 block scales per row
     // byte permutes that interleave the low (high) halves of two value
     // words, a token's codes in each, so that to_pairs pairs the tokens:
     // byte by byte (FP8, INT8), or by groups of four codes (E2M1)
@@ -67,7 +69,7 @@ struct Codes {
 // from row0 (see stage_codes); the E2M1 block scales a lane needs are read
 // a tile ahead (TileScales) from kb (its two key rows, token 4 (g / 2) +
 // 2 (g % 2) + n, at their blocks of its D/4 channels) and vb (its four
-// value rows, 4 tig + i, at the block of its D/8 channels), NB bytes a row.
+// value rows, 4 tig + i, at the block of its D/8 channels), NB bytes per row.
 struct CodeCopy {
     const uint8_t *k, *v, *kb, *vb;
 };
@@ -93,7 +95,7 @@ __device__ __forceinline__ void stage_codes(const RowParams &p, size_t row0, int
                                             unsigned buf, int lane)
 {
     using C = Codes<FMT, D>;
-    constexpr int R = 32 / C::CH, J = MMA_TILE / R;             // rows apart; chunks a lane of K (and of V)
+    constexpr int R = 32 / C::CH, J = MMA_TILE / R;             // rows apart; chunks per lane of K (and of V)
     const int lr = lane / C::CH, c = lane % C::CH;
     // a whole tile without the end checks: written as one loop with `in`
     // constant, the compiler merged the two paths' addressing and the code

@@ -1,32 +1,33 @@
-// kivi_mma.cu - the KIVI code kernel (int4 on tensor cores, D 64 or 128, up
-// to 8 query heads per KV head): a tile is one quantized
-// group of 32 tokens, staged by cp.async as it is stored (keys a 16-byte
-// row of 32 tokens per channel, their scales and minima per channel;
-// values per token, their scales and minima per 32 channels). A 4-bit code
-// q becomes an FP16 whose mantissa holds it, 1024 + q or 1024 + 16 q for
-// keys (one logic operation: the bits stay where they lie), 16 + q for
-// values (two: a shift and one logic operation), and the offset is taken
-// back out of the sums:
+// kivi_mma.cu - the KIVI code kernel (int4 on tensor cores, D 64 or 128,
+// up to 8 query heads per KV head): a tile is one quantized group of 32
+// tokens, staged by cp.async as it is stored (keys a 16-byte row of 32
+// tokens per channel, their scales and minima per channel; values per
+// token, their scales and minima per 32 channels). A 4-bit code q becomes
+// an FP16 whose mantissa holds it, 1024 + q or 1024 + 16 q for keys (one
+// logic operation: the bits stay where they lie), 16 + q for values (two:
+// a shift and one logic operation), and the offset is taken back out of
+// the sums:
 //  - q.k: x = zero + scale q per channel, so q.x = q.zero - 1024 (q *
 //    scale).1 + (q * scale).(1024 + q), the last over 16 where the code
-//    sat 16 higher: one MMA a k16 step gives both group terms (rows g:
+//    sat 16 higher: one MMA per k16 step gives both group terms (rows g:
 //    q * scale against -1024, rows g + 8: q against the minima), and the
-//    same A fragments against the codes give the rest (rows g). A k16 step is channels
-//    16 kk .. 16 kk + 15 in the standard layout. The key rows are B as
-//    ldmatrix.trans reads them: the four tokens 4 g .. 4 g + 3 of a
-//    channel are one 16-bit element, so one ldmatrix.x4 gives lane
-//    (g, tig) channels 2 tig and 2 tig + 1 of four blocks of eight
+//    same A fragments against the codes give the rest (rows g). A k16
+//    step is channels 16 kk .. 16 kk + 15 in the standard layout. The key
+//    rows are B as ldmatrix.trans reads them: the four tokens 4 g .. 4 g
+//    + 3 of a channel are one 16-bit element, so one ldmatrix.x4 gives
+//    lane (g, tig) channels 2 tig and 2 tig + 1 of four blocks of eight
 //    channels (two k16 steps); n-tile n takes token 4 g + n of each:
 //    tokens 4 g and 4 g + 1 in bits 0-3 and 4-7 of each half, the other
 //    two a byte higher.
 //  - scores: column 2 tig + i of n-tile n is token 8 tig + 4 i + n.
 //  - p.v, two k16 steps, the values as A as in the code kernel: step s
-//    takes value rows r = 8 tig + 2 s + {0, 1, 4, 5}, rows (r0, r2) in
-//    a0 and a1, (r1, r3) in a2 and a3. One
-//    byte permute puts halves of rows r0 and r2 (r1 and r3) side by side,
-//    so that each extraction is a pair of tokens; values are zero +
-//    scale q, one packed multiply-add, as (16 + q) scale + (zero - 16 scale).
-// The residual window (BF16) is the last split, run by the BF16 kernel.
+//    takes value rows r = 8 tig + 2 s + {0, 1, 4, 5}, rows (r0, r2) in a0
+//    and a1, (r1, r3) in a2 and a3. One byte permute puts halves of rows
+//    r0 and r2 (r1 and r3) side by side, so that each extraction is a pair
+//    of tokens; values are zero + scale q, one packed multiply-add, as
+//    (16 + q) scale + (zero - 16 scale).
+// The residual window (BF16) is the last split, run by the BF16 kernel
+// (dispatch.cu, launch_kivi_mma).
 #include "common.cuh"
 #include "convert.cuh"
 #include "mma.cuh"
@@ -40,7 +41,7 @@ struct Kivi {
     static constexpr int VS = 32 * (D / 32) * 2;                 // FP16 value scales (and minima)
     static constexpr int STAGE = KC + 2 * KS + VC + 2 * VS;
     static constexpr int STAGES = code_stages(STAGE);
-    static constexpr int CH = VROW / 16, VB = D / 16;            // value chunks a row; bytes a lane reads
+    static constexpr int CH = VROW / 16, VB = D / 16;            // value chunks per row; bytes each lane reads
 };
 
 // A lane's share of staging a group: where its chunks of the next group

@@ -112,20 +112,14 @@ __global__ void __launch_bounds__(THREADS) bf16_kernel(RowParams p)
 // ---------------------------------------------------------------------------
 // Kernel selection
 
-template <int D>
-static const void *bf16_for(int G)
-{
-    switch (G) {
-    case 1: return (const void *)bf16_kernel<D, 1>;
-    case 2: return (const void *)bf16_kernel<D, 2>;
-    case 4: return (const void *)bf16_kernel<D, 4>;
-    default: return (const void *)bf16_kernel<D, 8>;
-    }
-}
-
 const void *bf16_mma_select(int D, int G)
 {
-    return D == 64 ? bf16_for<64>(G) : bf16_for<128>(G);
+    static const void *const BY_GROUP[2][4] = {
+        {(const void *)bf16_kernel<64, 1>, (const void *)bf16_kernel<64, 2>, (const void *)bf16_kernel<64, 4>,
+         (const void *)bf16_kernel<64, 8>},
+        {(const void *)bf16_kernel<128, 1>, (const void *)bf16_kernel<128, 2>, (const void *)bf16_kernel<128, 4>,
+         (const void *)bf16_kernel<128, 8>}};
+    return BY_GROUP[D == 128][group_index(G)];
 }
 
 size_t bf16_mma_staging(int D)

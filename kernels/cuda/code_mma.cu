@@ -467,21 +467,16 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 // ---------------------------------------------------------------------------
 // Kernel selection
 
-template <int FMT, int D, bool FP8_PATH_A>
-static const void *code_for(int G)
-{
-    switch (G) {
-    case 1: return (const void *)code_kernel<FMT, D, 1, FP8_PATH_A>;
-    case 2: return (const void *)code_kernel<FMT, D, 2, FP8_PATH_A>;
-    case 4: return (const void *)code_kernel<FMT, D, 4, FP8_PATH_A>;
-    default: return (const void *)code_kernel<FMT, D, 8, FP8_PATH_A>;
-    }
-}
-
+// The instances of one format (and FP8 path), by head dimension and group size.
 template <int FMT, bool FP8_PATH_A = false>
 static const void *code_for(int D, int G)
 {
-    return D == 64 ? code_for<FMT, 64, FP8_PATH_A>(G) : code_for<FMT, 128, FP8_PATH_A>(G);
+    static const void *const BY_GROUP[2][4] = {
+        {(const void *)code_kernel<FMT, 64, 1, FP8_PATH_A>, (const void *)code_kernel<FMT, 64, 2, FP8_PATH_A>,
+         (const void *)code_kernel<FMT, 64, 4, FP8_PATH_A>, (const void *)code_kernel<FMT, 64, 8, FP8_PATH_A>},
+        {(const void *)code_kernel<FMT, 128, 1, FP8_PATH_A>, (const void *)code_kernel<FMT, 128, 2, FP8_PATH_A>,
+         (const void *)code_kernel<FMT, 128, 4, FP8_PATH_A>, (const void *)code_kernel<FMT, 128, 8, FP8_PATH_A>}};
+    return BY_GROUP[D == 128][group_index(G)];
 }
 
 const void *code_mma_select(KvFormat f, int D, int G, bool fp8_path_a)

@@ -119,6 +119,13 @@ struct KiviParams {
 // dispatcher launches it with THREADS threads), and the dynamic shared
 // memory its staging needs (the tensor-core kernels).
 
+// Where group size G (1, 2, 4 or 8 query heads per KV head) sits in a
+// family's table of kernel instances.
+static inline int group_index(int G)
+{
+    return G == 1 ? 0 : G == 2 ? 1 : G == 4 ? 2 : 3;
+}
+
 // rows_fp32.cu: every format but int4, any head dimension and group size
 const void *rows_fp32_select(KvFormat f, int G);
 // rows_fp32.cu: int4, any head dimension and group size

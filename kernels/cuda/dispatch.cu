@@ -192,36 +192,40 @@ static void launch_fp32(const void *fn, Params p, dim3 grid, cudaStream_t st)
     cudaLaunchKernel(fn, grid, dim3(THREADS), args, 0, st);
 }
 
-static RowParams row_params(const GpuCache *c)
+// What RowParams and KiviParams share: the query, the partial rows, the shape.
+template <typename Params>
+static Params shape_params(const GpuCache *c)
 {
     const KvShape &s = c->s;
-    RowParams p = {};
-    p.k = (const uint8_t *)c->arr[KV_ARR_K], p.v = (const uint8_t *)c->arr[KV_ARR_V];
-    p.k_scale = (const uint16_t *)c->arr[KV_ARR_K_SCALE], p.v_scale = (const uint16_t *)c->arr[KV_ARR_V_SCALE];
-    p.k_block = (const uint8_t *)c->arr[KV_ARR_K_BLOCK], p.v_block = (const uint8_t *)c->arr[KV_ARR_V_BLOCK];
-    p.k_tensor = (const float *)c->arr[KV_ARR_K_TENSOR], p.v_tensor = (const float *)c->arr[KV_ARR_V_TENSOR];
+    Params p = {};
     p.q = c->q, p.part_o = c->part_o, p.part_m = c->part_m, p.part_l = c->part_l;
     p.Hkv = (int)s.kv_heads, p.Hq = (int)s.q_heads, p.D = (int)s.head_dim;
     p.cap = (int)s.capacity, p.len = (int)c->len, p.chunk = c->chunk, p.splits = c->splits;
-    p.head_scales = (int)s.head_scales;
-    p.promote = c->opt.fp8_promote;
+    return p;
+}
+
+static RowParams row_params(const GpuCache *c)
+{
+    RowParams p = shape_params<RowParams>(c);
+    p.k = (const uint8_t *)c->arr[KV_ARR_K], p.v = (const uint8_t *)c->arr[KV_ARR_V];
+    p.k_scale = (const uint16_t *)c->arr[KV_ARR_K_SCALE], p.v_scale = (const uint16_t *)c->arr[KV_ARR_V_SCALE];
     p.k_zero = (const uint16_t *)c->arr[KV_ARR_K_ZERO], p.v_zero = (const uint16_t *)c->arr[KV_ARR_V_ZERO];
+    p.k_block = (const uint8_t *)c->arr[KV_ARR_K_BLOCK], p.v_block = (const uint8_t *)c->arr[KV_ARR_V_BLOCK];
+    p.k_tensor = (const float *)c->arr[KV_ARR_K_TENSOR], p.v_tensor = (const float *)c->arr[KV_ARR_V_TENSOR];
+    p.head_scales = (int)c->s.head_scales;
+    p.promote = c->opt.fp8_promote;
     p.split0 = 0;
     return p;
 }
 
 static KiviParams kivi_params(const GpuCache *c)
 {
-    const KvShape &s = c->s;
-    KiviParams p = {};
+    KiviParams p = shape_params<KiviParams>(c);
     p.k = (const uint8_t *)c->arr[KV_ARR_K], p.v = (const uint8_t *)c->arr[KV_ARR_V];
     p.k_scale = (const uint16_t *)c->arr[KV_ARR_K_SCALE], p.k_zero = (const uint16_t *)c->arr[KV_ARR_K_ZERO];
     p.v_scale = (const uint16_t *)c->arr[KV_ARR_V_SCALE], p.v_zero = (const uint16_t *)c->arr[KV_ARR_V_ZERO];
     p.k_res = (const uint16_t *)c->arr[KV_ARR_K_RES], p.v_res = (const uint16_t *)c->arr[KV_ARR_V_RES];
-    p.q = c->q, p.part_o = c->part_o, p.part_m = c->part_m, p.part_l = c->part_l;
-    p.Hkv = (int)s.kv_heads, p.Hq = (int)s.q_heads, p.D = (int)s.head_dim;
-    p.cap = (int)s.capacity, p.len = (int)c->len, p.quantized = (int)c->quantized;
-    p.res_cap = (int)(s.residual + KV_KIVI_GROUP), p.chunk = c->chunk, p.splits = c->splits;
+    p.quantized = (int)c->quantized, p.res_cap = (int)(c->s.residual + KV_KIVI_GROUP);
     return p;
 }
 

@@ -248,6 +248,32 @@ static int time_decode(GpuCache **caches, int n_caches, int iters, double *media
     return 0;
 }
 
+// The median of `runs` CUDA-event timings of work(), after `warmup` untimed
+// ones; stops at the first error, which it returns.
+template <typename Work>
+static cudaError_t median_event_ms(int warmup, int runs, Work work, float *median)
+{
+    std::vector<float> ms(runs);
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < warmup + runs && e == cudaSuccess; i++) {
+        cudaEventRecord(a);
+        work();
+        cudaEventRecord(b);
+        cudaEventSynchronize(b);
+        e = cudaGetLastError();
+        if (i >= warmup)
+            cudaEventElapsedTime(&ms[i - warmup], a, b);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    std::sort(ms.begin(), ms.end());
+    *median = ms[runs / 2];
+    return e;
+}
+
 static int copy_bandwidth(size_t bytes, double *gbps, char *err, size_t n)
 {
     void *x = NULL, *y = NULL;
@@ -258,27 +284,13 @@ static int copy_bandwidth(size_t bytes, double *gbps, char *err, size_t n)
         return cuda_fail(err, n, "cudaMalloc (copy)", e);
     }
     cudaMemset(x, 1, bytes);
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    std::vector<float> ms(20);
-    for (int i = 0; i < 23; i++) {
-        cudaEventRecord(a);
-        cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice);
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        if (i >= 3)
-            cudaEventElapsedTime(&ms[i - 3], a, b);
-    }
-    e = cudaGetLastError();
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
+    float ms = 0;
+    e = median_event_ms(3, 20, [&] { cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice); }, &ms);
     cudaFree(x);
     cudaFree(y);
     if (e != cudaSuccess)
         return cuda_fail(err, n, "device copy", e);
-    std::sort(ms.begin(), ms.end());
-    *gbps = 2.0 * bytes / (ms[10] * 1e-3) / 1e9;
+    *gbps = 2.0 * bytes / (ms * 1e-3) / 1e9;
     return 0;
 }
 
@@ -303,27 +315,15 @@ static int time_read(size_t bytes, double *median_ms, char *err, size_t n)
     cudaError_t e = cudaMalloc(&sink, sizeof *sink);
     if (e == cudaSuccess)
         e = cudaMemset(buf, 7, bytes);
-    std::vector<float> ms(11);
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    for (int i = 0; i < 14 && e == cudaSuccess; i++) {
-        cudaEventRecord(a);
-        read_kernel<<<sm_count() * 8, 256>>>((const uint4 *)buf, bytes / 16, sink);
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        e = cudaGetLastError();
-        if (i >= 3)
-            cudaEventElapsedTime(&ms[i - 3], a, b);
-    }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
+    float ms = 0;
+    if (e == cudaSuccess)
+        e = median_event_ms(3, 11, [&] { read_kernel<<<sm_count() * 8, 256>>>((const uint4 *)buf, bytes / 16, sink); },
+                            &ms);
     cudaFree(buf);
     cudaFree(sink);
     if (e != cudaSuccess)
         return cuda_fail(err, n, "weight read", e);
-    std::sort(ms.begin(), ms.end());
-    *median_ms = ms[5];
+    *median_ms = ms;
     return 0;
 }
 

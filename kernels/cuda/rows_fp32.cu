@@ -320,24 +320,16 @@ __global__ void __launch_bounds__(THREADS) kivi_kernel(KiviParams p)
 // ---------------------------------------------------------------------------
 // Kernel selection
 
-// 16-byte chunks where the registers allow (G <= 4), 8-byte ones for G = 8.
-template <int FMT, int G>
-static const void *rows_at()
-{
-    constexpr int E16 = FMT == KV_BF16 ? 8 : 16;
-    constexpr int E = G <= 4 ? E16 : 8;
-    return (const void *)rows_kernel<FMT, E, G>;
-}
-
+// E elements per lane: a 16-byte chunk of 8-bit codes or BF16 (FP4: 8
+// bytes) where the registers allow (G <= 4), 8 elements for G = 8.
 template <int FMT>
 static const void *rows_for(int G)
 {
-    switch (G) {
-    case 1: return rows_at<FMT, 1>();
-    case 2: return rows_at<FMT, 2>();
-    case 4: return rows_at<FMT, 4>();
-    default: return rows_at<FMT, 8>();
-    }
+    constexpr int E = FMT == KV_BF16 ? 8 : 16;
+    static const void *const BY_GROUP[4] = {
+        (const void *)rows_kernel<FMT, E, 1>, (const void *)rows_kernel<FMT, E, 2>,
+        (const void *)rows_kernel<FMT, E, 4>, (const void *)rows_kernel<FMT, 8, 8>};
+    return BY_GROUP[group_index(G)];
 }
 
 const void *rows_fp32_select(KvFormat f, int G)
@@ -353,10 +345,7 @@ const void *rows_fp32_select(KvFormat f, int G)
 
 const void *kivi_fp32_select(int G)
 {
-    switch (G) {
-    case 1: return (const void *)kivi_kernel<1>;
-    case 2: return (const void *)kivi_kernel<2>;
-    case 4: return (const void *)kivi_kernel<4>;
-    default: return (const void *)kivi_kernel<8>;
-    }
+    static const void *const BY_GROUP[4] = {(const void *)kivi_kernel<1>, (const void *)kivi_kernel<2>,
+                                            (const void *)kivi_kernel<4>, (const void *)kivi_kernel<8>};
+    return BY_GROUP[group_index(G)];
 }

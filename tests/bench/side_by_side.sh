@@ -16,10 +16,12 @@
 # BEFORE and AFTER (default before/ and after/ beside the script) each hold
 # the kvlab and libkvlab_cuda.so of one build (a plugin only loads in the
 # kvlab of its own ABI). The grid: BATCHES (default 1,16) x CONTEXTS
-# (default 1k,4k,32k,128k), every format, and FP8 path A at A_CONTEXTS
-# (default 4k,32k); about four minutes on an H200. RESULTS gets smi.txt,
-# suite.txt, one JSON per build, grid and round (NAME.ROUND.json,
-# NAME.a.ROUND.json for path A) and table.txt.
+# (default 1k,4k,16k,32k,64k,128k, kvlab bench's), every format, and FP8
+# path A at A_CONTEXTS (default 4k,32k,128k), ITERS timed steps per point
+# (default 500, ten times kvlab bench's, for a steadier median); about two
+# minutes on an H200. RESULTS gets smi.txt, suite.txt, one JSON per build,
+# grid and round (NAME.ROUND.json, NAME.a.ROUND.json for path A) and
+# table.txt, and RESULTS.tar.gz beside it all of them.
 set -euo pipefail
 
 bundle() {                                  # REV OUTDIR: run in the repository
@@ -53,7 +55,8 @@ fi
 out=${1:?usage: side_by_side.sh RESULTS [BEFORE AFTER]  (or --bundle REV OUTDIR)}
 here=$(cd "$(dirname "$0")" && pwd)
 before=$(realpath "${2:-$here/before}") after=$(realpath "${3:-$here/after}")
-batches=${BATCHES:-1,16} contexts=${CONTEXTS:-1k,4k,32k,128k} a_contexts=${A_CONTEXTS:-4k,32k}
+batches=${BATCHES:-1,16} contexts=${CONTEXTS:-1k,4k,16k,32k,64k,128k} a_contexts=${A_CONTEXTS:-4k,32k,128k}
+iters=${ITERS:-500}
 for tool in python3 nvidia-smi; do
     command -v "$tool" > /dev/null || { echo "side_by_side.sh: $tool is missing" >&2; exit 1; }
 done
@@ -76,10 +79,10 @@ fi
 echo "GPU suite passed in $((SECONDS - start)) s"
 
 bench() {                                   # NAME DIR ROUND
-    KVLAB_CUDA_PLUGIN=$2/libkvlab_cuda.so "$2/kvlab" bench --backend cuda --json --batch "$batches" \
-        --contexts "$contexts" > "$out/$1.$3.json"
-    KVLAB_CUDA_PLUGIN=$2/libkvlab_cuda.so "$2/kvlab" bench --backend cuda --json --batch "$batches" \
-        --contexts "$a_contexts" --format fp8 --fp8-path A > "$out/$1.a.$3.json"
+    KVLAB_CUDA_PLUGIN=$2/libkvlab_cuda.so "$2/kvlab" bench --backend cuda --json --iters "$iters" \
+        --batch "$batches" --contexts "$contexts" > "$out/$1.$3.json"
+    KVLAB_CUDA_PLUGIN=$2/libkvlab_cuda.so "$2/kvlab" bench --backend cuda --json --iters "$iters" \
+        --batch "$batches" --contexts "$a_contexts" --format fp8 --fp8-path A > "$out/$1.a.$3.json"
 }
 for round in 1 2; do
     if [ $round = 1 ]; then order="before after"; else order="after before"; fi
@@ -119,4 +122,5 @@ print("ratio from %.3f (%s%s B=%d S=%d) to %.3f (%s%s B=%d S=%d); 'slower': more
     worst[-1][0], worst[-1][1][0], worst[-1][2], worst[-1][1][1], worst[-1][1][2]))
 EOF
 cat "$out/table.txt"
-echo "side_by_side.sh: done in $((SECONDS - start)) s; results in $out"
+tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
+echo "side_by_side.sh: done in $((SECONDS - start)) s; results in $out and $out.tar.gz"

@@ -10,6 +10,7 @@
 #include "format.h"
 #include "kv_attn.h"
 #include "kv_bench.h"
+#include "kv_cuda.h"
 #include "kv_fill.h"
 #include "minifloat.h"
 #include "quant.h"
@@ -490,6 +491,39 @@ START_TEST(random_fill_as_documented)
 }
 END_TEST
 
+/* kvlab hands the CUDA plugin the kernels the environment asks for, read
+ * once (gpu_options_from_env): KVLAB_CUDA_PATH fp32 or fp8a, anything
+ * else the default; KVLAB_CUDA_FP8_PROMOTE a count above 0, anything else
+ * once per score. */
+START_TEST(cuda_options_from_env)
+{
+    static const struct {
+        const char *path, *promote;
+        KvCudaKernels kernels;
+        int fp8_promote;
+    } CASES[] = {
+        {NULL, NULL, KV_CUDA_TENSOR_CORES, 0}, {"fp32", NULL, KV_CUDA_FP32, 0},
+        {"fp8a", "2", KV_CUDA_FP8_PATH_A, 2},  {"FP8A", "-1", KV_CUDA_TENSOR_CORES, 0},
+        {"", "x", KV_CUDA_TENSOR_CORES, 0},    {"fp8a", "64", KV_CUDA_FP8_PATH_A, 64},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        if (CASES[i].path)
+            setenv("KVLAB_CUDA_PATH", CASES[i].path, 1);
+        else
+            unsetenv("KVLAB_CUDA_PATH");
+        if (CASES[i].promote)
+            setenv("KVLAB_CUDA_FP8_PROMOTE", CASES[i].promote, 1);
+        else
+            unsetenv("KVLAB_CUDA_FP8_PROMOTE");
+        const KvCudaOptions o = gpu_options_from_env();
+        ck_assert_msg(o.kernels == CASES[i].kernels && o.fp8_promote == CASES[i].fp8_promote,
+                      "case %zu: kernels %d, promote %d", i, (int)o.kernels, o.fp8_promote);
+    }
+    unsetenv("KVLAB_CUDA_PATH");
+    unsetenv("KVLAB_CUDA_FP8_PROMOTE");
+}
+END_TEST
+
 /* softmax(q.k / sqrt D) v in float64 over the dequantized cache. */
 static void reference(const KvCache *c, const float *q, double *out)
 {
@@ -661,6 +695,7 @@ Suite *suite_kernels(void)
     tcase_add_test(t, writers_match_calc);
     tcase_add_test(t, cache_bytes_are_calc_bytes);
     tcase_add_test(t, random_fill_as_documented);
+    tcase_add_test(t, cuda_options_from_env);
     tcase_add_test(t, integer_writers_round_as_calc);
     tcase_add_test(t, cpu_matches_f64);
     tcase_add_test(t, kivi_window);

@@ -136,18 +136,18 @@ int kv_cache_init(KvCache *c, const KvShape *s, Error *e)
     c->s = *s;
     size_t bytes[KV_ARRAYS];
     kv_array_bytes(s, bytes);
-    for (int a = 0; a < KV_ARRAYS; a++)
-        if (bytes[a] && !(*kv_array_ptr(c, (KvArray)a) = calloc(1, bytes[a]))) {
+    for (int i = 0; i < KV_ARRAYS; i++)
+        if (bytes[i] && !(*kv_array_ptr(c, i) = calloc(1, bytes[i]))) {
             kv_cache_done(c);
-            return error_set(e, "out of host memory for a %zu-byte cache array", bytes[a]);
+            return error_set(e, "out of host memory for a %zu-byte cache array", bytes[i]);
         }
     return 0;
 }
 
 void kv_cache_done(KvCache *c)
 {
-    for (int a = 0; a < KV_ARRAYS; a++)
-        free(*kv_array_ptr(c, (KvArray)a));
+    for (int i = 0; i < KV_ARRAYS; i++)
+        free(*kv_array_ptr(c, i));
     memset(c, 0, sizeof *c);
 }
 

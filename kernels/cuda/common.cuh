@@ -16,10 +16,11 @@
 //                 mma.cuh (tensor-core MMAs, cp.async staging),
 //                 softmax.cuh (online softmax, split state, the query)
 //   tensor cores: bf16_mma.cu, code_mma.cu (fp8, int8, nvfp4, mxfp4),
-//                 kivi_mma.cu (int4): D 64 or 128, up to 8 query heads a
-//                 KV head
-//   FP32:         rows_fp32.cu (every other shape, and every shape with
-//                 the FP32 kernels asked for: KvCudaOptions)
+//                 kivi_mma.cu (int4): D 64 or 128, up to 8 query heads
+//                 per KV head
+//   FP32:         rows_fp32.cu (every other shape, and every shape where
+//                 the FP32 kernels are asked for: KvCudaOptions)
+//   merge:        merge.cu
 //   host:         dispatch.cu (split plan, shared memory, which kernel,
 //                 launch), plugin.cu (cache life cycle, fill, timing, the
 //                 API table)

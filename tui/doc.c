@@ -131,6 +131,8 @@ void doc_below(Doc *d, const Doc *a, const Doc *b)
 
 void doc_view(Rect r, int first, int lines, DocLayout layout, void *st)
 {
+    if (r.h <= 0 || r.w <= 0)           // no window (an empty clip is the whole screen)
+        return;
     Doc d = {r, first, 0, lines, false};
     Rect screen = widget_clip(r);
     layout(st, &d);

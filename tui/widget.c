@@ -177,7 +177,7 @@ void draw_wrapped(Rect r, int attr, const char *text)
     int row = 0;
     for (const char *p = text; *p; row++) {
         const char *start = p, *end = wrap_next(p, r.w, &p);
-        char buf[512];
+        char buf[2048];                 // a line of up to 512 columns of 4-byte characters
         size_t n = (size_t)(end - start) < sizeof buf - 1 ? (size_t)(end - start) : sizeof buf - 1;
         memcpy(buf, start, n);
         buf[n] = '\0';

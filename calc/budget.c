@@ -16,6 +16,63 @@ void workload_init(Workload *w, const Shape *s, uint64_t context, uint64_t batch
     w->block_tokens = PAGED_BLOCK_DEFAULT;
 }
 
+static bool shape_same(const Shape *a, const Shape *b)
+{
+    if (a->layers != b->layers || a->q_heads != b->q_heads || a->kv_heads != b->kv_heads ||
+        a->head_dim != b->head_dim || a->window != b->window || a->period != b->period)
+        return false;
+    for (unsigned i = 0; i < a->period && i < MODEL_PATTERN_MAX; i++)
+        if (a->pattern[i] != b->pattern[i])
+            return false;
+    return true;
+}
+
+static bool kv_same(const KvOptions *a, const KvOptions *b)
+{
+    if (a->residual != b->residual || a->head_scales != b->head_scales || a->bf16_sliding != b->bf16_sliding ||
+        a->n_bf16_layers != b->n_bf16_layers)
+        return false;
+    for (size_t i = 0; i < a->n_bf16_layers && i < KV_OVERRIDES_MAX; i++)
+        if (a->bf16_layers[i] != b->bf16_layers[i])
+            return false;
+    return true;
+}
+
+/* A field added to Workload, Shape or KvOptions changes these sizes (on
+ * the 64-bit machines kvlab is built for): compare it below, then update
+ * them. */
+#if defined(__x86_64__) || defined(__aarch64__)
+_Static_assert(sizeof(Workload) == 2288 && sizeof(Shape) == 112 && sizeof(KvOptions) == 2072,
+               "a workload's fields changed: compare every one in workload_changes");
+#endif
+
+unsigned workload_changes(const Workload *a, const Workload *b)
+{
+    const struct {
+        bool differ;
+        WorkloadInput input;
+    } FIELDS[] = {
+        {a->mha != b->mha || a->tp != b->tp || !shape_same(&a->shape, &b->shape) || !kv_same(&a->kv, &b->kv),
+         WL_CACHE},
+        {a->context != b->context, WL_CONTEXT},
+        {a->batch != b->batch, WL_BATCH},
+        {a->pool != b->pool, WL_POOL},
+        {a->weights != b->weights, WL_WEIGHTS},
+        {a->bandwidth != b->bandwidth, WL_BANDWIDTH},
+        {a->block_tokens != b->block_tokens, WL_BLOCK},
+    };
+    unsigned changed = 0;
+    for (size_t i = 0; i < sizeof FIELDS / sizeof FIELDS[0]; i++)
+        if (FIELDS[i].differ)
+            changed |= FIELDS[i].input;
+    return changed;
+}
+
+bool workload_mixed(const Workload *w)
+{
+    return w->kv.residual || w->kv.n_bf16_layers || (w->kv.bf16_sliding && shape_layers_of_kind(&w->shape, ATTN_SLIDING));
+}
+
 /* The least tensor-parallel degree, tp times a power of two up to
  * TP_FIT_MAX, that splits the model and at which `need` (extra bytes plus
  * the weights on one GPU) is at most `limit`; 0 if there is none. */
@@ -72,6 +129,8 @@ void budget_gpu_fit(const Workload *w, u128 memory, GpuFit *f)
         f->excess = w->pool + f->weights - memory;
         f->tp_fit = least_tp(w, w->pool, memory);
     }
+    if (!f->room && (f->tp_weights = least_tp(w, 1, memory)))
+        f->tp_weights_room = memory - (w->weights + f->tp_weights - 1) / f->tp_weights;
 }
 
 /* The per-GPU shape and weights of a workload. */

@@ -59,6 +59,26 @@ typedef struct {
 
 void workload_init(Workload *w, const Shape *s, uint64_t context, uint64_t batch);
 
+/* A workload's inputs by what they are, a bit each. */
+typedef enum {
+    WL_CACHE = 1 << 0,          // what the cache holds a token as: the shape, MHA,
+                                // tensor parallelism, the KV options
+    WL_CONTEXT = 1 << 1,
+    WL_BATCH = 1 << 2,
+    WL_POOL = 1 << 3,
+    WL_WEIGHTS = 1 << 4,
+    WL_BANDWIDTH = 1 << 5,
+    WL_BLOCK = 1 << 6,          // the paged-attention block
+} WorkloadInput;
+
+/* The inputs (WorkloadInput bits) in which a and b differ: every field of
+ * Workload is compared. */
+unsigned workload_changes(const Workload *a, const Workload *b);
+/* Whether the cache keeps some of its tokens or layers in BF16 (a KIVI
+ * residual, BF16 layers): then one format's size over another's changes
+ * with the context. */
+bool workload_mixed(const Workload *w);
+
 /* Sets w->pool to what one GPU of `memory` bytes leaves for KV:
  * floor(memory x utilization) - weights / tp - reserve. When nothing is
  * left, the message says so and which tensor-parallel degree would leave
@@ -79,6 +99,9 @@ typedef struct {
     u128 excess;                // pool + weights - memory, when the pool exceeds
     uint64_t tp_fit;            // the least degree (tp times a power of two) at which
                                 // pool and weights fit one GPU; 0: none up to TP_FIT_MAX
+    uint64_t tp_weights;        // where the weights alone fill the GPU (room 0): the least
+                                // degree at which they leave room; 0: none, or room > 0
+    u128 tp_weights_room;       // the largest pool beside them at that degree
 } GpuFit;
 
 void budget_gpu_fit(const Workload *w, u128 memory, GpuFit *f);

@@ -24,11 +24,25 @@ struct Metric {
     const char *id;
     const char *unit;
     int needs;                  // NEED_* bits: what the workload must know
+    unsigned reads;             // WorkloadInput bits (budget.h) the value depends on,
+                                // and READS_MIXED_CONTEXT
     const char *help;
     int (*eval)(const MetricInput *in, FigureResult *out, Error *e);
 };
 
 enum { NEED_POOL = 1, NEED_STEP = 2, NEED_WEIGHTS = 4 };
+
+/* What a metric reads, beyond the cache's make-up: the one sequence's
+ * cache, all of them, the step floor (whose ratios to BF16's do not read
+ * the bandwidth), the pool. */
+enum {
+    READS_MIXED_CONTEXT = 1u << 16,     // the context, where the cache is mixed
+                                        // (workload_mixed): a ratio of two formats' sizes
+    SEQ = WL_CACHE | WL_CONTEXT,
+    ALL = SEQ | WL_BATCH,
+    FLOOR = ALL | WL_WEIGHTS,
+    SLOTS = SEQ | WL_POOL,
+};
 
 static int m_elements(const MetricInput *in, FigureResult *o, Error *e)
 {
@@ -177,27 +191,29 @@ static int m_throughput_ratio(const MetricInput *in, FigureResult *o, Error *e)
 }
 
 static const Metric METRICS[] = {
-    {"elements", "", 0, "K and V elements in the cache", m_elements},
-    {"bytes", "B", 0, "bytes of the cache, metadata included", m_bytes},
-    {"bytes_per_sequence", "B", 0, "bytes of one sequence's cache", m_bytes_seq},
-    {"gib", "GiB", 0, "the cache in GiB (2^30 bytes)", m_gib},
-    {"gb", "GB", 0, "the cache in GB (10^9 bytes)", m_gb},
-    {"gib_per_sequence", "GiB", 0, "one sequence's cache in GiB", m_gib_seq},
-    {"gb_per_sequence", "GB", 0, "one sequence's cache in GB", m_gb_seq},
-    {"slots", "", NEED_POOL, "whole sequences the pool holds", m_slots},
-    {"paged_slots", "", NEED_POOL, "sequences the pool holds in whole paged blocks", m_paged_slots},
-    {"step_ms", "ms", NEED_STEP, "decode-step floor: (weights + KV) / bandwidth", m_step_ms},
-    {"speedup", "x", NEED_STEP, "BF16 step floor / this format's", m_speedup},
-    {"read_drop", "%", NEED_STEP, "fewer bytes read per step than BF16", m_read_drop},
-    {"capacity_ratio", "x", NEED_POOL, "slots / BF16 slots", m_capacity_ratio},
-    {"throughput_ratio", "x", NEED_POOL | NEED_STEP,
+    {"elements", "", 0, ALL, "K and V elements in the cache", m_elements},
+    {"bytes", "B", 0, ALL, "bytes of the cache, metadata included", m_bytes},
+    {"bytes_per_sequence", "B", 0, SEQ, "bytes of one sequence's cache", m_bytes_seq},
+    {"gib", "GiB", 0, ALL, "the cache in GiB (2^30 bytes)", m_gib},
+    {"gb", "GB", 0, ALL, "the cache in GB (10^9 bytes)", m_gb},
+    {"gib_per_sequence", "GiB", 0, SEQ, "one sequence's cache in GiB", m_gib_seq},
+    {"gb_per_sequence", "GB", 0, SEQ, "one sequence's cache in GB", m_gb_seq},
+    {"slots", "", NEED_POOL, SLOTS, "whole sequences the pool holds", m_slots},
+    {"paged_slots", "", NEED_POOL, SLOTS | WL_BLOCK, "sequences the pool holds in whole paged blocks",
+     m_paged_slots},
+    {"step_ms", "ms", NEED_STEP, FLOOR | WL_BANDWIDTH, "decode-step floor: (weights + KV) / bandwidth",
+     m_step_ms},
+    {"speedup", "x", NEED_STEP, FLOOR, "BF16 step floor / this format's", m_speedup},
+    {"read_drop", "%", NEED_STEP, FLOOR, "fewer bytes read per step than BF16", m_read_drop},
+    {"capacity_ratio", "x", NEED_POOL, SLOTS, "slots / BF16 slots", m_capacity_ratio},
+    {"throughput_ratio", "x", NEED_POOL | NEED_STEP, SLOTS | WL_WEIGHTS,
      "tokens/s at full capacity / BF16's at full capacity", m_throughput_ratio},
-    {"compression", "x", 0, "BF16 bytes / this format's bytes", m_compression},
-    {"saved_gib", "GiB", 0, "GiB saved against BF16", m_saved_gib},
-    {"gqa_saved_gib", "GiB", 0, "GiB the same model would need more as MHA", m_gqa_saved},
-    {"tensor_scale_bytes", "B", 0, "per-tensor scale bytes, once per cache", m_tensor_scales},
-    {"bytes_per_element", "B", 0, "bytes per element, metadata included", m_bytes_per_element},
-    {"crossover_context", "tokens", NEED_WEIGHTS,
+    {"compression", "x", 0, WL_CACHE | READS_MIXED_CONTEXT, "BF16 bytes / this format's bytes", m_compression},
+    {"saved_gib", "GiB", 0, ALL, "GiB saved against BF16", m_saved_gib},
+    {"gqa_saved_gib", "GiB", 0, ALL, "GiB the same model would need more as MHA", m_gqa_saved},
+    {"tensor_scale_bytes", "B", 0, WL_CACHE, "per-tensor scale bytes, once per cache", m_tensor_scales},
+    {"bytes_per_element", "B", 0, WL_CACHE, "bytes per element, metadata included", m_bytes_per_element},
+    {"crossover_context", "tokens", NEED_WEIGHTS, WL_CACHE | WL_BATCH | WL_WEIGHTS,
      "first context at which the KV cache outweighs the weights", m_crossover},
 };
 
@@ -616,49 +632,90 @@ int figure_eval(const Scenario *sc, const Figure *f, FigureResult *r, Error *e)
     return 0;
 }
 
-/* Whether two workloads are the same inputs to a figure. */
-static bool same_inputs(const Workload *a, const Workload *b)
+/* The inputs a figure's value depends on, on the workloads a and b. */
+static unsigned figure_reads(const Figure *f, const Workload *a, const Workload *b)
 {
-    return a->context == b->context && a->batch == b->batch && a->pool == b->pool &&
-           a->weights == b->weights && a->bandwidth == b->bandwidth && a->mha == b->mha &&
-           a->tp == b->tp && a->block_tokens == b->block_tokens &&
-           a->kv.residual == b->kv.residual;
+    unsigned reads = f->metric->reads;
+    if ((reads & READS_MIXED_CONTEXT) && (workload_mixed(a) || workload_mixed(b)))
+        reads |= WL_CONTEXT;
+    return reads;
 }
 
 int figure_eval_changed(const Scenario *sc, const Workload *original, const Figure *f,
                         FigureResult *r, Error *e)
 {
     Workload now, then;
+    if (figure_eval(sc, f, r, e))
+        return -1;
     if (figure_workload(sc, f, &now, e))
         return -1;
-    if (figure_workload_on(original, f, &then, NULL) == 0 && same_inputs(&now, &then))
-        return figure_eval(sc, f, r, e);
-    if (eval_on(&now, f, r, e))
-        return -1;
+    if (figure_workload_on(original, f, &then, NULL) == 0 &&
+        !(workload_changes(&now, &then) & figure_reads(f, &now, &then)))
+        return 0;
     figure_text(r, -1, true);
     r->verdict = FIGURE_NOT_APPLICABLE;
     return 0;
 }
 
+/* ------------------------------------------------------------------------
+ * Verdicts
+ */
+
+static const struct {
+    const char *name, *id, *meaning;
+    VerdictKind kind;
+} VERDICTS[FIGURE_VERDICTS] = {
+    [FIGURE_AGREES] = {"agrees", "agrees", "calc gives the seed's figure, at the seed's precision",
+                       VERDICT_FINE},
+    [FIGURE_SEED_WRONG] = {"seed wrong", "seed_wrong", "the seed is wrong; why is written below",
+                           VERDICT_NOTE},
+    [FIGURE_UNEXPLAINED] = {"DISAGREES", "unexplained", "calc differs and the scenario does not say why",
+                            VERDICT_PROBLEM},
+    [FIGURE_STALE] = {"stale", "stale", "calc agrees, but the scenario says the seed is wrong",
+                      VERDICT_PROBLEM},
+    [FIGURE_NO_SEED] = {"", "no_seed", "", VERDICT_SILENT},
+    [FIGURE_NOT_APPLICABLE] = {"n/a", "not_applicable",
+                               "not compared: an input of the figure changed, and the seed's is for "
+                               "the scenario's; calc's is shown in full",
+                               VERDICT_SILENT},
+    [FIGURE_NO_FIGURE] = {"no figure", "no_figure",
+                          "calc cannot work it out from these inputs (no KV pool, no bandwidth, or "
+                          "not one sequence in the pool)",
+                          VERDICT_PROBLEM},
+};
+
 const char *figure_verdict_name(FigureVerdict v)
 {
-    static const char *const NAMES[] = {
-        [FIGURE_AGREES] = "agrees",
-        [FIGURE_SEED_WRONG] = "seed is wrong",
-        [FIGURE_UNEXPLAINED] = "DISAGREES (unexplained)",
-        [FIGURE_STALE] = "agrees, but the file says the seed is wrong",
-        [FIGURE_NO_SEED] = "",
-        [FIGURE_NOT_APPLICABLE] = "not compared: its inputs differ from the seed's",
-    };
-    return NAMES[v];
+    return VERDICTS[v].name;
 }
 
 const char *figure_verdict_id(FigureVerdict v)
 {
-    static const char *const IDS[] = {
-        [FIGURE_AGREES] = "agrees",      [FIGURE_SEED_WRONG] = "seed_wrong", [FIGURE_UNEXPLAINED] = "unexplained",
-        [FIGURE_STALE] = "stale",        [FIGURE_NO_SEED] = "no_seed",
-        [FIGURE_NOT_APPLICABLE] = "not_applicable",
-    };
-    return IDS[v];
+    return VERDICTS[v].id;
+}
+
+const char *figure_verdict_meaning(FigureVerdict v)
+{
+    return VERDICTS[v].meaning;
+}
+
+VerdictKind figure_verdict_kind(FigureVerdict v)
+{
+    return VERDICTS[v].kind;
+}
+
+const char *figure_legend(const FigureVerdict *v, size_t n, char *buf, size_t size)
+{
+    bool shown[FIGURE_VERDICTS] = {false};
+    for (size_t i = 0; i < n; i++)
+        shown[v[i]] = true;
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < FIGURE_VERDICTS && k < size; i++)
+        if (shown[i] && VERDICTS[i].name[0])
+            k += (size_t)snprintf(buf + k, size - k, "%s %s = %s;", k ? "" : "verdict:", VERDICTS[i].name,
+                                  VERDICTS[i].meaning);
+    if (k && k < size)
+        buf[k - 1] = '.';
+    return buf;
 }

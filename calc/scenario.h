@@ -87,8 +87,12 @@ typedef enum {
     FIGURE_UNEXPLAINED,         // calc differs and nobody said why: a failure
     FIGURE_STALE,               // the file says the seed is wrong but it agrees
     FIGURE_NO_SEED,             // the seed quotes no value
-    FIGURE_NOT_APPLICABLE,      // the figure's inputs were changed: the seed's value
-                                // was for others, and is not compared
+    FIGURE_NOT_APPLICABLE,      // an input of the figure changed: the seed's value
+                                // was for the scenario's, and is not compared
+    FIGURE_NO_FIGURE,           // calc cannot work the figure out from changed inputs
+                                // (no pool, no bandwidth); set by callers whose
+                                // figure_eval_changed failed, never by calc
+    FIGURE_VERDICTS             // how many there are
 } FigureVerdict;
 
 typedef struct {
@@ -104,14 +108,38 @@ typedef struct {
 int figure_workload(const Scenario *sc, const Figure *f, Workload *w, Error *e);
 int figure_eval(const Scenario *sc, const Figure *f, FigureResult *r, Error *e);
 /* figure_eval on a scenario whose workload was changed from `original`,
- * the file's: a figure whose own workload (figure_workload) is no longer
- * the one the seed's value was for is FIGURE_NOT_APPLICABLE, with its value
- * in full rather than at the seed's precision. */
+ * the file's. A figure whose value depends on an input that changed (in
+ * its own workload, figure_workload) is FIGURE_NOT_APPLICABLE, in full
+ * rather than at the seed's precision: the seed's value, and the file's
+ * explanation of it, are about the file's inputs. A figure that depends on
+ * none of them (bytes per element after a new context, bytes per token
+ * with other weights) keeps figure_eval's verdict. */
 int figure_eval_changed(const Scenario *sc, const Workload *original, const Figure *f,
                         FigureResult *r, Error *e);
+
+/* ------------------------------------------------------------------------
+ * Verdicts: one table (scenario.c) of the words `kvlab scenario show` and
+ * the lab both print, their identifiers and what they mean.
+ */
+typedef enum {
+    VERDICT_SILENT,             // nothing to say: no seed, or not compared
+    VERDICT_FINE,               // the seed is right
+    VERDICT_NOTE,               // the seed is wrong, and the file says why
+    VERDICT_PROBLEM,            // the file or the inputs need fixing (check fails)
+} VerdictKind;
+
+/* The word for a verdict: "agrees", "seed wrong", "DISAGREES", "stale",
+ * "n/a", "no figure"; "" for FIGURE_NO_SEED. */
 const char *figure_verdict_name(FigureVerdict v);
 /* The verdict as an identifier for JSON and CSV ("agrees", "seed_wrong",
- * "unexplained", "stale", "no_seed"). */
+ * "unexplained", "stale", "no_seed", "not_applicable", "no_figure"). */
 const char *figure_verdict_id(FigureVerdict v);
+/* What the word means, for the legend under the figures. */
+const char *figure_verdict_meaning(FigureVerdict v);
+VerdictKind figure_verdict_kind(FigureVerdict v);
+/* The legend of the verdicts among v[0 .. n), in the table's order, into
+ * buf: "verdict: agrees = calc gives ...; seed wrong = ... ."; "" when none
+ * of them has a word. Returns buf. */
+const char *figure_legend(const FigureVerdict *v, size_t n, char *buf, size_t size);
 
 #endif

@@ -215,9 +215,23 @@ START_TEST(downsampling)
 }
 END_TEST
 
+/* The digits of s from its first that is not 0. */
+static int significant_digits(const char *s)
+{
+    int n = 0;
+    bool started = false;
+    for (; *s; s++)
+        if (*s >= '0' && *s <= '9') {
+            started = started || *s != '0';
+            n += started;
+        }
+    return n;
+}
+
 /* Time left is the elapsed time scaled by the work left (negative before
- * any progress); durations print compactly with two digits at least (a GPU
- * sweep under a second is not "0 s"), and so do tick labels. */
+ * any progress); durations print compactly with two significant digits at
+ * least (a GPU sweep under a second is not "0 s", nor 4 ms "0.00 s"); tick
+ * labels print compactly. */
 START_TEST(time_left)
 {
     char b[32];
@@ -225,12 +239,18 @@ START_TEST(time_left)
     ck_assert(eta_seconds(0, 100, 10) < 0);
     ck_assert_double_eq(eta_seconds(100, 100, 10), 0);
     ck_assert_str_eq(format_duration(0.42, b, sizeof b), "0.42 s");
-    ck_assert_str_eq(format_duration(0.004, b, sizeof b), "0.00 s");
+    ck_assert_str_eq(format_duration(0.004, b, sizeof b), "0.0040 s");
     ck_assert_str_eq(format_duration(4.24, b, sizeof b), "4.2 s");
     ck_assert_str_eq(format_duration(12.4, b, sizeof b), "12 s");
     ck_assert_str_eq(format_duration(200, b, sizeof b), "3 min 20 s");
     ck_assert_str_eq(format_duration(3900, b, sizeof b), "1 h 05 min");
     ck_assert_str_eq(format_duration(-1, b, sizeof b), "?");
+    /* two significant digits at least, whatever the duration */
+    Rng g = {test_seed() ^ 0xD0E};
+    for (int i = 0; i < 10000; i++) {
+        double sec = pow(10, -4 + 9 * (double)rng_range(&g, 0, 1u << 30) / (1u << 30));
+        ck_assert_seeded(significant_digits(format_duration(sec, b, sizeof b)) >= 2, "%g s: '%s'", sec, b);
+    }
     ck_assert_str_eq(format_tick(131072, b, sizeof b), "128k");
     ck_assert_str_eq(format_tick(1048576, b, sizeof b), "1M");
     ck_assert_str_eq(format_tick(0.25, b, sizeof b), "0.25");

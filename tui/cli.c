@@ -351,6 +351,18 @@ char *text_escape(char *dst, size_t n, const char *src, bool keep_newlines)
     return dst;
 }
 
+bool text_safe(const char *s)
+{
+    char one[8];
+    while (*s) {
+        const char *at = s;
+        size_t k = escape_next(&s, one, false);
+        if (k != (size_t)(s - at) || memcmp(one, at, k) != 0)
+            return false;
+    }
+    return true;
+}
+
 void text_put(FILE *out, const char *s, bool keep_newlines)
 {
     char one[8];

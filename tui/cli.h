@@ -143,6 +143,9 @@ int cli_fail(const char *cmd, int code, const Error *e);
 char *text_escape(char *dst, size_t n, const char *src, bool keep_newlines);
 /* The same, written to out whatever its length. */
 void text_put(FILE *out, const char *s, bool keep_newlines);
+/* Whether s is as text_escape leaves it (no newline kept): nothing in it
+ * to escape. */
+bool text_safe(const char *s);
 
 /* Where scenarios/ lives: $KVLAB_DATA, else the first place paths.h lists
  * that is there, else the place under PREFIX (named in the errors). */

@@ -100,7 +100,7 @@ static int figures(const Scenario *sc, FigureResult *res, int *bad, Error *e)
     for (size_t i = 0; i < sc->n_figures; i++) {
         if (figure_eval(sc, &sc->figures[i], &res[i], e))
             return error_prefix(e, "figure '%s'", sc->figures[i].label);
-        *bad += res[i].verdict == FIGURE_UNEXPLAINED || res[i].verdict == FIGURE_STALE;
+        *bad += figure_verdict_kind(res[i].verdict) == VERDICT_PROBLEM;
     }
     return 0;
 }
@@ -144,6 +144,12 @@ static void figures_text(const Scenario *sc, const FigureResult *res, FILE *out)
         table_cell(&t, "%s", figure_verdict_name(res[i].verdict));
     }
     table_print(&t, out);
+    FigureVerdict v[SCENARIO_FIGURES_MAX];
+    char legend[1024];
+    for (size_t i = 0; i < sc->n_figures; i++)
+        v[i] = res[i].verdict;
+    if (*figure_legend(v, sc->n_figures, legend, sizeof legend))
+        fprintf(out, "%s\n", legend);
     bool first = true;
     for (size_t i = 0; i < sc->n_figures; i++)
         if (sc->figures[i].seed_error[0]) {

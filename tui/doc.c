@@ -4,14 +4,11 @@
 #include <curses.h>
 #include <stdio.h>
 
-void doc_begin(Doc *d, Rect win, int first)
-{
-    *d = (Doc){win, first, 0, false};
-}
+#define TEXT_MAX 8192           // a story of 1,024 bytes, each escaped to at most 6
 
 void doc_measure(Doc *d, Rect win)
 {
-    *d = (Doc){win, 0, 0, true};
+    *d = (Doc){win, 0, 0, 0, true};
 }
 
 void doc_gap(Doc *d, int n)
@@ -19,86 +16,90 @@ void doc_gap(Doc *d, int n)
     d->line += n;
 }
 
-/* The window row of document line `line` (outside the window when the
- * line is). */
-static int row_of(const Doc *d, int line)
+bool doc_block(Doc *d, int h, Rect *r)
 {
-    return d->win.y + line - d->first;
+    const int line = d->line;
+    d->line += h;
+    if (d->measure || line + h <= d->first || line >= d->first + d->win.h)
+        return false;
+    *r = (Rect){d->win.y + line - d->first, d->win.x, h, d->win.w};
+    return true;
 }
 
-/* Window rows from document line `line` to the window's bottom, or 0 when
- * measuring. */
-static int rows_left(const Doc *d, int line)
+/* Text wrapped from column `indent`, already escaped. */
+static void wrapped(Doc *d, int indent, int attr, const char *text)
 {
-    return d->measure ? 0 : d->first + d->win.h - line;
-}
-
-/* Wrapped text from document line d->line at column x, w wide: lines above
- * the window are skipped, lines below it counted. */
-static int wrapped_at(Doc *d, int x, int w, int attr, const char *text)
-{
-    int skip = d->first > d->line ? d->first - d->line : 0;
-    int y = row_of(d, d->line + skip), h = rows_left(d, d->line + skip);
-    return draw_wrapped((Rect){y, x, h > 0 ? h : 0, w}, attr, text, skip);
+    const int w = d->win.w - indent, n = wrap_lines(text, w);
+    Rect r;
+    if (doc_block(d, n, &r))
+        draw_wrapped((Rect){r.y, r.x + indent, n, w}, attr, text);
 }
 
 void doc_text(Doc *d, int indent, int attr, const char *text)
 {
-    d->line += wrapped_at(d, d->win.x + indent, d->win.w - indent, attr, text);
+    char buf[TEXT_MAX];
+    wrapped(d, indent, attr, text_escape(buf, sizeof buf, text, true));
 }
 
 void doc_title(Doc *d, const char *title)
 {
-    if ((int)text_columns(title) >= d->win.w) {
-        doc_text(d, 0, crt_attr(ROLE_TITLE), title);
-        return;
-    }
-    if (rows_left(d, d->line) > 0 && d->line >= d->first)
-        draw_title((Rect){row_of(d, d->line), d->win.x, 1, d->win.w}, title);
-    d->line++;
+    char buf[TEXT_MAX];
+    text_escape(buf, sizeof buf, title, false);
+    Rect r;
+    if ((int)text_columns(buf) >= d->win.w)
+        wrapped(d, 0, crt_attr(ROLE_TITLE), buf);
+    else if (doc_block(d, 1, &r))
+        draw_title(r, buf);
 }
 
 void doc_pair(Doc *d, int key_w, int key_attr, const char *key, int attr, const char *text)
 {
-    if (rows_left(d, d->line) > 0 && d->line >= d->first)
-        put_text(row_of(d, d->line), d->win.x, key_w, key_attr, key);
-    d->line += wrapped_at(d, d->win.x + key_w + 1, d->win.w - key_w - 1, attr, text);
+    char k[256], buf[TEXT_MAX];
+    text_escape(k, sizeof k, key, false);
+    text_escape(buf, sizeof buf, text, true);
+    const int w = d->win.w - key_w - 1, n = wrap_lines(buf, w);
+    Rect r;
+    if (doc_block(d, n > 1 ? n : 1, &r)) {
+        put_text(r.y, r.x, key_w, key_attr, k);
+        draw_wrapped((Rect){r.y, r.x + key_w + 1, n, w}, attr, buf);
+    }
 }
 
 void doc_table(Doc *d, const Table *t)
 {
-    int skip = d->first > d->line ? d->first - d->line : 0;
-    int h = rows_left(d, d->line + skip);
-    if (h > 0 && (size_t)skip < t->rows)
-        draw_table_lines((Rect){row_of(d, d->line + skip), d->win.x, h, d->win.w}, t, (size_t)skip);
-    d->line += (int)t->rows;
+    Rect r;
+    if (doc_block(d, (int)t->rows, &r))
+        draw_table(r, t);
 }
 
 void doc_table_row(Doc *d, const Table *t, size_t row, int indent)
 {
-    if (rows_left(d, d->line) > 0 && d->line >= d->first) {
-        draw_table_lines((Rect){row_of(d, d->line), d->win.x + indent, 1, d->win.w - indent}, t, row);
-    }
-    d->line++;
+    Rect r;
+    if (doc_block(d, 1, &r))
+        draw_table_row((Rect){r.y, r.x + indent, 1, r.w - indent}, t, row);
 }
 
-bool doc_block(Doc *d, int h, Rect *r, int *skip)
+void doc_bars(Doc *d, const char *title, const BarItem *items, size_t n, const char *none)
 {
-    int top = d->line > d->first ? d->line : d->first;
-    int bottom = d->line + h < d->first + d->win.h ? d->line + h : d->first + d->win.h;
-    *skip = top - d->line;
-    d->line += h;
-    if (d->measure || bottom <= top)
-        return false;
-    *r = (Rect){row_of(d, top), d->win.x, bottom - top, d->win.w};
-    return true;
+    Rect r;
+    if (!doc_block(d, 1 + (n ? (int)n : 1), &r))
+        return;
+    draw_title((Rect){r.y, r.x, 1, r.w}, title);
+    if (n)
+        draw_bars((Rect){r.y + 1, r.x, (int)n, r.w}, items, n);
+    else
+        put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_DIM), none);
 }
 
-bool doc_whole(Rect r, int h)
+bool doc_whole(const Doc *d, Rect r)
 {
-    if (r.h >= h)
+    const int top = d->win.y + (d->first > 0 ? 1 : 0);
+    const int bottom = d->win.y + d->win.h - (d->first + d->win.h < d->lines ? 1 : 0);
+    if (r.y >= top && r.y + r.h <= bottom)
         return true;
-    put_text(r.y + r.h / 2, r.x, r.w, crt_attr(ROLE_DIM), "(scroll to see the whole plot)");
+    const int y = r.y > top ? r.y : top;
+    if (y < r.y + r.h && y < bottom)
+        put_text(y, r.x, r.w, crt_attr(ROLE_DIM), "(scroll to see the whole plot)");
     return false;
 }
 
@@ -107,11 +108,35 @@ int doc_room(const Doc *d)
     return d->win.h - d->line;
 }
 
-void doc_view(Rect r, int first, DocLayout layout, void *st)
+int doc_fill(const Doc *d, int after, int least)
 {
-    Doc d;
-    doc_begin(&d, r, first);
+    const int room = doc_room(d);
+    if (room - after >= least)
+        return room - after;
+    return room - 1 > least ? room - 1 : least;
+}
+
+Doc doc_beside(const Doc *d, int x, int w)
+{
+    Doc c = *d;
+    c.win.x += x;
+    c.win.w = w;
+    return c;
+}
+
+void doc_below(Doc *d, const Doc *a, const Doc *b)
+{
+    d->line = a->line > b->line ? a->line : b->line;
+}
+
+void doc_view(Rect r, int first, int lines, DocLayout layout, void *st)
+{
+    if (r.h <= 0 || r.w <= 0)           // no window (an empty clip is the whole screen)
+        return;
+    Doc d = {r, first, 0, lines, false};
+    Rect screen = widget_clip(r);
     layout(st, &d);
+    widget_clip(screen);
 }
 
 int doc_view_lines(Rect r, DocLayout layout, void *st)

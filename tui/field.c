@@ -29,9 +29,8 @@ const char *field_text(const Field *f, char *buf, size_t n)
         else
             units_rate(buf, n, *(u128 *)f->value);
         return buf;
-    case FK_CHOICE:
-        snprintf(buf, n, "%s", f->choices[*(int *)f->value]);
-        return buf;
+    case FK_CHOICE:             // names of files: escaped, as all text the lab draws
+        return text_escape(buf, n, f->choices[*(int *)f->value], false);
     case FK_TOGGLE:
         snprintf(buf, n, "%s", *(bool *)f->value ? "on" : "off");
         return buf;

@@ -55,10 +55,12 @@ static double now_s(void)
 
 void lab_status(Lab *lab, bool error, const char *fmt, ...)
 {
+    char raw[sizeof lab->status];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(lab->status, sizeof lab->status, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    text_escape(lab->status, sizeof lab->status, raw, false);   // messages quote files and paths
     lab->status_error = error;
 }
 
@@ -155,28 +157,37 @@ static Rect view_rect(void)
     return (Rect){1, FIELD_W + 1, LINES - 3, COLS - FIELD_W - 2};
 }
 
-/* Lines of the current screen's scrolled part and its window; 0 when the
- * screen does not scroll. */
-static int view_lines(const Lab *lab, Rect *win)
+/* Lines of the current screen's view. */
+static int view_lines(const Lab *lab)
 {
-    const ScreenDef *s = SCREENS[lab->cur];
-    *win = view_rect();
-    return s->scroll_lines ? s->scroll_lines(lab->state[lab->cur], view_rect(), win) : 0;
+    return doc_view_lines(view_rect(), SCREENS[lab->cur]->layout, lab->state[lab->cur]);
 }
 
 /* Whether the view has more lines than its window: something to scroll. */
 static bool view_scrolls(const Lab *lab)
 {
-    Rect win;
-    return view_lines(lab, &win) > win.h;
+    return view_lines(lab) > view_rect().h;
 }
 
-/* Moves the view by `by` lines, never past its ends. */
-static void scroll_view(Lab *lab, int by)
+/* Moves *first, the first line a window of h lines shows of `lines`, as
+ * a scrolling key asks (Up k, Down j: a line; PgUp, PgDn: a page), never
+ * past the ends; false for any other key. A page is the window less its
+ * two marked rows: the first line the next page shows unmarked is the one
+ * after the last that this page showed unmarked. */
+static bool scroll_by_key(int *first, int lines, int h, int ch)
 {
-    Rect win;
-    int lines = view_lines(lab, &win);
-    lab->scroll[lab->cur] = scroll_clamp(lab->scroll[lab->cur] + by, lines, win.h);
+    static const struct {
+        int key, dir;
+        bool page;
+    } BY[] = {{KEY_UP, -1, false},  {'k', -1, false},      {KEY_DOWN, 1, false},
+              {'j', 1, false},      {KEY_PPAGE, -1, true}, {KEY_NPAGE, 1, true}};
+    for (size_t i = 0; i < sizeof BY / sizeof BY[0]; i++)
+        if (BY[i].key == ch) {
+            const int page = h > 2 ? h - 2 : 1;
+            *first = scroll_clamp(*first + BY[i].dir * (BY[i].page ? page : 1), lines, h);
+            return true;
+        }
+    return false;
 }
 
 /* ------------------------------------------------------------------------
@@ -233,10 +244,7 @@ static int act_pane(Lab *lab, int ch)
 
 static int act_page(Lab *lab, int ch)
 {
-    Rect win;
-    view_lines(lab, &win);
-    int page = win.h > 2 ? win.h - 2 : 1;       // a line of overlap, past the marks
-    scroll_view(lab, ch == KEY_PPAGE ? -page : page);
+    scroll_by_key(&lab->scroll[lab->cur], view_lines(lab), view_rect().h, ch);
     return KEY_REDRAW;
 }
 
@@ -250,7 +258,7 @@ static int act_move(Lab *lab, int ch)
 {
     int dir = (ch == KEY_UP || ch == 'k') ? -1 : 1;
     if (lab->pane == 1) {
-        scroll_view(lab, dir);
+        scroll_by_key(&lab->scroll[lab->cur], view_lines(lab), view_rect().h, ch);
         return KEY_REDRAW;
     }
     size_t *sel = &lab->sel[lab->cur];
@@ -451,9 +459,13 @@ static void draw_tabs(Lab *lab)
 static void draw_fields(Lab *lab, int h)
 {
     draw_title((Rect){1, 0, 1, FIELD_W - 1}, lab->pane == 0 ? "Inputs" : "Inputs (Tab: back)");
-    for (size_t i = 0; i < lab->n_fields && (int)i < h - 1; i++) {
+    for (size_t i = 0; i < lab->n_fields; i++) {
         const Field *f = &lab->fields[i];
         int y = 2 + (int)i;
+        if ((int)i >= h - 1) {
+            widget_lost((Rect){y, 0, 1, FIELD_W - 1}, f->label);
+            continue;
+        }
         bool on = i == lab->sel[lab->cur] && lab->pane == 0;
         char val[80];
         if (on && lab->editing)
@@ -467,7 +479,7 @@ static void draw_fields(Lab *lab, int h)
             attroff(attr);
         }
         put_text(y, 1, FIELD_W - 2, attr, f->label);
-        int vw = (int)strlen(val) < FIELD_W - 14 ? (int)strlen(val) : FIELD_W - 14;
+        int vw = (int)text_columns(val) < FIELD_W - 14 ? (int)text_columns(val) : FIELD_W - 14;
         put_text(y, FIELD_W - 2 - vw, vw, on ? attr : crt_attr(ROLE_FIELD), val);
     }
     attron(crt_attr(ROLE_DIM));
@@ -476,10 +488,11 @@ static void draw_fields(Lab *lab, int h)
     attroff(crt_attr(ROLE_DIM));
 }
 
-/* The help's lines: every key, the mouse, the screen's keys and what the
- * screen shows. */
-static void help_doc(const Lab *lab, Doc *d)
+/* The help's lines (st is the Lab): every key, the mouse, the screen's
+ * keys and what the screen shows. */
+static void help_doc(void *st, Doc *d)
 {
+    const Lab *lab = st;
     const ScreenDef *s = SCREENS[lab->cur];
     for (size_t i = 0; i < N_KEYS; i++)
         doc_pair(d, 12, crt_attr(ROLE_FIELD), KEYS[i].name, crt_attr(ROLE_NORMAL), KEYS[i].what);
@@ -501,21 +514,17 @@ static Rect help_box(Rect *win)
     return r;
 }
 
-static int help_lines(const Lab *lab)
+static int help_lines(Lab *lab)
 {
     Rect win;
     help_box(&win);
-    Doc d;
-    doc_measure(&d, win);
-    help_doc(lab, &d);
-    return d.line;
+    return doc_view_lines(win, help_doc, lab);
 }
 
 static void draw_help(Lab *lab)
 {
     Rect win, r = help_box(&win);
     int lines = help_lines(lab);
-    lab->help_scroll = scroll_clamp(lab->help_scroll, lines, win.h);
     attron(crt_attr(ROLE_NORMAL));
     for (int y = r.y; y < r.y + r.h; y++)
         mvhline(y, r.x, ' ', r.w);
@@ -523,9 +532,7 @@ static void draw_help(Lab *lab)
     draw_title((Rect){r.y, r.x + 1, 1, r.w - 2}, lines > win.h ? "Help: every key (Up, Down, PgUp, "
                                                                  "PgDn scroll; other keys close)"
                                                                : "Help: every key (any key closes this)");
-    Doc d;
-    doc_begin(&d, win, lab->help_scroll);
-    help_doc(lab, &d);
+    doc_view(win, lab->help_scroll, lines, help_doc, lab);
     doc_marks(win, lab->help_scroll, lines, "Down");
 }
 
@@ -535,17 +542,9 @@ static int help_key(Lab *lab, int ch)
 {
     Rect win;
     help_box(&win);
-    int lines = help_lines(lab), page = win.h > 2 ? win.h - 2 : 1, by = 0;
-    if (ch == KEY_UP || ch == 'k')
-        by = -1;
-    else if (ch == KEY_DOWN || ch == 'j')
-        by = 1;
-    else if (ch == KEY_PPAGE || ch == KEY_NPAGE)
-        by = ch == KEY_PPAGE ? -page : page;
-    if (by && lines > win.h) {
-        lab->help_scroll = scroll_clamp(lab->help_scroll + by, lines, win.h);
+    int lines = help_lines(lab);
+    if (lines > win.h && scroll_by_key(&lab->help_scroll, lines, win.h, ch))
         return KEY_REDRAW;
-    }
     lab->help = false;
     lab->help_scroll = 0;
     return KEY_REDRAW;
@@ -575,15 +574,11 @@ static void draw_all(Lab *lab)
     widget_cut_context(SCREENS[lab->cur]->name);
     draw_tabs(lab);
     draw_fields(lab, LINES - 3);
-    /* the view's scroll is kept in range here, so that a resize or new
-     * figures that make it all fit never leave it past the end */
-    Rect win;
-    int lines = view_lines(lab, &win), *first = &lab->scroll[lab->cur];
-    *first = scroll_clamp(*first, lines, win.h);
-    if (lines <= win.h)
-        lab->pane = 0;
-    SCREENS[lab->cur]->draw(lab->state[lab->cur], view_rect(), *first);
-    doc_marks(win, *first, lines, lab->pane ? "Down" : "Tab, Down");
+    const ScreenDef *s = SCREENS[lab->cur];
+    const Rect win = view_rect();
+    const int lines = view_lines(lab), first = lab->scroll[lab->cur];
+    doc_view(win, first, lines, s->layout, lab->state[lab->cur]);
+    doc_marks(win, first, lines, lab->pane ? "Down" : "Tab, Down");
     put_text(LINES - 2, 1, COLS - 2, crt_attr(lab->status_error ? ROLE_BAD : ROLE_DIM), lab->status);
     draw_function_bar_keys();
     if (lab->help) {
@@ -600,12 +595,10 @@ bool lab_progress(Lab *lab, const char *label, double done, double total)
     crt_resumed();                  // drawn in full below
     draw_all(lab);
     int w = COLS - 20 > 20 ? COLS - 20 : COLS;
-    Rect r = {LINES / 2 - 1, (COLS - w) / 2, 2, w};
+    Rect r = {LINES / 2 - 1, (COLS - w) / 2, PROGRESS_ROWS, w};
     attron(crt_attr(ROLE_NORMAL));
-    mvhline(r.y - 1, r.x - 1, ' ', r.w + 2);
-    mvhline(r.y, r.x - 1, ' ', r.w + 2);
-    mvhline(r.y + 1, r.x - 1, ' ', r.w + 2);
-    mvhline(r.y + 2, r.x - 1, ' ', r.w + 2);
+    for (int y = r.y - 1; y <= r.y + r.h; y++)         // the box with a margin round it
+        mvhline(y, r.x - 1, ' ', r.w + 2);
     attroff(crt_attr(ROLE_NORMAL));
     draw_progress(r, label, done, total, now_s() - t0);
     refresh();
@@ -632,6 +625,20 @@ static void log_frame(Lab *lab, double t0, int ch)
 /* ------------------------------------------------------------------------
  * The run loop
  */
+
+/* After any event (a key, new figures, a resize): the view's first line
+ * in range, so that it never runs past the end, and the inputs selected
+ * where the view fits. */
+static void settle_view(Lab *lab)
+{
+    const int lines = view_lines(lab), h = view_rect().h;
+    lab->scroll[lab->cur] = scroll_clamp(lab->scroll[lab->cur], lines, h);
+    if (lines <= h)
+        lab->pane = 0;
+    Rect help;
+    help_box(&help);
+    lab->help_scroll = lab->help ? scroll_clamp(lab->help_scroll, help_lines(lab), help.h) : 0;
+}
 
 static int handle(Lab *lab, int ch)
 {
@@ -684,6 +691,7 @@ int lab_run(void)
     lab.cur = 0;
     load_fields(&lab);
     lab_status(&lab, false, "F1 or ? lists every key; F2-F5 (or [ and ]) change screens; q quits");
+    settle_view(&lab);
     draw_all(&lab);
     refresh();
     log_frame(&lab, started, 0);
@@ -703,6 +711,7 @@ int lab_run(void)
         if (flags & KEY_RECOMPUTE)
             recompute_or_restore(&lab, &before);
         if (flags) {                // KEY_RESIZE too: handle asks for a redraw
+            settle_view(&lab);
             draw_all(&lab);
             refresh();
         }

@@ -8,6 +8,7 @@
 #ifndef KVLAB_LAB_H
 #define KVLAB_LAB_H
 
+#include "doc.h"
 #include "error.h"
 #include "field.h"
 #include "widget.h"
@@ -22,6 +23,7 @@ enum { KEY_IGNORED = 0, KEY_HANDLED = 1, KEY_REDRAW = 2, KEY_RECOMPUTE = 4 };
 
 typedef struct {
     const char *key;            // "b", "a"
+    const char *name;           // a word for it, for a screen's key hint: "bits"
     const char *what;           // for the help screen
 } ScreenKey;
 
@@ -45,15 +47,11 @@ typedef struct {
     /* Recomputes after a field changed; an error is shown in the status line
      * and the previous figures stay. */
     int (*recompute)(void *st, Error *e);
-    /* Draws the view into r; `scroll` is the first line of the part that
-     * scrolls (scroll_lines), kept in range by the lab. */
-    void (*draw)(void *st, Rect r, int scroll);
-    /* The part of the view r that scrolls: its window in *win, and how many
-     * lines it holds (doc.h lays them out). When they are more than the
-     * window shows, the lab scrolls it (Tab, then Up and Down; PgUp, PgDn),
-     * never past its ends, and marks what lies above and below. NULL: the
-     * screen always fits its view. */
-    int (*scroll_lines)(void *st, Rect r, Rect *win);
+    /* Lays the view out as a document (doc.h): the lab draws it from the
+     * line it is scrolled to and, when it has more lines than its window,
+     * scrolls it (Tab, then Up and Down; PgUp, PgDn), never past its ends,
+     * and marks what lies above and below. */
+    DocLayout layout;
     /* Screen keys (may be NULL); returns KEY_* flags. */
     int (*key)(void *st, int ch, Lab *lab);
     const ScreenKey *keys;

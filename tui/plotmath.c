@@ -148,7 +148,7 @@ const char *format_duration(double s, char *buf, size_t n)
     if (s < 0)
         snprintf(buf, n, "?");
     else if (s < 0.995)                 // a GPU sweep may take well under a second
-        snprintf(buf, n, "%.2f s", s);
+        snprintf(buf, n, "%#.2g s", s);
     else if (s < 9.95)
         snprintf(buf, n, "%.1f s", s);
     else if (s < 60)

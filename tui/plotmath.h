@@ -54,7 +54,8 @@ float block_value(const float *m, size_t rows, size_t cols, int h, int w, int r,
 /* Seconds left at a steady rate, from done of total after elapsed seconds;
  * negative when unknown (nothing done yet). */
 double eta_seconds(double done, double total, double elapsed);
-/* "0.42 s", "4.2 s", "12 s", "3 min 20 s", "1 h 05 min": two digits at least. */
+/* "0.0040 s", "0.42 s", "4.2 s", "12 s", "3 min 20 s", "1 h 05 min": two
+ * significant digits at least; "?" when unknown (negative). */
 const char *format_duration(double seconds, char *buf, size_t n);
 
 /* The first line that a window of h lines shows of `lines`, from `first`

@@ -44,17 +44,40 @@ int report_compute(const Report *rp, Results *res, Error *e)
     return 0;
 }
 
+/* A pool size in GB, rounded down to the 10 MB that two decimals show, so
+ * that a pool typed as printed fits. */
+static const char *gb_down(char *buf, size_t n, u128 bytes)
+{
+    return units_gb(buf, n, bytes - bytes % 10000000, 2);
+}
+
+/* What would make the pool and the weights fit one GPU: tensor
+ * parallelism, where a degree would; else, where the weights alone fill
+ * the GPU, the degree that leaves them room and the pool that fits there;
+ * else the pool that fits beside the weights. */
+static void fit_fix(const GpuFit *f, char *buf, size_t n)
+{
+    char a[48];
+    if (f->tp_fit)
+        snprintf(buf, n, "tensor parallelism over %llu GPUs would fit them", (unsigned long long)f->tp_fit);
+    else if (!f->room && f->tp_weights)
+        snprintf(buf, n, "the weights alone need tensor parallelism over %llu GPUs, which leaves room for a "
+                         "pool of at most %s per GPU",
+                 (unsigned long long)f->tp_weights, gb_down(a, sizeof a, f->tp_weights_room));
+    else if (!f->room)
+        snprintf(buf, n, "the weights alone need a GPU with more memory");
+    else
+        snprintf(buf, n, "a pool of at most %s would fit beside the weights (or a GPU with more memory)",
+                 gb_down(a, sizeof a, f->room));
+}
+
 const char *report_fit_warning(const Results *res, char *buf, size_t n)
 {
     const GpuFit *f = &res->fit;
     if (!res->has_fit || !f->pool_exceeds)
         return NULL;
-    char a[48], b[48], c[48], d[48], fix[96];
-    if (f->tp_fit)
-        snprintf(fix, sizeof fix, "tensor parallelism over %llu GPUs would fit them",
-                 (unsigned long long)f->tp_fit);
-    else
-        snprintf(fix, sizeof fix, "a smaller pool or a GPU with more memory would fit");
+    char a[48], b[48], c[48], d[48], fix[192];
+    fit_fix(f, fix, sizeof fix);
     snprintf(buf, n, "the KV pool (%s) and the weights on one GPU (%s) exceed its %s by %s: "
                      "a what-if; %s",
              units_gb(a, sizeof a, f->pool, 2), units_gb(b, sizeof b, f->weights, 2),
@@ -135,7 +158,7 @@ static void header(const Report *rp, const Results *res, FILE *out)
     if (w->weights)
         fprintf(out, "weights %s = %s%s\n", units_gb(a, sizeof a, w->weights, 2),
                 units_gib(b, sizeof b, w->weights, 2), w->tp > 1 ? " (whole model)" : "");
-    char warn[320];
+    char warn[512];
     if (report_fit_warning(res, warn, sizeof warn))
         fprintf(out, "warning: %s\n", warn);
     if (w->bandwidth)

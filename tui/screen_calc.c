@@ -184,7 +184,6 @@ static size_t bars(Calc *c, BarItem *b, char text[][48])
  */
 
 #define WIDE 80                 // columns for the bars and the plot side by side
-#define PLOT_H 12               // lines a plot takes at least
 
 /* What the KV pool, weights and bandwidth are, per GPU under TP. */
 static void summary(const Calc *c, char *line, size_t n)
@@ -213,30 +212,23 @@ static void summary(const Calc *c, char *line, size_t n)
         snprintf(line, n, "%s%s; %s", pool, weights, bw);
 }
 
-/* The bars under their title, without the `skip` lines above the window:
- * a bar a line, so that they scroll as text does. */
-static void draw_bars_in(Calc *c, Rect r, int skip)
+/* The sequences each format's cache fits in the pool, a bar a line. */
+static void bars_layout(Calc *c, Doc *d)
 {
     BarItem items[16];
     char text[16][48];
-    size_t nb = bars(c, items, text);
-    if (!skip) {
-        draw_title((Rect){r.y, r.x, 1, r.w}, "Sequences the pool holds");
-        r.y++, r.h--;
-    }
-    if (nb)
-        draw_bars_from(r, items, nb, (size_t)(skip ? skip - 1 : 0));
-    else if (!skip)
-        put_text(r.y, r.x, r.w, crt_attr(ROLE_DIM), c->no_pool[0] ? "none: see above" : "give a GPU or a KV pool");
+    doc_bars(d, "Sequences the pool holds", items, bars(c, items, text),
+             c->no_pool[0] ? "none: see above" : "give a GPU or a KV pool");
 }
 
-/* The plot, when the whole of its block (h lines) is in r; a plot is not
- * cut into lines, so a part of it only says where it is. */
-static void draw_plot_in(Calc *c, Rect r, int h)
+/* The plot under its title, in a block of h lines shown whole or not at
+ * all: a plot is not cut into lines. */
+static void plot_layout(Calc *c, Doc *d, int h)
 {
     Series s[16];
     size_t ns = series(c, s);
-    if (!doc_whole(r, h))
+    Rect r;
+    if (!doc_block(d, h, &r) || !doc_whole(d, r))
         return;
     draw_title((Rect){r.y, r.x, 1, r.w}, "Step-floor speedup over BF16 by context");
     if (ns)
@@ -272,33 +264,17 @@ static void layout(void *st, Doc *d)
     }
     doc_table(d, &c->table);
     doc_gap(d, 1);
-    Rect r;
-    int skip;
-    if (d->win.w >= WIDE) {
-        int h = doc_room(d) > PLOT_H ? doc_room(d) : PLOT_H, bw = d->win.w * 2 / 5;
-        if (doc_block(d, h, &r, &skip)) {
-            draw_bars_in(c, (Rect){r.y, r.x, r.h, bw - 2}, skip);
-            draw_plot_in(c, (Rect){r.y, r.x + bw, r.h, r.w - bw}, h);
-        }
+    if (d->win.w >= WIDE) {     // the bars beside the plot
+        const int bw = d->win.w * 2 / 5, h = doc_fill(d, 0, 1 + PLOT_MIN_ROWS);   // a title, the plot
+        Doc left = doc_beside(d, 0, bw - 2), right = doc_beside(d, bw, d->win.w - bw);
+        bars_layout(c, &left);
+        plot_layout(c, &right, h);
+        doc_below(d, &left, &right);
         return;
     }
-    if (doc_block(d, 1 + (int)c->rp.n_formats, &r, &skip))
-        draw_bars_in(c, r, skip);
+    bars_layout(c, d);
     doc_gap(d, 1);
-    int h = doc_room(d) > PLOT_H ? doc_room(d) : PLOT_H;
-    if (doc_block(d, h, &r, &skip))
-        draw_plot_in(c, r, h);
-}
-
-static void draw(void *st, Rect r, int scroll)
-{
-    doc_view(r, scroll, layout, st);
-}
-
-static int scroll_lines(void *st, Rect r, Rect *win)
-{
-    *win = r;
-    return doc_view_lines(r, layout, st);
+    plot_layout(c, d, doc_fill(d, 0, 1 + PLOT_MIN_ROWS));
 }
 
 static int export(void *st, FILE *csv, FILE *svg, Error *e)
@@ -348,7 +324,6 @@ const ScreenDef SCREEN_CALC = {
     .destroy = free,
     .fields = fields,
     .recompute = recompute,
-    .draw = draw,
-    .scroll_lines = scroll_lines,
+    .layout = layout,
     .export = export,
 };

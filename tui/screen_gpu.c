@@ -22,7 +22,6 @@
 #include <string.h>
 
 #define POINTS_MAX 12
-#define PLOT_MIN_H 12           // the plot's rows at the least: axes, legend and a few
 
 /* vLLM with FlashAttention-3 on an H100 SXM, Llama-3.1-8B, concurrency 1:
  * decode ITL slope per context token, whole model (seed 000, section 6). */
@@ -41,6 +40,8 @@ typedef struct {
     double slope[KV_FORMATS];               // ms per context token, one layer; NaN with one context
     uint32_t layers;                        // the model's, for its whole-model slopes
     char what[200];                         // the model, batch, points, runs and time taken
+    Table slopes[2];                        // the slopes (slopes_table), and without
+                                            // the one-layer column for narrow views
 } Sweep;
 
 typedef struct {
@@ -165,33 +166,30 @@ static void slopes_table(const Sweep *w, Table *t)
  * one-layer column. */
 static void slopes_layout(const GpuLab *s, Doc *d)
 {
-    static Table t;
-    slopes_table(&s->shown, &t);
-    bool layer = table_width(&t) <= d->win.w;
-    if (!layer)
-        table_drop_column(&t, "layer");
+    const Sweep *w = &s->shown;
+    const bool layer = table_width(&w->slopes[0]) <= d->win.w;
     char text[512];
     if (layer)
         snprintf(text, sizeof text, "ms per context token: layer = one attention layer (the plot's slope), "
-                                    "model = %u layers", (unsigned)s->shown.layers);
+                                    "model = %u layers", (unsigned)w->layers);
     else
         snprintf(text, sizeof text, "ms per context token for the model: %u layers x the plot's slope",
-                 (unsigned)s->shown.layers);
+                 (unsigned)w->layers);
     size_t len = strlen(text);
     snprintf(text + len, sizeof text - len, "; ratio = to bf16; published = vLLM with FlashAttention-3 on "
                                             "an H100 SXM, Llama-3.1-8B (seed 000).%s",
-             isnan(s->shown.slope[KV_BF16]) ? " One context measured: no slope to fit (a longest "
-                                              "context of 2k or more gives one)." : "");
+             isnan(w->slope[KV_BF16]) ? " One context measured: no slope to fit (a longest "
+                                        "context of 2k or more gives one)." : "");
     if (!s->b.cuda)
         doc_text(d, 0, crt_attr(ROLE_WARN), "CPU reference: its slopes say nothing about a GPU's speed.");
     doc_text(d, 0, crt_attr(ROLE_DIM), text);
-    doc_table(d, &t);
+    doc_table(d, &w->slopes[layer ? 0 : 1]);
 }
 
 /* The bandwidth each format reached at the longest context, a bar a line
- * under the title, without the `skip` lines above the window: a rate in
- * the unit that fits it, and on a GPU its share of the copy bandwidth. */
-static void draw_bars_in(const GpuLab *s, Rect r, int skip)
+ * under the title: a rate in the unit that fits it, and on a GPU its
+ * share of the copy bandwidth. */
+static void bars_layout(const GpuLab *s, Doc *d)
 {
     const Sweep *w = &s->shown;
     BarItem items[KV_FORMATS];
@@ -207,19 +205,16 @@ static void draw_bars_in(const GpuLab *s, Rect r, int skip)
             items[nb] = (BarItem){kv_format_id(w->rows[i].format), w->rows[i].gbps, text[nb]};
             nb++;
         }
-    if (!skip) {
-        snprintf(title, sizeof title, "bandwidth at %s%s", format_tick(w->xs[w->n_ctx - 1], ctx, sizeof ctx),
-                 s->b.cuda ? ", % of copy" : "");
-        draw_title((Rect){r.y, r.x, 1, r.w}, title);
-        r.y++, r.h--;
-    }
-    draw_bars_from(r, items, nb, (size_t)(skip ? skip - 1 : 0));
+    snprintf(title, sizeof title, "bandwidth at %s%s", format_tick(w->xs[w->n_ctx - 1], ctx, sizeof ctx),
+             s->b.cuda ? ", % of copy" : "");
+    doc_bars(d, title, items, nb, "-");
 }
 
-/* The plot, when the whole of its h-line block is in r. */
-static void draw_plot_in(const GpuLab *s, Rect r, int h)
+/* The plot in a block of h lines, shown whole or not at all. */
+static void plot_layout(const GpuLab *s, Doc *d, int h)
 {
-    if (!doc_whole(r, h))
+    Rect r;
+    if (!doc_block(d, h, &r) || !doc_whole(d, r))
         return;
     Series sr[KV_FORMATS];
     char names[KV_FORMATS][48];
@@ -248,6 +243,18 @@ static void header_layout(const GpuLab *s, Doc *d)
     doc_text(d, 0, crt_attr(ROLE_DIM), line);
 }
 
+/* What follows the plot: the bars where they are not beside it, then the
+ * slopes. */
+static void below_plot(const GpuLab *s, Doc *d, bool beside)
+{
+    if (!beside) {
+        doc_gap(d, 1);
+        bars_layout(s, d);
+    }
+    doc_gap(d, 1);
+    slopes_layout(s, d);
+}
+
 static void layout(void *st, Doc *d)
 {
     const GpuLab *s = st;
@@ -264,43 +271,21 @@ static void layout(void *st, Doc *d)
     if (!s->have_sweep)
         return;
     doc_gap(d, 1);
-    Rect r;
-    int skip;
     const int bars_w = d->win.w * 2 / 5;
     const bool beside = bars_w >= 30;       // labels, a bar, "1.23 TB/s 45%"
-    /* the plot takes the rows the rest leaves; where the rest cannot fit
-     * too, the window less the row that says more lies below */
-    Doc m;
-    doc_measure(&m, d->win);
-    slopes_layout(s, &m);
-    int rest = 1 + m.line + (beside ? 0 : 2 + KV_FORMATS);
-    int h = doc_room(d) - rest >= PLOT_MIN_H ? doc_room(d) - rest : doc_room(d) - 1;
-    h = h > PLOT_MIN_H ? h : PLOT_MIN_H;
+    Doc rest;                               // the plot takes the rows the rest leaves
+    doc_measure(&rest, d->win);
+    below_plot(s, &rest, beside);
+    const int h = doc_fill(d, rest.line, PLOT_MIN_ROWS);
     if (beside) {
-        if (doc_block(d, h, &r, &skip)) {
-            draw_plot_in(s, (Rect){r.y, r.x, r.h, r.w - bars_w - 1}, h);
-            draw_bars_in(s, (Rect){r.y, r.x + r.w - bars_w, r.h, bars_w}, skip);
-        }
+        Doc plot = doc_beside(d, 0, d->win.w - bars_w - 1), bars = doc_beside(d, d->win.w - bars_w, bars_w);
+        plot_layout(s, &plot, h);
+        bars_layout(s, &bars);
+        doc_below(d, &plot, &bars);
     } else {
-        if (doc_block(d, h, &r, &skip))
-            draw_plot_in(s, r, h);
-        doc_gap(d, 1);
-        if (doc_block(d, 1 + KV_FORMATS, &r, &skip))
-            draw_bars_in(s, r, skip);
+        plot_layout(s, d, h);
     }
-    doc_gap(d, 1);
-    slopes_layout(s, d);
-}
-
-static void draw(void *st, Rect r, int scroll)
-{
-    doc_view(r, scroll, layout, st);
-}
-
-static int scroll_lines(void *st, Rect r, Rect *win)
-{
-    *win = r;
-    return doc_view_lines(r, layout, st);
+    below_plot(s, d, beside);
 }
 
 /* The sweep's summary, its slopes and the time it took, once complete. */
@@ -309,6 +294,9 @@ static void finish(GpuLab *s, Sweep *w, double seconds)
     for (int f = 0; f < KV_FORMATS; f++)
         w->slope[f] = bench_slope(w->rows, w->n, (KvFormat)f, (uint32_t)s->batch, false);
     w->layers = (uint32_t)s->b.shape.layers;
+    slopes_table(w, &w->slopes[0]);
+    w->slopes[1] = w->slopes[0];
+    table_drop_column(&w->slopes[1], "layer");
     char t[32];
     snprintf(w->what, sizeof w->what, "%s, batch %llu: %zu points, the median of %d runs each, in %s",
              s->model_names[s->loaded_model],
@@ -379,7 +367,7 @@ static int key(void *st, int ch, Lab *lab)
     return ch == 'r' ? sweep(st, lab) : KEY_IGNORED;
 }
 
-static const ScreenKey KEYS[] = {{"r", "run the sweep (a progress bar; Esc cancels)"}};
+static const ScreenKey KEYS[] = {{"r", "sweep", "run the sweep (a progress bar; Esc cancels)"}};
 
 static int export(void *st, FILE *csv, FILE *svg, Error *e)
 {
@@ -417,8 +405,7 @@ const ScreenDef SCREEN_GPU = {
     .destroy = free,
     .fields = fields,
     .recompute = recompute,
-    .draw = draw,
-    .scroll_lines = scroll_lines,
+    .layout = layout,
     .key = key,
     .keys = KEYS,
     .n_keys = sizeof KEYS / sizeof KEYS[0],

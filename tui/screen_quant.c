@@ -1,9 +1,10 @@
 /* screen_quant.c - what quantization does to keys: the errors of the
  * setting, per token and per channel side by side as a table, the key
  * matrix (tokens x channels) as a heatmap next to its quantized form and
- * the error, and the score errors as bars. The numbers come from
- * calc/experiment.h, the same code and the same generated head (kvgen.h's
- * defaults) as `kvlab quant`. */
+ * the error, the errors per token and per channel side by side, and the
+ * score errors as bars, laid out as a document that scrolls where the
+ * window is short. The numbers come from calc/experiment.h, the same code
+ * and the same generated head (kvgen.h's defaults) as `kvlab quant`. */
 #include "screens.h"
 
 #include "cli.h"
@@ -25,12 +26,27 @@
 #define MOVED_MAX 16            // score-error bars drawn, at most
 
 static const char *const SOURCES[] = {"generated", "worked 4x4"};
-static const char *const SCHEMES[] = {"int-min", "int-zp", "int-sym", "fp8", "nvfp4", "mxfp4", "kivi"};
+
+/* The schemes the screen offers: the keys' quantizer (calc/quant.h) and
+ * what sets its layout. */
+static const struct {
+    const char *name;
+    Scheme scheme;
+    bool fixed_bits;            // FP8 and the block formats: the format sets the bits
+    bool block;                 // NVFP4, MXFP4: blocks of their own, not the granularity
+    bool kivi;                  // KIVI: integer keys per channel, values per token
+} SCHEMES[] = {
+    {"int-min", SCHEME_INT_MIN, false, false, false}, {"int-zp", SCHEME_INT_ZP, false, false, false},
+    {"int-sym", SCHEME_INT_SYM, false, false, false}, {"fp8", SCHEME_FP8, true, false, false},
+    {"nvfp4", SCHEME_NVFP4, true, true, false},       {"mxfp4", SCHEME_MXFP4, true, true, false},
+    {"kivi", SCHEME_INT_MIN, false, false, true},
+};
 static const char *const GRANS[] = {"tensor", "token", "channel", "group", "tgroup"};
 static const char *const ROPES[] = {"none", "pre", "post"};
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 typedef struct {
+    const char *scheme_names[N_OF(SCHEMES)];    // the Scheme field's choices
     int source, scheme, gran, rope;
     uint64_t seed, outliers, bits, group;
     float outlier_scale;
@@ -46,6 +62,7 @@ typedef struct {
     double emax;                // largest |error| of the three runs: the errors' range
     size_t n_moved;
     size_t moved[MOVED_MAX];    // tokens whose scores moved most, most first
+    Table table;                // the errors (figures), as drawn
 } Quant;
 
 static void *create(Error *e)
@@ -59,6 +76,8 @@ static void *create(Error *e)
     s->bits = 4;
     s->group = 32;
     s->gran = 1;                // per token: the one that collapses
+    for (size_t i = 0; i < N_OF(SCHEMES); i++)
+        s->scheme_names[i] = SCHEMES[i].name;
     return s;
 }
 
@@ -83,7 +102,7 @@ static size_t fields(void *st, Field *f)
     f[n++] = (Field){"Seed", FK_COUNT, &s->seed, 0, UINT32_MAX, 1, NULL, NULL};
     f[n++] = (Field){"Outlier channels", FK_COUNT, &s->outliers, 0, GEN_DIM, 1, NULL, NULL};
     f[n++] = (Field){"Outlier scale", FK_FLOAT, &s->outlier_scale, 1, 1000, 0, NULL, NULL};
-    f[n++] = (Field){"Scheme", FK_CHOICE, &s->scheme, 0, N_OF(SCHEMES), 0, SCHEMES, NULL};
+    f[n++] = (Field){"Scheme", FK_CHOICE, &s->scheme, 0, N_OF(SCHEMES), 0, s->scheme_names, NULL};
     f[n++] = (Field){"Bits", FK_COUNT, &s->bits, 2, 8, 1, NULL, NULL};
     f[n++] = (Field){"Granularity", FK_CHOICE, &s->gran, 0, N_OF(GRANS), 0, GRANS, NULL};
     f[n++] = (Field){"Group size", FK_POW2, &s->group, 1, 1024, 0, NULL, NULL};
@@ -117,12 +136,10 @@ static int load_keys(Quant *s, uint64_t seed, Error *e)
 static void setup(const Quant *s, Experiment *x, GranKind g)
 {
     experiment_init(x);
-    static const Scheme MAP[] = {SCHEME_INT_MIN, SCHEME_INT_ZP, SCHEME_INT_SYM, SCHEME_FP8,
-                                 SCHEME_NVFP4, SCHEME_MXFP4, SCHEME_INT_MIN};
-    x->key.scheme = MAP[s->scheme];
+    x->key.scheme = SCHEMES[s->scheme].scheme;
     x->key.bits = (unsigned)s->bits;
     x->key.gran = (Granularity){g, s->group};
-    x->kivi = s->scheme == 6;
+    x->kivi = SCHEMES[s->scheme].kivi;
     x->kivi_spec = (KiviSpec){(unsigned)s->bits, s->group, 0};
     x->values_exact = !x->kivi;
     x->rope = (RopeMode)s->rope;
@@ -133,7 +150,7 @@ static void setup(const Quant *s, Experiment *x, GranKind g)
  * bits: the block formats and KIVI fix their own layout. */
 static bool fixed_layout(const Quant *s)
 {
-    return s->scheme >= 4;
+    return SCHEMES[s->scheme].block || SCHEMES[s->scheme].kivi;
 }
 
 /* One experiment; `compare` runs are the per-token and per-channel ones. */
@@ -199,28 +216,16 @@ static Quant *scratch(const Quant *s)
     return t;
 }
 
-/* The three runs (a failure leaves them to be run again: the lab puts the
- * settings before back and recomputes). */
-static int recompute(void *st, Error *e)
-{
-    Quant *s = st;
-    s->have_avg = false;
-    if (run_all(s, s->seed, e))
-        return -1;
-    summarise(s);
-    return 0;
-}
-
 static const char *describe(const Quant *s, char *buf, size_t n)
 {
-    if (s->scheme == 6)
+    const char *name = SCHEMES[s->scheme].name, *per = SCHEMES[s->scheme].block ? "block" : GRANS[s->gran];
+    if (SCHEMES[s->scheme].kivi)
         snprintf(buf, n, "KIVI %llu-bit, groups of %llu", (unsigned long long)s->bits,
                  (unsigned long long)s->group);
-    else if (s->scheme == 3 || s->scheme == 4 || s->scheme == 5)
-        snprintf(buf, n, "%s per %s", SCHEMES[s->scheme], s->scheme == 3 ? GRANS[s->gran] : "block");
+    else if (SCHEMES[s->scheme].fixed_bits)
+        snprintf(buf, n, "%s per %s", name, per);
     else
-        snprintf(buf, n, "%s %llu-bit per %s", SCHEMES[s->scheme], (unsigned long long)s->bits,
-                 GRANS[s->gran]);
+        snprintf(buf, n, "%s %llu-bit per %s", name, (unsigned long long)s->bits, per);
     return buf;
 }
 
@@ -254,7 +259,7 @@ static const struct {
 static void figures(const Quant *s, Table *t)
 {
     const ExperimentResult *run[3] = {&s->cur, &s->tok, &s->chan};
-    const bool exact[3] = {s->scheme != 6, true, true};    // the comparisons keep values exact
+    const bool exact[3] = {!SCHEMES[s->scheme].kivi, true, true};  // the comparisons keep values exact
     table_header(t, "keys per", "as set", "token", "channel", NULL);
     for (size_t m = 0; m < N_OF(METRICS); m++) {
         table_row(t);
@@ -279,66 +284,87 @@ static void figures(const Quant *s, Table *t)
     }
 }
 
-/* Each key's help starts with its name and a colon: the hint shows the name. */
+/* The three runs (a failure leaves them to be run again: the lab puts the
+ * settings before back and recomputes). */
+static int recompute(void *st, Error *e)
+{
+    Quant *s = st;
+    s->have_avg = false;
+    if (run_all(s, s->seed, e))
+        return -1;
+    summarise(s);
+    figures(s, &s->table);
+    return 0;
+}
+
 static const ScreenKey KEYS[] = {
-    {"b", "bits: 2, 3, ... 8"},
-    {"f", "format: the next scheme"},
-    {"g", "granularity: the next one"},
-    {"r", "RoPE: none, pre, post"},
-    {"H", "Hadamard: rotation on or off"},
-    {"o O", "outliers: their magnitude halved or doubled"},
-    {"s", "seed: the next one"},
-    {"w", "worked 4x4: generated keys or the worked example"},
-    {"a", "mean over 50 seeds: the K errors (Esc cancels)"},
+    {"b", "bits", "bits: 2, 3, ... 8"},
+    {"f", "format", "format: the next scheme"},
+    {"g", "granularity", "granularity: the next one"},
+    {"r", "RoPE", "RoPE: none, pre, post"},
+    {"H", "Hadamard", "Hadamard: rotation on or off"},
+    {"o O", "outliers", "outliers: their magnitude halved or doubled"},
+    {"s", "seed", "seed: the next one"},
+    {"w", "worked 4x4", "worked 4x4: generated keys or the worked example"},
+    {"a", "mean over 50 seeds", "mean over 50 seeds: the K errors (Esc cancels)"},
 };
 static const size_t N_KEYS = N_OF(KEYS);
 
-/* The screen's keys, each with the name its help gives it (the words
- * before the colon), in as many rows as r has; where they need more, the
- * keys alone and where to read what they do. Returns the rows drawn. */
-static int key_hint(Rect r)
+/* ------------------------------------------------------------------------
+ * The view: one document (doc.h): the setting, the errors, the keys, then
+ * two rows of heatmaps, the score errors beside the second.
+ */
+
+#define HINT_TALL 30            // a window this tall gives the key hint a second row
+#define HEATMAP_MIN_H 6         // title, four rows, scale
+
+/* The screen's keys, each with its name, in the rows the window gives
+ * them (HINT_TALL); where they need more, the keys alone and where to read
+ * what they do. */
+static void key_hint(Doc *d)
 {
     enum { N = N_OF(KEYS) + 1 };
     char entry[N][64], brief[96] = "keys:";
     int widths[N], col[N], row[N];
     snprintf(entry[0], sizeof entry[0], "keys:");
     for (size_t i = 0; i < N_KEYS; i++) {
-        int name = (int)(strchr(KEYS[i].what, ':') - KEYS[i].what);
-        snprintf(entry[i + 1], sizeof entry[i + 1], "%s %.*s", KEYS[i].key, name, KEYS[i].what);
+        snprintf(entry[i + 1], sizeof entry[i + 1], "%s %s", KEYS[i].key, KEYS[i].name);
         size_t b = strlen(brief);
         snprintf(brief + b, sizeof brief - b, " %s", KEYS[i].key);
     }
     for (size_t i = 0; i < N; i++)
         widths[i] = (int)text_columns(entry[i]);
-    int rows = legend_layout(widths, N, r.w, 2, col, row);
-    if (rows > r.h) {
+    const int rows = legend_layout(widths, N, d->win.w, 2, col, row);
+    Rect r;
+    if (rows > (d->win.h >= HINT_TALL ? 2 : 1)) {
         strncat(brief, " (F1 says what)", sizeof brief - strlen(brief) - 1);
-        return draw_wrapped(r, crt_attr(ROLE_DIM), brief, 0);
+        doc_text(d, 0, crt_attr(ROLE_DIM), brief);
+    } else if (doc_block(d, rows, &r)) {
+        for (size_t i = 0; i < N; i++)
+            put_text(r.y + row[i], r.x + col[i], widths[i], crt_attr(ROLE_DIM), entry[i]);
     }
-    for (size_t i = 0; i < N; i++)
-        put_text(r.y + row[i], r.x + col[i], widths[i], crt_attr(ROLE_DIM), entry[i]);
-    return rows;
 }
 
-/* The score errors of the tokens that moved most, as bars: token numbers
- * alone where "token 12" does not leave room for bars. */
+/* The score errors of the tokens that moved most, as many as r has rows
+ * for, as bars under a title and a header that names the columns. */
 static void score_bars(const Quant *s, Rect r)
 {
     static const char *const TITLE[] = {"score errors q.k^ - q.k (this setting)", "score errors q.k^ - q.k",
                                         "score errors"};
     put_text(r.y, r.x, r.w, crt_attr(ROLE_TITLE), fitting(TITLE, N_OF(TITLE), r.w));
+    put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_DIM), "token");
+    put_text(r.y + 1, r.x + r.w - 5, 5, crt_attr(ROLE_DIM), "error");
     BarItem items[MOVED_MAX];
     char labels[MOVED_MAX][24], text[MOVED_MAX][32];
-    size_t nb = s->n_moved < (size_t)(r.h - 1) ? s->n_moved : (size_t)(r.h > 1 ? r.h - 1 : 0);
-    const bool words = r.w >= 25;      // "token 255", a bar of 6, "-20.5"
+    const size_t room = r.h > 2 ? (size_t)(r.h - 2) : 0, nb = s->n_moved < room ? s->n_moved : room;
     for (size_t i = 0; i < nb; i++) {
         size_t t = s->moved[i];
         double d = s->cur.scores[t] - s->cur.scores_ref[t];
-        snprintf(labels[i], sizeof labels[i], words ? "token %zu" : "%zu", t);
+        snprintf(labels[i], sizeof labels[i], "%zu", t);
         snprintf(text[i], sizeof text[i], "%+.3g", d);
         items[i] = (BarItem){labels[i], fabs(d), text[i]};
     }
-    draw_bars((Rect){r.y + 1, r.x, r.h - 1, r.w}, items, nb);
+    draw_bars((Rect){r.y + 2, r.x, (int)nb, r.w}, items, nb);
 }
 
 /* A heatmap whose title takes the longest of its forms that fits. */
@@ -347,48 +373,54 @@ static void heatmap(Rect r, const char *const *titles, const float *m, const Qua
     draw_heatmap(r, fitting(titles, 2, r.w), m, s->T, s->D, -range, range);
 }
 
-#define HEATMAP_MIN_H 6         // title, four rows, scale
+/* The heatmaps, two rows of three: the keys, their quantized form and the
+ * error of the setting, then the errors per token and per channel beside
+ * the score errors. They fill the window where it has room for both rows;
+ * else each is half the window less its marks, so that both show together
+ * when scrolled to. */
+static void heatmaps(const Quant *s, Doc *d)
+{
+    static const char *const T_KEYS[] = {"keys K", "K"}, *const T_QUANT[] = {"quantized (this setting)", "quantized"},
+                             *const T_ERR[] = {"error (this setting)", "error"},
+                             *const T_TOK[] = {"error, per token", "per token"},
+                             *const T_CHAN[] = {"error, per channel", "per channel"};
+    const int room = doc_room(d), half = (d->win.h - 2) / 2;
+    const int top = room >= 2 * HEATMAP_MIN_H ? room / 2 : half > HEATMAP_MIN_H ? half : HEATMAP_MIN_H;
+    const int bottom = room >= 2 * HEATMAP_MIN_H ? room - top : top, cw = d->win.w / 3;
+    Rect r;
+    if (doc_block(d, top, &r)) {
+        heatmap((Rect){r.y, r.x, r.h, cw - 1}, T_KEYS, s->cur.k_ref, s, s->kmax);
+        heatmap((Rect){r.y, r.x + cw, r.h, cw - 1}, T_QUANT, s->cur.k_hat, s, s->kmax);
+        heatmap((Rect){r.y, r.x + 2 * cw, r.h, cw - 1}, T_ERR, s->err_cur, s, s->emax);
+    }
+    if (doc_block(d, bottom, &r)) {
+        heatmap((Rect){r.y, r.x, r.h, cw - 1}, T_TOK, s->err_tok, s, s->emax);
+        heatmap((Rect){r.y, r.x + cw, r.h, cw - 1}, T_CHAN, s->err_chan, s, s->emax);
+        score_bars(s, (Rect){r.y, r.x + 2 * cw, r.h, r.w - 2 * cw});
+    }
+}
 
-static void draw(void *st, Rect r, int scroll)
+static void layout(void *st, Doc *d)
 {
     Quant *s = st;
-    (void)scroll;
     char a[96], line[320];
     snprintf(line, sizeof line, "%s keys, %zu tokens x %zu channels", SOURCES[s->source], s->T, s->D);
-    draw_title((Rect){r.y, r.x, 1, r.w}, line);
+    doc_title(d, line);
     /* the setting in the words of `kvlab quant` */
     static const char *const ROPE[] = {"no RoPE", "keys quantized before RoPE", "keys quantized after RoPE"};
     snprintf(line, sizeof line, "keys: %s; values: %s; %s%s", describe(s, a, sizeof a),
-             s->scheme == 6 ? "KIVI per token" : "exact", ROPE[s->rope], s->hadamard ? "; Hadamard-rotated" : "");
+             SCHEMES[s->scheme].kivi ? "KIVI per token" : "exact", ROPE[s->rope],
+             s->hadamard ? "; Hadamard-rotated" : "");
     if (fixed_layout(s)) {      /* the block formats fix their layout: compare integers */
         size_t n = strlen(line);
         snprintf(line + n, sizeof line - n, "; token and channel: int-min %llu-bit keys",
                  (unsigned long long)s->bits);
     }
-    int y = r.y + 1;
-    y += draw_wrapped((Rect){y, r.x, r.y + r.h - y, r.w}, crt_attr(ROLE_NORMAL), line, 0);
-    static Table t;
-    figures(s, &t);
-    draw_table((Rect){y, r.x, (int)t.rows, r.w}, &t, 0);
-    y += (int)t.rows;
-    y += key_hint((Rect){y, r.x, r.h >= 30 ? 2 : 1, r.w}) + 1;
-    /* the heatmaps, two rows where they fit, else the row that compares
-     * per token with per channel, beside the score errors */
-    static const char *const T_KEYS[] = {"keys K", "K"}, *const T_QUANT[] = {"quantized (this setting)", "quantized"},
-                             *const T_ERR[] = {"error (this setting)", "error"},
-                             *const T_TOK[] = {"error, per token", "per token"},
-                             *const T_CHAN[] = {"error, per channel", "per channel"};
-    const int cw = r.w / 3, left = r.y + r.h - y;
-    if (left >= 2 * HEATMAP_MIN_H) {
-        int hh = left / 2;
-        heatmap((Rect){y, r.x, hh, cw - 1}, T_KEYS, s->cur.k_ref, s, s->kmax);
-        heatmap((Rect){y, r.x + cw, hh, cw - 1}, T_QUANT, s->cur.k_hat, s, s->kmax);
-        heatmap((Rect){y, r.x + 2 * cw, hh, cw - 1}, T_ERR, s->err_cur, s, s->emax);
-        y += hh;
-    }
-    heatmap((Rect){y, r.x, r.y + r.h - y, cw - 1}, T_TOK, s->err_tok, s, s->emax);
-    heatmap((Rect){y, r.x + cw, r.y + r.h - y, cw - 1}, T_CHAN, s->err_chan, s, s->emax);
-    score_bars(s, (Rect){y, r.x + 2 * cw, r.y + r.h - y, r.w - 2 * cw});
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
+    doc_table(d, &s->table);
+    key_hint(d);
+    doc_gap(d, 1);
+    heatmaps(s, d);
 }
 
 /* 'a': the mean K error over AVG_SEEDS generated seeds, with a progress
@@ -429,6 +461,7 @@ static int average(Quant *s, Lab *lab)
     for (int i = 0; i < 3; i++)
         s->avg[i] = sum[i] / AVG_SEEDS;
     s->have_avg = true;
+    figures(s, &s->table);
     lab_status(lab, false, "averaged seeds %llu to %llu", (unsigned long long)s->seed,
                (unsigned long long)s->seed + AVG_SEEDS - 1);
     return KEY_REDRAW;
@@ -500,15 +533,17 @@ const ScreenDef SCREEN_QUANT = {
             "token, an outlier channel stretches every token's range, so the ordinary channels "
             "collapse onto a few levels; per channel, each outlier gets its own range. The "
             "table gives the errors of the setting, per token and per channel in the words of "
-            "`kvlab quant`, on the same generated head; the bottom row of heatmaps puts the two "
-            "errors side by side; the bars show how far each token's score q.k moved. Change "
+            "`kvlab quant`, on the same generated head. Under it, the keys as a heatmap next to "
+            "their quantized form and the error; below them the errors per token and per "
+            "channel side by side, and bars of how far the scores q.k of the tokens that moved "
+            "most moved (where the window is short, Tab then Down scrolls to them). Change "
             "the scheme, bits, granularity, RoPE, Hadamard rotation, outliers and seed on the "
             "left or with the keys below.",
     .create = create,
     .destroy = destroy,
     .fields = fields,
     .recompute = recompute,
-    .draw = draw,
+    .layout = layout,
     .key = key,
     .keys = KEYS,
     .n_keys = N_OF(KEYS),

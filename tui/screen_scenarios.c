@@ -24,8 +24,7 @@ typedef struct {
     uint64_t context, batch;
     u128 pool, weights, bandwidth;
     char no_pool[ERROR_MSG_MAX + 16]; // why the GPU leaves no pool, when it leaves none
-    FigureResult fig[SCENARIO_FIGURES_MAX];
-    bool fig_ok[SCENARIO_FIGURES_MAX];
+    FigureResult fig[SCENARIO_FIGURES_MAX];     // FIGURE_NO_FIGURE where calc cannot work one out
     Report rp;
     Results res;
     /* The tables as drawn, rebuilt only when recompute has run (`stale`)
@@ -109,7 +108,8 @@ static int recompute(void *st, Error *e)
         return -1;
     s->res = res;
     for (size_t i = 0; i < s->sc.n_figures; i++)
-        s->fig_ok[i] = figure_eval_changed(&s->sc, &s->base, &s->sc.figures[i], &s->fig[i], NULL) == 0;
+        if (figure_eval_changed(&s->sc, &s->base, &s->sc.figures[i], &s->fig[i], NULL))
+            s->fig[i] = (FigureResult){.text = "-", .verdict = FIGURE_NO_FIGURE};
     return 0;
 }
 
@@ -121,45 +121,36 @@ static bool edited(const Scen *s)
 }
 
 /* ------------------------------------------------------------------------
- * The figures: one set of verdict words, whatever the width, each with its
- * colour marker (widget.h) and its line in the legend.
+ * The figures: calc's verdict words (scenario.h), whatever the width, each
+ * in the colour of its kind (widget.h's cell markers) and with its line in
+ * the legend.
  */
 
-enum { NO_FIGURE = FIGURE_NOT_APPLICABLE + 1, N_VERDICTS };    // calc cannot give it here
+static const char *const MARK[] = {
+    [VERDICT_SILENT] = "", [VERDICT_FINE] = "+", [VERDICT_NOTE] = "~", [VERDICT_PROBLEM] = "!"};
 
-static const struct {
-    const char *mark, *word, *legend;
-} VERDICT[N_VERDICTS] = {
-    [FIGURE_AGREES] = {"+", "agrees", "calc gives the seed's figure, at the seed's precision"},
-    [FIGURE_SEED_WRONG] = {"~", "seed wrong", "the seed is wrong; why is written below"},
-    [FIGURE_UNEXPLAINED] = {"!", "UNEXPLAINED", "calc differs and the scenario does not say why"},
-    [FIGURE_STALE] = {"!", "stale", "calc agrees, but the scenario says the seed is wrong"},
-    [FIGURE_NO_SEED] = {"", "", ""},
-    [FIGURE_NOT_APPLICABLE] = {"", "n/a", "not compared: the figure's inputs were changed, and "
-                                          "the seed's value is for the scenario's; calc's is "
-                                          "shown in full"},
-    [NO_FIGURE] = {"!", "no figure", "calc cannot work it out from these inputs (no KV pool, "
-                                     "no bandwidth, or not one sequence in the pool)"},
-};
-
-static int verdict_of(const Scen *s, size_t i)
+/* The figures a row each (figs), and for a view too narrow for that the
+ * verdicts and values alone (vals), to stand under each label. */
+static void figures_tables(Scen *s)
 {
-    return s->fig_ok[i] ? (int)s->fig[i].verdict : NO_FIGURE;
-}
-
-static void figures_table(const Scen *s, Table *t)
-{
-    table_header(t, "what the seed says", "format", "calc", "seed", "verdict", NULL);
+    table_header(&s->figs, "what the seed says", "format", "calc", "seed", "verdict", NULL);
+    table_header(&s->vals, "verdict", "calc", "seed", NULL);
     for (size_t i = 0; i < s->sc.n_figures; i++) {
         const Figure *f = &s->sc.figures[i];
-        int v = verdict_of(s, i);
+        const FigureVerdict v = s->fig[i].verdict;
         char calc[TABLE_CELL];
-        table_row(t);
-        table_cell(t, "%s", f->label);
-        table_cell(t, "%s", f->format->id);
-        table_cell(t, "%s", v == NO_FIGURE ? "-" : report_figure_text(f, &s->fig[i], calc, sizeof calc));
-        table_cell(t, "%s", f->seed[0] ? f->seed : "-");
-        table_cell(t, "%s%s", VERDICT[v].mark, VERDICT[v].word);
+        const char *value = v == FIGURE_NO_FIGURE ? "-" : report_figure_text(f, &s->fig[i], calc, sizeof calc);
+        const char *seed = f->seed[0] ? f->seed : "-";
+        table_row(&s->figs);
+        table_cell(&s->figs, "%s", f->label);
+        table_cell(&s->figs, "%s", f->format->id);
+        table_cell(&s->figs, "%s", value);
+        table_cell(&s->figs, "%s", seed);
+        table_cell(&s->figs, "%s%s", MARK[figure_verdict_kind(v)], figure_verdict_name(v));
+        table_row(&s->vals);
+        table_cell(&s->vals, "%s%s", MARK[figure_verdict_kind(v)], figure_verdict_name(v));
+        table_cell(&s->vals, "%s", value);
+        table_cell(&s->vals, "%s", seed);
     }
 }
 
@@ -172,40 +163,12 @@ static void fit_tables(Scen *s, int w)
         return;
     report_table(&s->rp, &s->res, &s->table);
     report_table_fit(&s->table, w);
-    figures_table(s, &s->figs);
+    figures_tables(s);
     if (table_width(&s->figs) > w)
         table_drop_column(&s->figs, "format");
     s->stacked = table_width(&s->figs) > w;
-    if (s->stacked) {           /* the verdict first: a word, then the numbers aligned */
-        static const char *const COLS[] = {"verdict", "calc", "seed"};
-        size_t from[3] = {0};
-        for (size_t k = 0; k < 3; k++)
-            for (size_t c = 0; c < s->figs.cols; c++)
-                if (!strcmp(s->figs.cell[0][c], COLS[k]))
-                    from[k] = c;
-        table_init(&s->vals, 3);
-        for (size_t r = 0; r < s->figs.rows; r++) {
-            table_row(&s->vals);
-            for (size_t k = 0; k < 3; k++)
-                table_cell(&s->vals, "%s", s->figs.cell[r][from[k]]);
-        }
-    }
     s->fit_w = w;
     s->stale = false;
-}
-
-/* The legend of the verdicts the table shows. */
-static void legend(const Scen *s, char *buf, size_t n)
-{
-    bool shown[N_VERDICTS] = {false};
-    for (size_t i = 0; i < s->sc.n_figures; i++)
-        shown[verdict_of(s, i)] = true;
-    size_t k = (size_t)snprintf(buf, n, "verdict:");
-    for (int v = 0; v < N_VERDICTS && k < n; v++)
-        if (shown[v] && *VERDICT[v].word)
-            k += (size_t)snprintf(buf + k, n - k, " %s = %s;", VERDICT[v].word, VERDICT[v].legend);
-    if (k < n && buf[k - 1] == ';')
-        buf[k - 1] = '.';
 }
 
 /* ------------------------------------------------------------------------
@@ -226,12 +189,13 @@ static void figures_doc(const Scen *s, Doc *d)
         }
     }
     char text[1024];
-    legend(s, text, sizeof text);
-    doc_text(d, 0, crt_attr(ROLE_DIM), text);
+    FigureVerdict v[SCENARIO_FIGURES_MAX];
+    for (size_t i = 0; i < s->sc.n_figures; i++)
+        v[i] = s->fig[i].verdict;
+    doc_text(d, 0, crt_attr(ROLE_DIM), figure_legend(v, s->sc.n_figures, text, sizeof text));
     /* the notes on wrong seeds, only where the seed's figure is compared */
     for (size_t i = 0; i < s->sc.n_figures; i++) {
-        int v = verdict_of(s, i);
-        if (!s->sc.figures[i].seed_error[0] || (v != FIGURE_SEED_WRONG && v != FIGURE_STALE))
+        if (!s->sc.figures[i].seed_error[0] || (v[i] != FIGURE_SEED_WRONG && v[i] != FIGURE_STALE))
             continue;
         snprintf(text, sizeof text, "%s: %s", s->sc.figures[i].label, s->sc.figures[i].seed_error);
         doc_text(d, 0, crt_attr(ROLE_WARN), text);
@@ -247,9 +211,8 @@ static void layout(void *st, Doc *d)
     doc_text(d, 0, crt_attr(ROLE_NORMAL), s->sc.story);
     char text[400];
     if (edited(s))
-        doc_text(d, 0, crt_attr(ROLE_WARN), "inputs changed from the scenario's: a figure whose "
-                                           "inputs changed is shown in full, not compared with the "
-                                           "seed (n/a)");
+        doc_text(d, 0, crt_attr(ROLE_WARN), "inputs changed from the scenario's: a figure they move "
+                                           "is shown in full and not compared with the seed (n/a)");
     if (s->no_pool[0])
         doc_text(d, 0, crt_attr(ROLE_WARN), s->no_pool);
     if (report_fit_warning(&s->res, text, sizeof text))
@@ -266,17 +229,6 @@ static void layout(void *st, Doc *d)
     figures_doc(s, d);
 }
 
-static void draw(void *st, Rect r, int scroll)
-{
-    doc_view(r, scroll, layout, st);
-}
-
-static int scroll_lines(void *st, Rect r, Rect *win)
-{
-    *win = r;
-    return doc_view_lines(r, layout, st);
-}
-
 static int export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     Scen *s = st;
@@ -290,9 +242,9 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
                 fputc('"', csv);
             fputc(*p, csv);
         }
+        const FigureResult *r = &s->fig[i];
         fprintf(csv, "\",%s,%s,\"%s\",\"%s\",%s\n", f->format->id, metric_id(f->metric),
-                s->fig_ok[i] ? s->fig[i].text : "", f->seed,
-                s->fig_ok[i] ? figure_verdict_id(s->fig[i].verdict) : "no_figure");
+                r->verdict == FIGURE_NO_FIGURE ? "" : r->text, f->seed, figure_verdict_id(r->verdict));
     }
     BarItem items[16];
     char text[16][48];
@@ -314,14 +266,13 @@ const ScreenDef SCREEN_SCENARIOS = {
             "story, and compare each figure the source quotes with what kvlab computes; the "
             "legend under the figures says what each verdict means, and where the source is "
             "wrong the reason is underneath. Change the context, batch, pool, weights or "
-            "bandwidth to see the figures move: a figure whose inputs changed is shown in full "
+            "bandwidth to see the figures move: a figure the change moves is shown in full "
             "and no longer compared with the source. Tab then Up/Down (or PgUp, PgDn) scrolls "
             "the screen.",
     .create = create,
     .destroy = free,
     .fields = fields,
     .recompute = recompute,
-    .draw = draw,
-    .scroll_lines = scroll_lines,
+    .layout = layout,
     .export = export,
 };

@@ -10,6 +10,74 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------------
+ * The clip and the cut log
+ */
+
+static Rect clip;                       // empty: the whole screen
+static FILE *cut_log;
+static const char *cut_context = "";
+
+Rect widget_clip(Rect r)
+{
+    Rect before = clip;
+    clip = r;
+    return before;
+}
+
+/* The clip as screen rows [*top, *bottom) and columns [*left, *right). */
+static void clip_box(int *top, int *bottom, int *left, int *right)
+{
+    bool all = clip.h <= 0 || clip.w <= 0;
+    *top = all || clip.y < 0 ? 0 : clip.y;
+    *left = all || clip.x < 0 ? 0 : clip.x;
+    *bottom = all || clip.y + clip.h > LINES ? LINES : clip.y + clip.h;
+    *right = all || clip.x + clip.w > COLS ? COLS : clip.x + clip.w;
+}
+
+static bool row_shown(int y)
+{
+    int top, bottom, left, right;
+    clip_box(&top, &bottom, &left, &right);
+    return y >= top && y < bottom;
+}
+
+/* A one-column glyph at (y, x), where the clip shows it. */
+static void put_glyph(int y, int x, int attr, const char *glyph)
+{
+    int top, bottom, left, right;
+    clip_box(&top, &bottom, &left, &right);
+    if (y < top || y >= bottom || x < left || x >= right)
+        return;
+    attron(attr);
+    mvaddstr(y, x, glyph);
+    attroff(attr);
+}
+
+void widget_cut_log(FILE *log)
+{
+    cut_log = log;
+}
+
+void widget_cut_context(const char *what)
+{
+    cut_context = what;
+}
+
+/* One line of the cut log: where, and `what` happened to the text s. */
+static void report(int y, int x, int w, const char *what, const char *s)
+{
+    if (!cut_log)
+        return;
+    fprintf(cut_log, "%s: %dx%d row %d col %d width %d: %s%s\n", cut_context, COLS, LINES, y, x, w, what, s);
+    fflush(cut_log);
+}
+
+void widget_lost(Rect r, const char *text)
+{
+    report(r.y, r.x, r.w, "lost a line: ", text);
+}
+
+/* ------------------------------------------------------------------------
  * Text
  */
 
@@ -35,89 +103,89 @@ static size_t fit_bytes(const char *s, int w)
     return i;
 }
 
-static FILE *cut_log;
-static const char *cut_context = "";
-
-void widget_cut_log(FILE *log)
-{
-    cut_log = log;
-}
-
-void widget_cut_context(const char *what)
-{
-    cut_context = what;
-}
-
-/* Text on a visible row that loses columns: off the right edge or past w. */
-static void report_cut(int y, int x, int w, const char *s)
-{
-    if (!cut_log || !*s || y < 0 || y >= LINES || (x < COLS && w > 0 && text_width(s) <= w))
-        return;
-    fprintf(cut_log, "%s: %dx%d row %d col %d width %d: %s\n", cut_context, COLS, LINES, y, x, w, s);
-    fflush(cut_log);
-}
-
 int put_text(int y, int x, int w, int attr, const char *s)
 {
-    char safe[2048];
-    s = text_escape(safe, sizeof safe, s, false);   // no control byte reaches the terminal
-    if (x + w > COLS)
-        w = COLS - x;
-    report_cut(y, x, w, s);
-    if (w <= 0 || y < 0 || y >= LINES || x >= COLS)
+    char safe[1024];
+    if (!text_safe(s)) {                // no control byte reaches the terminal
+        text_escape(safe, sizeof safe, s, false);
+        report(y, x, w, "unescaped: ", safe);
+        s = safe;
+    }
+    int top, bottom, left, right;
+    clip_box(&top, &bottom, &left, &right);
+    if (x + w > right)
+        w = right - x;
+    const int n = text_width(s);
+    if (y < top || y >= bottom)         // not in the window: scrolled away, not cut
+        return n < w ? n : w > 0 ? w : 0;
+    if (*s && (n > w || x >= right))
+        report(y, x, w, "", s);
+    if (w <= 0 || x >= right)
         return 0;
-    size_t b = fit_bytes(s, w);
     attron(attr);
-    mvaddnstr(y, x, s, (int)b);
+    mvaddnstr(y, x, s, (int)fit_bytes(s, w));
     attroff(attr);
-    int n = text_width(s);
     return n < w ? n : w;
 }
 
 void draw_title(Rect r, const char *title)
 {
     int n = put_text(r.y, r.x, r.w, crt_attr(ROLE_TITLE), title);
-    attron(crt_attr(ROLE_DIM));
     for (int i = n + 1; i < r.w; i++)
-        mvaddstr(r.y, r.x + i, crt_glyph(GLYPH_HLINE));
-    attroff(crt_attr(ROLE_DIM));
+        put_glyph(r.y, r.x + i, crt_attr(ROLE_DIM), crt_glyph(GLYPH_HLINE));
 }
 
-int draw_wrapped(Rect r, int attr, const char *text, int skip)
+/* The line of text that starts at p in w columns: the longest run of
+ * words that fits, or a hard cut of a longer word. Returns its end; *next
+ * is where the line after it starts (NUL at the end). */
+static const char *wrap_next(const char *p, int w, const char **next)
 {
-    int line = 0;
-    const char *p = text;
-    while (*p) {
-        /* the longest run of words that fits, or a hard cut of a long word */
-        const char *end = p, *brk = NULL;
-        int cols = 0;
-        while (*end && *end != '\n' && cols < r.w) {
-            if (*end == ' ')
-                brk = end;
-            if (((unsigned char)*end & 0xC0) != 0x80)
-                cols++;
-            end++;
-        }
-        while (*end && ((unsigned char)*end & 0xC0) == 0x80)
-            end++;
-        if (*end && *end != '\n' && *end != ' ' && brk)
-            end = brk;
-        int row = line - skip;
-        if (row >= 0 && row < r.h) {
-            char buf[512];
-            size_t n = (size_t)(end - p) < sizeof buf - 1 ? (size_t)(end - p) : sizeof buf - 1;
-            memcpy(buf, p, n);
-            buf[n] = '\0';
-            put_text(r.y + row, r.x, r.w, attr, buf);
-        }
-        line++;
-        p = end;
-        while (*p == ' ')
-            p++;
-        if (*p == '\n')
-            p++;
+    const char *end = p, *brk = NULL;
+    int cols = 0;
+    if (w < 1)
+        w = 1;
+    while (*end && *end != '\n' && cols < w) {
+        if (*end == ' ')
+            brk = end;
+        if (((unsigned char)*end & 0xC0) != 0x80)
+            cols++;
+        end++;
     }
-    return line;
+    while (*end && ((unsigned char)*end & 0xC0) == 0x80)
+        end++;
+    if (*end && *end != '\n' && *end != ' ' && brk)
+        end = brk;
+    const char *q = end;
+    while (*q == ' ')
+        q++;
+    if (*q == '\n')
+        q++;
+    *next = q;
+    return end;
+}
+
+int wrap_lines(const char *text, int w)
+{
+    int lines = 0;
+    for (const char *p = text; *p; lines++)
+        wrap_next(p, w, &p);
+    return lines;
+}
+
+void draw_wrapped(Rect r, int attr, const char *text)
+{
+    int row = 0;
+    for (const char *p = text; *p; row++) {
+        const char *start = p, *end = wrap_next(p, r.w, &p);
+        char buf[2048];                 // a line of up to 512 columns of 4-byte characters
+        size_t n = (size_t)(end - start) < sizeof buf - 1 ? (size_t)(end - start) : sizeof buf - 1;
+        memcpy(buf, start, n);
+        buf[n] = '\0';
+        if (row < r.h)
+            put_text(r.y + row, r.x, r.w, attr, buf);
+        else
+            widget_lost((Rect){r.y + row, r.x, 1, r.w}, buf);
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -150,47 +218,48 @@ static void table_layout(const Table *t, int *width, bool *right)
     }
 }
 
+/* The colour role a cell's marker asks for (widget.h). */
+static int cell_attr(const char *s, size_t row)
+{
+    static const struct { char mark; ColorRole role; } MARKS[] = {
+        {'!', ROLE_BAD}, {'~', ROLE_WARN}, {'+', ROLE_GOOD}};
+    for (size_t i = 0; row > 0 && i < sizeof MARKS / sizeof MARKS[0]; i++)
+        if (*s == MARKS[i].mark)
+            return crt_attr(MARKS[i].role);
+    return crt_attr(row == 0 ? ROLE_TITLE : ROLE_NORMAL);
+}
+
 static void table_row_at(int y, Rect r, const Table *t, size_t row, const int *width, const bool *right)
 {
     int x = r.x;
     for (size_t c = 0; c < t->cols && x < r.x + r.w; c++) {
-        const char *s = t->cell[row][c];
-        int attr = row == 0 ? crt_attr(ROLE_TITLE) : crt_attr(ROLE_NORMAL);
-        if (row > 0) {
-            if (*s == '!')
-                attr = crt_attr(ROLE_BAD);
-            else if (*s == '~')
-                attr = crt_attr(ROLE_WARN);
-            else if (*s == '+')
-                attr = crt_attr(ROLE_GOOD);
-        }
-        s = cell_text(s);
-        int pad = width[c] - text_width(s);
-        put_text(y, x + (right[c] ? pad : 0), r.x + r.w - x - (right[c] ? pad : 0), attr, s);
+        const char *s = cell_text(t->cell[row][c]);
+        int pad = right[c] ? width[c] - text_width(s) : 0;
+        put_text(y, x + pad, r.x + r.w - x - pad, cell_attr(t->cell[row][c], row), s);
         x += width[c] + 2;
     }
 }
 
-void draw_table(Rect r, const Table *t, int skip)
+void draw_table(Rect r, const Table *t)
 {
     int width[TABLE_COLS];
     bool right[TABLE_COLS];
     table_layout(t, width, right);
-    for (int line = 0; line < r.h; line++) {
-        size_t row = line == 0 ? 0 : (size_t)(line + (skip > 0 ? skip : 0));
-        if (row >= t->rows)
-            break;
-        table_row_at(r.y + line, r, t, row, width, right);
+    for (size_t row = 0; row < t->rows; row++) {
+        if ((int)row < r.h)
+            table_row_at(r.y + (int)row, r, t, row, width, right);
+        else
+            report(r.y + (int)row, r.x, r.w, "lost a table row: ", t->cell[row][0]);
     }
 }
 
-void draw_table_lines(Rect r, const Table *t, size_t first)
+void draw_table_row(Rect r, const Table *t, size_t row)
 {
     int width[TABLE_COLS];
     bool right[TABLE_COLS];
     table_layout(t, width, right);
-    for (int line = 0; line < r.h && first + (size_t)line < t->rows; line++)
-        table_row_at(r.y + line, r, t, first + (size_t)line, width, right);
+    if (row < t->rows)
+        table_row_at(r.y, r, t, row, width, right);
 }
 
 /* ------------------------------------------------------------------------
@@ -203,20 +272,13 @@ static void put_bar(int y, int x, double v, double max, int width, int attr)
 {
     int full, eighths;
     bar_cells(v, max, width, &full, &eighths);
-    attron(attr);
     for (int k = 0; k < full; k++)
-        mvaddstr(y, x + k, crt_glyph(GLYPH_BLOCK_8));
+        put_glyph(y, x + k, attr, crt_glyph(GLYPH_BLOCK_8));
     if (eighths)
-        mvaddstr(y, x + full, crt_glyph((Glyph)(GLYPH_BLOCK_1 + eighths - 1)));
-    attroff(attr);
+        put_glyph(y, x + full, attr, crt_glyph((Glyph)(GLYPH_BLOCK_1 + eighths - 1)));
 }
 
 void draw_bars(Rect r, const BarItem *items, size_t n)
-{
-    draw_bars_from(r, items, n, 0);
-}
-
-void draw_bars_from(Rect r, const BarItem *items, size_t n, size_t first)
 {
     int label_w = 0, text_w = 0;
     double max = 0;
@@ -233,8 +295,12 @@ void draw_bars_from(Rect r, const BarItem *items, size_t n, size_t first)
     int bar_w = r.w - label_w - text_w - 3;
     if (bar_w < 1)
         bar_w = 0;
-    for (size_t i = first; i < n && (int)(i - first) < r.h; i++) {
-        int y = r.y + (int)(i - first);
+    for (size_t i = 0; i < n; i++) {
+        int y = r.y + (int)i;
+        if ((int)i >= r.h) {
+            report(y, r.x, r.w, "lost a bar: ", items[i].label);
+            continue;
+        }
         put_text(y, r.x, label_w < r.w ? label_w : r.w, crt_attr(ROLE_NORMAL), items[i].label);
         put_bar(y, r.x + label_w + 1, items[i].value, max, bar_w,
                 crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(i % SERIES_COUNT))));
@@ -245,20 +311,28 @@ void draw_bars_from(Rect r, const BarItem *items, size_t n, size_t first)
 }
 
 /* ------------------------------------------------------------------------
- * Line plot
+ * Line plot: its frame and legend settled together (plot_settle), then
+ * the axes, the series and the legend.
  */
 
 #define PLOT_SERIES_MAX 16
 #define LEGEND_TEXT 160
 
-/* Where a plot's parts go in its rectangle: the plotting area, the y axis
- * (its ticks, their column width, its range widened to them) and the
- * legend's rows at the bottom. */
+/* Where a plot's parts go in its rectangle: the plotting area, the axes'
+ * ranges, the y axis (its ticks, their column width, its range widened to
+ * them) and the legend's rows at the bottom. */
 typedef struct {
     Rect p;
-    double ticks[TICKS_MAX], ylo, yhi;
+    double xlo, xhi, ticks[TICKS_MAX], ylo, yhi;
     int nt, axis_w, legend_h;
 } PlotFrame;
+
+/* The legend: each series' entry, its width with the marker and its
+ * space, and its place (column, row) in the legend's rows. */
+typedef struct {
+    char text[PLOT_SERIES_MAX][LEGEND_TEXT];
+    int widths[PLOT_SERIES_MAX], col[PLOT_SERIES_MAX], row[PLOT_SERIES_MAX];
+} Legend;
 
 static void plot_frame(Rect r, int legend_h, double ylo, double yhi, PlotFrame *f)
 {
@@ -281,13 +355,12 @@ static void plot_frame(Rect r, int legend_h, double ylo, double yhi, PlotFrame *
 }
 
 /* Every series' markers in their cells, in drawing order; the count. */
-static size_t plot_marks(const PlotFrame *f, const Series *s, size_t n, bool log2x, double xlo,
-                         double xhi, PlotMark *m)
+static size_t plot_marks(const PlotFrame *f, const Series *s, size_t n, bool log2x, PlotMark *m)
 {
     size_t c = 0;
     for (size_t k = 0; k < n; k++)
         for (size_t i = 0; i < s[k].n; i++)
-            m[c++] = (PlotMark){(int)k, scale_to_cell(s[k].x[i], xlo, xhi, f->p.w, log2x),
+            m[c++] = (PlotMark){(int)k, scale_to_cell(s[k].x[i], f->xlo, f->xhi, f->p.w, log2x),
                                 f->p.h - 1 - scale_to_cell(s[k].y[i], f->ylo, f->yhi, f->p.h, 0)};
     return c;
 }
@@ -297,38 +370,134 @@ static const char *series_mark(size_t k)
     return crt_glyph((Glyph)(GLYPH_POINT_1 + (int)(k % SERIES_COUNT)));
 }
 
-/* The legend's entries: a series' name, and where none of its markers
- * shows, the series that hide them; widths with the marker and its space. */
-static void legend_texts(const Series *s, size_t n, const size_t *shown, const uint32_t *under,
-                         char text[][LEGEND_TEXT], int *widths)
+static int series_attr(size_t k)
+{
+    return crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(k % SERIES_COUNT)));
+}
+
+/* A series' legend entry: its name, and where none of its markers shows,
+ * the series that hide them, by marker and name, or (short) by marker. */
+static void legend_entry(const Series *s, size_t n, size_t k, const size_t *shown, const uint32_t *under,
+                         bool shortly, char *text)
+{
+    size_t len = (size_t)snprintf(text, LEGEND_TEXT, "%s", s[k].name);
+    for (size_t t = 0, named = 0; !shown[k] && t < n; t++)
+        if (under[k] >> t & 1 && len < LEGEND_TEXT)
+            len += (size_t)snprintf(text + len, LEGEND_TEXT - len, "%s%s%s%s", named++ ? (shortly ? " " : ", ") : " (under ",
+                                    series_mark(t), shortly ? "" : " ", shortly ? "" : s[t].name);
+    if (!shown[k] && under[k] && len < LEGEND_TEXT)
+        snprintf(text + len, LEGEND_TEXT - len, ")");
+}
+
+/* The legend's entries, each as long as the plot's width w lets it be,
+ * and their widths with the marker and its space. */
+static void legend_texts(const Series *s, size_t n, const size_t *shown, const uint32_t *under, int w, Legend *l)
 {
     for (size_t k = 0; k < n; k++) {
-        size_t len = (size_t)snprintf(text[k], LEGEND_TEXT, "%s", s[k].name);
-        for (size_t t = 0, named = 0; !shown[k] && t < n; t++)
-            if (under[k] >> t & 1 && len < LEGEND_TEXT)
-                len += (size_t)snprintf(text[k] + len, LEGEND_TEXT - len, "%s%s %s", named++ ? ", " : " (under ",
-                                        series_mark(t), s[t].name);
-        if (!shown[k] && under[k] && len < LEGEND_TEXT)
-            snprintf(text[k] + len, LEGEND_TEXT - len, ")");
-        widths[k] = 2 + text_width(text[k]);
+        legend_entry(s, n, k, shown, under, false, l->text[k]);
+        if (2 + text_width(l->text[k]) > w)
+            legend_entry(s, n, k, shown, under, true, l->text[k]);
+        l->widths[k] = 2 + text_width(l->text[k]);
+    }
+}
+
+/* The frame, the markers (m, their count returned) and the legend,
+ * settled together: the legend says which series hide one another, which
+ * takes rows from the plot, which moves the markers. Each round that needs
+ * more legend rows takes them from the plot, so it ends: settled, or with
+ * fewer than two rows left to plot (f->p.h < 2). */
+static size_t plot_settle(Rect r, const Series *s, size_t n, bool log2x, PlotFrame *f, PlotMark *m, Legend *l)
+{
+    size_t shown[PLOT_SERIES_MAX], count = 0;
+    uint32_t under[PLOT_SERIES_MAX] = {0};
+    for (size_t k = 0; k < n; k++)
+        shown[k] = 1;
+    legend_texts(s, n, shown, under, r.w, l);
+    int legend_h = legend_layout(l->widths, n, r.w, 2, l->col, l->row);
+    const double ylo = f->ylo, yhi = f->yhi;
+    for (;;) {
+        plot_frame(r, legend_h, ylo, yhi, f);
+        if (f->p.h < 2)
+            return 0;
+        count = plot_marks(f, s, n, log2x, m);
+        marker_cover(m, count, n, shown, under);
+        legend_texts(s, n, shown, under, r.w, l);
+        int rows = legend_layout(l->widths, n, r.w, 2, l->col, l->row);
+        if (rows <= legend_h)
+            return count;
+        legend_h = rows;
+    }
+}
+
+/* The y label and the x axis' name on the plot's first line, the axes and
+ * their ticks (y: right-aligned against the axis; x: the first series' x
+ * values, as many as fit). */
+static void plot_axes(Rect r, const PlotFrame *f, const Series *s0, bool log2x, const char *xlabel,
+                      const char *ylabel)
+{
+    const Rect p = f->p;
+    const int dim = crt_attr(ROLE_DIM);
+    put_text(r.y, r.x, r.w, dim, ylabel);
+    put_text(r.y, r.x + r.w - text_width(xlabel) - 2, text_width(xlabel) + 2, dim, xlabel);
+    for (int y = 0; y < p.h; y++)
+        put_glyph(p.y + y, p.x - 1, dim, crt_glyph(GLYPH_VLINE));
+    for (int x = 0; x < p.w; x++)
+        put_glyph(p.y + p.h, p.x + x, dim, crt_glyph(GLYPH_HLINE));
+    put_glyph(p.y + p.h, p.x - 1, dim, crt_glyph(GLYPH_CORNER));
+    char buf[32];
+    for (int i = 0; i < f->nt; i++) {
+        int y = p.y + p.h - 1 - scale_to_cell(f->ticks[i], f->ylo, f->yhi, p.h, 0);
+        int w = text_width(format_tick(f->ticks[i], buf, sizeof buf));
+        put_text(y, p.x - 2 - w, w, dim, buf);
+    }
+    int last_end = -100;
+    for (size_t i = 0; i < s0->n; i++) {
+        int c = scale_to_cell(s0->x[i], f->xlo, f->xhi, p.w, log2x);
+        int w = text_width(format_tick(s0->x[i], buf, sizeof buf)), start = p.x + c - w / 2;
+        if (start + w > r.x + r.w)
+            start = r.x + r.w - w;
+        if (start > last_end + 1) {
+            put_text(p.y + p.h + 1, start, w, dim, buf);
+            last_end = start + w;
+        }
     }
 }
 
 /* Dots between a series' points, a straight line in cells. */
-static void plot_line(const Rect *p, const PlotMark *m, size_t count)
+static void plot_line(const Rect *p, const PlotMark *m, size_t count, int attr)
 {
     for (size_t i = 1; i < count; i++) {
         const PlotMark *a = &m[i - 1], *b = &m[i];
         int steps = abs(b->col - a->col) > abs(b->row - a->row) ? abs(b->col - a->col) : abs(b->row - a->row);
         for (int t = 1; t < steps; t++)
-            mvaddstr(p->y + a->row + (b->row - a->row) * t / steps, p->x + a->col + (b->col - a->col) * t / steps,
-                     crt.utf8 ? "\u00B7" : ".");
+            put_glyph(p->y + a->row + (b->row - a->row) * t / steps, p->x + a->col + (b->col - a->col) * t / steps,
+                      attr, crt.utf8 ? "\u00B7" : ".");
+    }
+}
+
+/* Every line first, then every marker: no line hides a marker. */
+static void plot_series(const PlotFrame *f, const Series *s, size_t n, const PlotMark *m, size_t count)
+{
+    for (size_t k = 0, at = 0; k < n; at += s[k].n, k++)
+        plot_line(&f->p, m + at, s[k].n, series_attr(k));
+    for (size_t i = 0; i < count; i++)
+        put_glyph(f->p.y + m[i].row, f->p.x + m[i].col, series_attr((size_t)m[i].series),
+                  series_mark((size_t)m[i].series));
+}
+
+static void plot_legend(Rect r, const PlotFrame *f, size_t n, const Legend *l)
+{
+    for (size_t k = 0; k < n; k++) {
+        int ly = r.y + r.h - f->legend_h + l->row[k], lx = r.x + l->col[k];
+        put_glyph(ly, lx, series_attr(k), series_mark(k));
+        put_text(ly, lx + 2, l->widths[k] - 2, crt_attr(ROLE_NORMAL), l->text[k]);
     }
 }
 
 void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel,
                const char *ylabel)
 {
+    static const char *const SMALL = "(a larger window shows the plot)";
     if (n > PLOT_SERIES_MAX)
         n = PLOT_SERIES_MAX;
     size_t total = 0;
@@ -336,103 +505,34 @@ void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel
         total += s[k].n;
     if (!total)
         return;
-    if (r.h < 8 || r.w < 30) {
-        draw_wrapped(r, crt_attr(ROLE_DIM), "(a larger window shows the plot)", 0);
+    if (r.h < PLOT_MIN_ROWS || r.w < 30) {
+        draw_wrapped(r, crt_attr(ROLE_DIM), SMALL);
         return;
     }
     PlotMark *m = malloc(total * sizeof *m);
     if (!m)
         return;
-    double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+    PlotFrame f = {.xlo = INFINITY, .xhi = -INFINITY, .ylo = INFINITY, .yhi = -INFINITY};
     for (size_t k = 0; k < n; k++)
         for (size_t i = 0; i < s[k].n; i++) {
-            xlo = fmin(xlo, s[k].x[i]), xhi = fmax(xhi, s[k].x[i]);
-            ylo = fmin(ylo, s[k].y[i]), yhi = fmax(yhi, s[k].y[i]);
+            f.xlo = fmin(f.xlo, s[k].x[i]), f.xhi = fmax(f.xhi, s[k].x[i]);
+            f.ylo = fmin(f.ylo, s[k].y[i]), f.yhi = fmax(f.yhi, s[k].y[i]);
         }
-    if (!(yhi > ylo)) {
-        yhi = ylo + 1;
-        ylo -= 1;
+    if (!(f.yhi > f.ylo)) {
+        f.yhi = f.ylo + 1;
+        f.ylo -= 1;
     }
-    /* The legend says which series hide one another, which takes rows from
-     * the plot, which moves the markers: settle the two together. */
-    static char text[PLOT_SERIES_MAX][LEGEND_TEXT];
-    int widths[PLOT_SERIES_MAX], col[PLOT_SERIES_MAX], row[PLOT_SERIES_MAX];
-    size_t shown[PLOT_SERIES_MAX];
-    uint32_t under[PLOT_SERIES_MAX] = {0};
-    for (size_t k = 0; k < n; k++)
-        shown[k] = 1;
-    legend_texts(s, n, shown, under, text, widths);
-    PlotFrame f;
-    int legend_h = legend_layout(widths, n, r.w, 2, col, row);
-    for (int pass = 0; pass < 4; pass++) {
-        plot_frame(r, legend_h, ylo, yhi, &f);
-        if (f.p.h < 2)
-            break;
-        marker_cover(m, plot_marks(&f, s, n, log2x, xlo, xhi, m), n, shown, under);
-        legend_texts(s, n, shown, under, text, widths);
-        int rows = legend_layout(widths, n, r.w, 2, col, row);
-        if (rows <= legend_h)
-            break;
-        legend_h = rows;
-    }
+    Legend l;
+    size_t count = plot_settle(r, s, n, log2x, &f, m, &l);
     if (f.p.h < 2 || f.p.w < 8) {
         free(m);
-        draw_wrapped(r, crt_attr(ROLE_DIM), "(a larger window shows the plot)", 0);
+        draw_wrapped(r, crt_attr(ROLE_DIM), SMALL);
         return;
     }
-    const Rect p = f.p;
-    put_text(r.y, r.x, r.w, crt_attr(ROLE_DIM), ylabel);
-    attron(crt_attr(ROLE_DIM));
-    for (int y = 0; y < p.h; y++)
-        mvaddstr(p.y + y, p.x - 1, crt_glyph(GLYPH_VLINE));
-    for (int x = 0; x < p.w; x++)
-        mvaddstr(p.y + p.h, p.x + x, crt_glyph(GLYPH_HLINE));
-    mvaddstr(p.y + p.h, p.x - 1, crt_glyph(GLYPH_CORNER));
-    attroff(crt_attr(ROLE_DIM));
-    char buf[32];
-    for (int i = 0; i < f.nt; i++) {   // right-aligned against the axis
-        int y = p.y + p.h - 1 - scale_to_cell(f.ticks[i], f.ylo, f.yhi, p.h, 0);
-        int w = text_width(format_tick(f.ticks[i], buf, sizeof buf));
-        put_text(y, p.x - 2 - w, w, crt_attr(ROLE_DIM), buf);
-    }
-    /* x ticks: the first series' x values, as many as fit */
-    int last_end = -100;
-    for (size_t i = 0; i < s[0].n; i++) {
-        int c = scale_to_cell(s[0].x[i], xlo, xhi, p.w, log2x);
-        format_tick(s[0].x[i], buf, sizeof buf);
-        int start = p.x + c - text_width(buf) / 2;
-        if (start + text_width(buf) > r.x + r.w)
-            start = r.x + r.w - text_width(buf);
-        if (start > last_end + 1) {
-            put_text(p.y + p.h + 1, start, text_width(buf), crt_attr(ROLE_DIM), buf);
-            last_end = start + text_width(buf);
-        }
-    }
-    /* the axis name goes at the right end of the y label's line */
-    put_text(r.y, r.x + r.w - text_width(xlabel) - 2, text_width(xlabel) + 2, crt_attr(ROLE_DIM), xlabel);
-    /* every line first, then every marker: no line hides a marker */
-    size_t count = plot_marks(&f, s, n, log2x, xlo, xhi, m);
-    for (size_t k = 0, at = 0; k < n; at += s[k].n, k++) {
-        int attr = crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(k % SERIES_COUNT)));
-        attron(attr);
-        plot_line(&p, m + at, s[k].n);
-        attroff(attr);
-    }
-    for (size_t i = 0; i < count; i++) {
-        int attr = crt_attr((ColorRole)(ROLE_SERIES_1 + m[i].series % SERIES_COUNT));
-        attron(attr);
-        mvaddstr(p.y + m[i].row, p.x + m[i].col, series_mark((size_t)m[i].series));
-        attroff(attr);
-    }
+    plot_axes(r, &f, &s[0], log2x, xlabel, ylabel);
+    plot_series(&f, s, n, m, count);
+    plot_legend(r, &f, n, &l);
     free(m);
-    for (size_t k = 0; k < n; k++) {
-        int ly = r.y + r.h - f.legend_h + row[k], lx = r.x + col[k];
-        int attr = crt_attr((ColorRole)(ROLE_SERIES_1 + (int)(k % SERIES_COUNT)));
-        attron(attr);
-        mvaddstr(ly, lx, series_mark(k));
-        attroff(attr);
-        put_text(ly, lx + 2, widths[k] - 2, crt_attr(ROLE_NORMAL), text[k]);
-    }
 }
 
 /* ------------------------------------------------------------------------
@@ -441,13 +541,10 @@ void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel
 
 static void heat_cell(int y, int x, int level)
 {
-    if (crt.depth == COLORS_NONE) {
-        mvaddstr(y, x, crt_glyph((Glyph)(GLYPH_SHADE_0 + level)));
-    } else {
-        attron(crt_attr((ColorRole)(ROLE_HEAT_0 + level)));
-        mvaddstr(y, x, " ");
-        attroff(crt_attr((ColorRole)(ROLE_HEAT_0 + level)));
-    }
+    if (crt.depth == COLORS_NONE)
+        put_glyph(y, x, crt_attr(ROLE_NORMAL), crt_glyph((Glyph)(GLYPH_SHADE_0 + level)));
+    else
+        put_glyph(y, x, crt_attr((ColorRole)(ROLE_HEAT_0 + level)), " ");
 }
 
 void draw_heatmap(Rect r, const char *title, const float *m, size_t rows, size_t cols, double lo,
@@ -465,13 +562,16 @@ void draw_heatmap(Rect r, const char *title, const float *m, size_t rows, size_t
      * cannot show sign, so in monochrome they show the magnitude, 0 blank. */
     bool mono = crt.depth == COLORS_NONE;
     double top = fmax(fabs(lo), fabs(hi));
-    for (int y = 0; y < h; y++)
+    for (int y = 0; y < h; y++) {
+        if (!row_shown(r.y + 1 + y))
+            continue;
         for (int x = 0; x < w; x++) {
             float v = block_value(m, rows, cols, h, w, y, x);
             int level = mono ? heat_level(fabs(v), 0, top, HEAT_STEPS) : heat_level(v, lo, hi, HEAT_STEPS);
             for (int k = 0; k < cw; k++)
                 heat_cell(r.y + 1 + y, r.x + x * cw + k, level);
         }
+    }
     /* the scale: its two ends whole, the ramp between them in the columns
      * left (every level where they fit, else evenly chosen ones, at least
      * the two ends); where no ramp fits, "lo..hi", or shorter, the range
@@ -503,13 +603,12 @@ void draw_heatmap(Rect r, const char *title, const float *m, size_t rows, size_t
 
 void draw_progress(Rect r, const char *label, double done, double total, double elapsed)
 {
-    char eta[32], line[160];
-    double left = eta_seconds(done, total, elapsed);
-    format_duration(left, eta, sizeof eta);
-    snprintf(line, sizeof line, "%s  %3.0f%%  %s left  (Esc cancels)", label,
-             total > 0 ? 100 * done / total : 0, eta);
-    put_text(r.y, r.x, r.w, crt_attr(ROLE_NORMAL), line);
-    put_bar(r.y + 1, r.x, done, total, r.w, crt_attr(ROLE_SERIES_1));
+    char eta[32], line[96];
+    format_duration(eta_seconds(done, total, elapsed), eta, sizeof eta);
+    snprintf(line, sizeof line, "%3.0f%%  %s left  (Esc cancels)", total > 0 ? 100 * done / total : 0, eta);
+    put_text(r.y, r.x, r.w, crt_attr(ROLE_NORMAL), label);
+    put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_NORMAL), line);
+    put_bar(r.y + 2, r.x, done, total, r.w, crt_attr(ROLE_SERIES_1));
 }
 
 void draw_function_bar(int y, int w, const BarKey *keys, size_t n)

@@ -4,6 +4,17 @@
  * screen and keeps no state: the screens own their data, the widgets only
  * draw it (nvtop's plot.c is the model). Sizes come from the rectangle, so
  * a resize needs nothing but a redraw.
+ *
+ * Drawing goes only inside the clip (widget_clip): a document's window
+ * (doc.h) clips what it lays out, so a widget is drawn in its whole
+ * rectangle and the rows of it above or below the window are simply not
+ * there; they scroll into view. What a widget cannot fit into its own
+ * rectangle is lost, and it says so in the cut log: a text cut short, a
+ * wrapped line, table row, bar or field with no row left for it.
+ *
+ * Text reaches the widgets escaped (text_escape in cli.h) where it enters
+ * the lab: the documents' texts (doc.h), the status line, the fields'
+ * choices and the table cells, so that what is measured is what is drawn.
  */
 #ifndef KVLAB_WIDGET_H
 #define KVLAB_WIDGET_H
@@ -19,30 +30,41 @@ typedef struct {
     int y, x, h, w;
 } Rect;
 
-/* Text clipped to width w at (y, x); returns columns written. Text that
- * does not fit is cut, and reported to the cut log when one is set.
- * Control characters are drawn escaped (text_escape), never sent. */
+/* Limits drawing to r (the whole screen when r is empty: h or w 0);
+ * returns the clip it replaces. */
+Rect widget_clip(Rect r);
+
+/* Text clipped to width w at (y, x); returns the columns it takes there.
+ * Text that does not fit is cut, and reported to the cut log when one is
+ * set. A control character that reaches it unescaped is drawn escaped all
+ * the same, never sent, and reported too: the layout measured other text. */
 int put_text(int y, int x, int w, int attr, const char *s);
-/* Where put_text reports every text it had to cut, one line each with the
- * window size, position, width and the whole text (KVLAB_CUT_LOG, so the
- * screen tests can check that nothing meaningful is lost); NULL: nowhere. */
+/* Where the widgets report every text they had to cut and every line they
+ * lost, one line each with the window size, position, width and the whole
+ * text (KVLAB_CUT_LOG, so the screen tests can check that nothing
+ * meaningful is lost); NULL: nowhere. */
 void widget_cut_log(FILE *log);
-/* What is being drawn (a screen's name, "help"), the first word of each
+/* What is being drawn (a screen's name, "Help"), the first word of each
  * line of the cut log. */
 void widget_cut_context(const char *what);
+/* Reports a line of text that had no row left to it at r (a widget's own,
+ * such as the lab's field pane). */
+void widget_lost(Rect r, const char *text);
 /* A boxed title line: "title ────". */
 void draw_title(Rect r, const char *title);
-/* Words wrapped into r starting at line `skip`; returns the total line count. */
-int draw_wrapped(Rect r, int attr, const char *text, int skip);
+/* Lines that `text` takes wrapped to w columns. */
+int wrap_lines(const char *text, int w);
+/* Words wrapped into r (the lines past its last row are lost). */
+void draw_wrapped(Rect r, int attr, const char *text);
 
-/* A Table (cli.h) in r: its header, then its rows from the `skip`-th after
- * it (0: all), in columns as wide as every row needs, so that they stay
- * put as the rows scroll; cells whose text starts with '!' are drawn in
- * ROLE_BAD, '~' in ROLE_WARN, '+' in ROLE_GOOD (the marker is not shown). */
-void draw_table(Rect r, const Table *t, int skip);
-/* Rows first, first + 1, ... of a table (0 is the header) on the lines of
- * r, in the columns draw_table gives the whole table. */
-void draw_table_lines(Rect r, const Table *t, size_t first);
+/* A Table (cli.h) in r: its header, then its rows (those past r's last
+ * row are lost), in columns as wide as every row needs; cells whose text
+ * starts with '!' are drawn in ROLE_BAD, '~' in ROLE_WARN, '+' in
+ * ROLE_GOOD (the marker is not shown). */
+void draw_table(Rect r, const Table *t);
+/* Row `row` of a table (0 is the header) on r's first line, in the
+ * columns draw_table gives the whole table. */
+void draw_table_row(Rect r, const Table *t, size_t row);
 
 typedef struct {
     const char *label;
@@ -50,10 +72,9 @@ typedef struct {
     const char *text;           // shown after the bar
 } BarItem;
 
-/* Horizontal bars scaled to the largest value, eighths of a cell. */
+/* Horizontal bars scaled to the largest value, eighths of a cell, a line
+ * each (those past r's last row are lost). */
 void draw_bars(Rect r, const BarItem *items, size_t n);
-/* The same from items[first] on, in the scale and columns of all n. */
-void draw_bars_from(Rect r, const BarItem *items, size_t n, size_t first);
 
 typedef struct {
     const char *name;
@@ -61,7 +82,10 @@ typedef struct {
     size_t n;
 } Series;
 
-/* A line plot with axes, ticks and a legend; x on a log2 axis when log2x. */
+#define PLOT_MIN_ROWS 12        // a plot's rows at the least: its axes, legend and a few
+
+/* A line plot with axes, ticks and a legend; x on a log2 axis when log2x.
+ * Smaller than PLOT_MIN_ROWS rows (or too narrow), a note in its place. */
 void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel,
                const char *ylabel);
 
@@ -71,7 +95,10 @@ void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel
 void draw_heatmap(Rect r, const char *title, const float *m, size_t rows, size_t cols, double lo,
                   double hi);
 
-/* A progress bar with the share done and the time left; "Esc cancels". */
+#define PROGRESS_ROWS 3         // the label, the share done and time left, the bar
+
+/* A progress box of PROGRESS_ROWS: what is being done, then the share
+ * done, the time left and "Esc cancels", then the bar. */
 void draw_progress(Rect r, const char *label, double done, double total, double elapsed);
 
 typedef struct {

@@ -338,6 +338,34 @@ START_TEST(kivi_window)
 }
 END_TEST
 
+/* The cache's int4 writer rounds the true quotient (x - m) / s: in a group
+ * from -2.5 to 12.5 (m = -2.5, s = 1, both held by FP16), 0 is the half 2.5
+ * and lands on the even code 2 (-0.5), while 2^-30, a hair above the half
+ * (x - m in float is 2.5 again), lands on 3 (0.5); keys (a channel over 32
+ * tokens) and values (32 channels of a token) alike. */
+START_TEST(int4_writer_near_half)
+{
+    enum { T = 32, D = 32 };
+    KvShape s = {KV_INT4, 1, 1, 1, D, T, 0, false};
+    KvCache c;
+    ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
+    static float k[T * D], v[T * D];
+    const float group[] = {-2.5f, 12.5f, ldexpf(1, -30), 0};
+    for (int i = 0; i < 4; i++)
+        k[i * D] = v[i] = group[i];         // key channel 0 of tokens 0-3; value channels 0-3 of token 0
+    ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
+    float kd[D], vd[D];
+    kv_dequant(&c, 0, 0, 0, kd, vd);
+    ck_assert_float_eq(vd[2], 0.5f);
+    ck_assert_float_eq(vd[3], -0.5f);
+    kv_dequant(&c, 0, 0, 2, kd, vd);
+    ck_assert_float_eq(kd[0], 0.5f);
+    kv_dequant(&c, 0, 0, 3, kd, vd);
+    ck_assert_float_eq(kd[0], -0.5f);
+    kv_cache_done(&c);
+}
+END_TEST
+
 /* Time left in a sweep whose points cost a + b x context, measured context
  * by context as the lab sweeps (every format at 1k, then at 2k, ...), with
  * a tenth to all of the cost at 1k growing with context: exact once two
@@ -394,6 +422,7 @@ Suite *suite_kernels(void)
     tcase_add_test(t, write_read_bounds);
     tcase_add_test(t, fp4_matches_ref);
     tcase_add_test(t, integer_writers_round_as_calc);
+    tcase_add_test(t, int4_writer_near_half);
     tcase_add_test(t, cpu_matches_f64);
     tcase_add_test(t, kivi_window);
     tcase_add_test(t, sweep_time_left);

@@ -275,7 +275,7 @@ int cli_fail(const char *cmd, int code, const Error *e)
 const char *cli_datadir(void)
 {
     const char *dir = paths_find(PATH_DATA);
-    return dir ? dir : KVLAB_PREFIX "/" KVLAB_DATADIR;     // not there: named in the errors
+    return dir ? dir : paths_installed(PATH_DATA);     // not there: named in the errors
 }
 
 /* ------------------------------------------------------------------------

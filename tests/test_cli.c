@@ -561,6 +561,30 @@ START_TEST(bench_command)
 }
 END_TEST
 
+/* A plugin that is found but will not load is named with why (here a file
+ * too short to be a library), by bench --backend cuda as by --help's line,
+ * not hidden behind the library path's "no such file" that comes after. */
+START_TEST(broken_plugin_named)
+{
+    char dir[] = "/tmp/kvlab-plugin-XXXXXX", cmd[512], out[2048];
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(cmd, sizeof cmd, "cp '%s' %s/kvlab && echo junk > %s/libkvlab_cuda.so", test_bin(), dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "env -u KVLAB_CUDA_PLUGIN %s/kvlab bench --backend cuda --format bf16 "
+                              "--contexts 1k --batch 1 2>&1; echo \"exit $?\"", dir);
+    FILE *p = popen(cmd, "r");
+    ck_assert(p != NULL);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    pclose(p);
+    char want[128];
+    snprintf(want, sizeof want, "(%s/libkvlab_cuda.so: file too short)", dir);
+    ck_assert_msg(strstr(out, want) && strstr(out, "exit 3"), "want '%s' and exit 3 in: %s", want, out);
+    snprintf(cmd, sizeof cmd, "rm -r %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Bad input
  */
@@ -959,6 +983,7 @@ Suite *suite_cli(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, calc_default);
     tcase_add_test(t, bench_command);
+    tcase_add_test(t, broken_plugin_named);
     tcase_add_test(t, calc_json_fields);
     tcase_add_test(t, calc_typed_shapes_random);
     tcase_add_test(t, calc_gpu_budget);

@@ -13,6 +13,19 @@ int error_set(Error *e, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(e->msg, sizeof e->msg, fmt, ap);
     va_end(ap);
+    e->runtime = false;
+    return -1;
+}
+
+int error_runtime(Error *e, const char *fmt, ...)
+{
+    if (!e)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    e->runtime = true;
     return -1;
 }
 

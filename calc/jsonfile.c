@@ -189,7 +189,7 @@ int jsondoc_parse(JsonDoc *d, const char *name, const char *text, size_t len, Er
                          name, len, JSON_FILE_MAX);
     d->text = malloc(len + 1);
     if (!d->text)
-        return error_set(e, "%s: out of memory", name);
+        return error_runtime(e, "%s: out of memory", name);
     memcpy(d->text, text, len);
     d->text[len] = '\0';
     d->len = len;
@@ -221,7 +221,7 @@ int jsondoc_parse(JsonDoc *d, const char *name, const char *text, size_t len, Er
     }
     d->pos = malloc(count_items(d->root) * sizeof *d->pos);
     if (!d->pos) {
-        error_set(e, "%s: out of memory", name);
+        error_runtime(e, "%s: out of memory", name);
         goto err;
     }
     size_t start = (len >= 3 && memcmp(d->text, "\xEF\xBB\xBF", 3) == 0) ? 3 : 0;
@@ -255,7 +255,7 @@ int jsondoc_load(JsonDoc *d, const char *path, Error *e)
     char *buf = malloc(want + 1);
     if (!buf) {
         close(fd);
-        return error_set(e, "%s: out of memory", path);
+        return error_runtime(e, "%s: out of memory", path);
     }
     while (got < want) {
         ssize_t r = read(fd, buf + got, want - got);
@@ -268,7 +268,7 @@ int jsondoc_load(JsonDoc *d, const char *path, Error *e)
     close(fd);
     if (got != want) {
         free(buf);
-        return error_set(e, "%s: short read (%zu of %zu bytes)", path, got, want);
+        return error_runtime(e, "%s: short read (%zu of %zu bytes)", path, got, want);
     }
     int rc = jsondoc_parse(d, path, buf, got, e);
     free(buf);

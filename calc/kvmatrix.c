@@ -41,7 +41,7 @@ static int rows_of(const JsonDoc *d, const cJSON *arr, const char *what, size_t 
         return jsondoc_error(d, arr, e, "%s: expected %zu x %zu like the keys", what, *rows, *cols);
     float *m = malloc(r * c * sizeof *m);
     if (!m)
-        return error_set(e, "out of memory");
+        return error_runtime(e, "out of memory");
     size_t i = 0;
     cJSON_ArrayForEach(row, arr) {
         const cJSON *x;
@@ -100,12 +100,12 @@ static int read_doc(KvMatrix *m, const JsonDoc *d, Error *e)
             return -1;
         m->has_values = true;
     } else if (!(m->v = malloc(r * c * sizeof *m->v))) {
-        return error_set(e, "out of memory");
+        return error_runtime(e, "out of memory");
     } else {
         memcpy(m->v, m->k, r * c * sizeof *m->v);
     }
     if (!(m->q = calloc(c, sizeof *m->q)))
-        return error_set(e, "out of memory");
+        return error_runtime(e, "out of memory");
     return query ? query_of(d, query, m, e) : 0;
 }
 

@@ -64,7 +64,7 @@ static int time_cpu(const BenchSetup *b, const KvShape *ks, uint32_t len, double
     double *t = calloc((size_t)b->iters, sizeof *t);
     int rc = -1;
     if (!q || !out || !t) {
-        error_set(e, "out of host memory for the query and output");
+        error_runtime(e, "out of host memory for the query and output");
         goto done;
     }
     if (kv_fill_random(&c, len, 1000, e))

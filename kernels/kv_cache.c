@@ -110,7 +110,7 @@ int kv_cache_init(KvCache *c, const KvShape *s, Error *e)
     for (int i = 0; i < KV_ARRAYS; i++)
         if (bytes[i] && !(*kv_array_ptr(c, i) = calloc(1, bytes[i]))) {
             kv_cache_done(c);
-            return error_set(e, "out of host memory for a %zu-byte cache array", bytes[i]);
+            return error_runtime(e, "out of host memory for a %zu-byte cache array", bytes[i]);
         }
     return 0;
 }

@@ -635,6 +635,27 @@ static bool terminal_safe(const char *s, bool lines)
     return true;
 }
 
+/* A run-time failure is exit 3, whatever the command: out of memory (the
+ * address space held to 2 GB, a generated head of 16 GiB) is not bad usage,
+ * and its message says what ran out. (AddressSanitizer reserves more
+ * address space than that limit allows, so this is for the plain build.) */
+START_TEST(out_of_memory_is_runtime)
+{
+#ifndef __SANITIZE_ADDRESS__
+    static const char *const RUNS[] = {
+        "quant --tokens 1048576 --head-dim 4096 --granularity token",
+        "quant --tokens 1048576 --head-dim 4096 --json",
+    };
+    for (size_t i = 0; i < sizeof RUNS / sizeof RUNS[0]; i++) {
+        RunResult r = run_shell(RUNS[i], "ulimit -v 2000000;");
+        ck_assert_msg(r.status == 3 && strstr(r.err, "out of memory") && !*r.out, "kvlab %s: exit %d, %s",
+                      RUNS[i], r.status, r.err);
+        run_free(&r);
+    }
+#endif
+}
+END_TEST
+
 /* Floats kvlab computes with are finite and within a float's range: nan,
  * inf and 1e39 in --query, in a --matrix file (named by line and column)
  * and in every float option are refused with exit 2, and inputs a float
@@ -984,6 +1005,7 @@ Suite *suite_cli(void)
     tcase_add_test(t, calc_default);
     tcase_add_test(t, bench_command);
     tcase_add_test(t, broken_plugin_named);
+    tcase_add_test(t, out_of_memory_is_runtime);
     tcase_add_test(t, calc_json_fields);
     tcase_add_test(t, calc_typed_shapes_random);
     tcase_add_test(t, calc_gpu_budget);

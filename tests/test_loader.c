@@ -649,7 +649,7 @@ START_TEST(damaged_files_never_crash)
                     }
                 }
                 const char *p = temp_file(buf, len);
-                Error e = {{0}};
+                Error e = {0};
                 if (load_kind(AS[k], p, &e) != 0)
                     ck_assert_seeded(strncmp(e.msg, p, strlen(p)) == 0, "message does not name the file: %s",
                                      e.msg);

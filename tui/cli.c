@@ -99,7 +99,7 @@ int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g)
     Args a = {argc, argv, 0, c->name};
     Error e;
     if (opt_gather(&a, c->opts, c->n_opts, c->repeat_opt, c->max_words, g, &e))
-        return cli_fail(c->name, EXIT_USAGE, &e);
+        return cli_error(c->name, &e);
     if (g->set[c->help_opt]) {
         opt_usage(stdout, c->usage, c->opts, c->n_opts);
         if (c->more_help)
@@ -270,6 +270,11 @@ int cli_fail(const char *cmd, int code, const Error *e)
     text_put(stderr, e->msg, false);
     fputc('\n', stderr);
     return code;
+}
+
+int cli_error(const char *cmd, const Error *e)
+{
+    return cli_fail(cmd, e->runtime ? EXIT_RUNTIME : EXIT_USAGE, e);
 }
 
 const char *cli_datadir(void)
@@ -537,15 +542,13 @@ void json_add_q(cJSON *obj, const char *name, Q q)
     cJSON_AddNumberToObject(obj, name, q_to_double(q));
 }
 
-int json_emit(cJSON *root)
+int json_emit(cJSON *root, Error *e)
 {
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
-    if (!s) {
-        fprintf(stderr, "kvlab: out of memory printing JSON\n");
-        return EXIT_RUNTIME;
-    }
+    if (!s)
+        return error_runtime(e, "out of memory printing JSON");
     puts(s);
     cJSON_free(s);
-    return EXIT_OK;         // write errors are caught once, in main
+    return 0;               // write errors are caught once, in main
 }

@@ -127,6 +127,9 @@ int cli_shape(const Given *g, const OptSpec *specs, const ShapeOptions *so, Shap
 /* Prints "kvlab CMD: message" on stderr (cmd may be NULL), the message
  * through text_put, and returns code. */
 int cli_fail(const char *cmd, int code, const Error *e);
+/* cli_fail with the code the error's kind gives: EXIT_RUNTIME where the
+ * machine failed (e->runtime), EXIT_USAGE where the input was wrong. */
+int cli_error(const char *cmd, const Error *e);
 
 /* ------------------------------------------------------------------------
  * Text that reaches a terminal: arguments and data files may hold control
@@ -192,7 +195,8 @@ bool table_drop_column(Table *t, const char *name);
  */
 void json_add_u128(cJSON *obj, const char *name, u128 v);
 void json_add_q(cJSON *obj, const char *name, Q q);
-/* Prints the object on stdout with a newline and frees it. */
-int json_emit(cJSON *root);
+/* Prints the object on stdout with a newline and frees it; -1 with a
+ * run-time error where it cannot be printed (out of memory). */
+int json_emit(cJSON *root, Error *e);
 
 #endif

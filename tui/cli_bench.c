@@ -260,8 +260,8 @@ static int open_backend(const Given *g, Bench *b, Error *e)
     return EXIT_OK;
 }
 
-static void print_json(const BenchSetup *b, const Row *rows, size_t n, const KvFormat *fmts, size_t nf,
-                       const uint64_t *batches, size_t nb, bool itl)
+static int print_json(const BenchSetup *b, const Row *rows, size_t n, const KvFormat *fmts, size_t nf,
+                      const uint64_t *batches, size_t nb, bool itl, Error *e)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "backend", b->cuda ? "cuda" : "cpu");
@@ -313,7 +313,7 @@ static void print_json(const BenchSetup *b, const Row *rows, size_t n, const KvF
             cJSON_AddNumberToObject(o, "ratio_to_bf16", sl / base);
             cJSON_AddItemToArray(fits, o);
         }
-    json_emit(root);
+    return json_emit(root, e);
 }
 
 /* The ITL slopes as text: once, where one context cannot make a slope. */
@@ -347,7 +347,7 @@ int cmd_bench(int argc, char **argv)
     static Bench b;
     memset(&b, 0, sizeof b);
     if (options(&g, &b, &e))
-        return cli_fail("bench", EXIT_USAGE, &e);
+        return cli_error("bench", &e);
     if ((rc = open_backend(&g, &b, &e)) != EXIT_OK)
         return cli_fail("bench", rc, &e);
     const BenchSetup *bs = &b.s;
@@ -359,7 +359,7 @@ int cmd_bench(int argc, char **argv)
     const size_t nf = b.nf, nb = b.nb, nc = b.nc;
     Row *rows = calloc(nf * nb * nc, sizeof *rows);
     if (!rows) {
-        error_set(&e, "out of memory for %zu points", nf * nb * nc);
+        error_runtime(&e, "out of memory for %zu points", nf * nb * nc);
         return cli_fail("bench", EXIT_RUNTIME, &e);
     }
     size_t n = 0;
@@ -381,7 +381,10 @@ int cmd_bench(int argc, char **argv)
         return cli_fail("bench", EXIT_RUNTIME, &e);
     }
     if (g.set[O_JSON]) {
-        print_json(bs, rows, n, b.fmts, nf, b.batches, nb, g.set[O_ITL]);
+        if (print_json(bs, rows, n, b.fmts, nf, b.batches, nb, g.set[O_ITL], &e)) {
+            free(rows);
+            return cli_error("bench", &e);
+        }
     } else {
         if (!g.set[O_CSV]) {
             printf("%s, ", bs->cuda ? "CUDA" : "CPU reference");

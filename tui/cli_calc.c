@@ -347,7 +347,7 @@ int cmd_calc(int argc, char **argv)
     bool shape_given = g.set[O_MODEL] || cli_shape_given(&g, &SHAPE);
     if (g.set[O_SCENARIO] || !shape_given) {
         if (from_scenario(&s, g.set[O_SCENARIO] ? g.val[O_SCENARIO] : DEFAULT_SCENARIO, &e))
-            return cli_fail("calc", EXIT_USAGE, &e);
+            return cli_error("calc", &e);
     } else {
         Shape none = {0};
         workload_init(&s.rp.w, &none, 8192, 1);
@@ -355,14 +355,14 @@ int cmd_calc(int argc, char **argv)
     if (shape_options(&g, &s, &e) || workload_options(&g, &s, &e) ||
         machine_options(&g, &s, &e) || format_options(&g, &s, &e) ||
         cli_rules(&g, OPTS, RULES, sizeof RULES / sizeof RULES[0], &s, &e))
-        return cli_fail("calc", EXIT_USAGE, &e);
+        return cli_error("calc", &e);
     if (g.set[O_JSON]) {
         cJSON *j = report_json(&s.rp, &e);
-        if (!j)
-            return cli_fail("calc", EXIT_USAGE, &e);
-        return json_emit(j);
+        if (!j || json_emit(j, &e))
+            return cli_error("calc", &e);
+        return EXIT_OK;
     }
     if (report_text(&s.rp, g.set[O_CSV], stdout, &e))
-        return cli_fail("calc", EXIT_USAGE, &e);
+        return cli_error("calc", &e);
     return EXIT_OK;
 }

@@ -83,19 +83,19 @@ static int list(const Listing *l, int argc, char **argv)
     CatalogList names;
     Error e;
     if (catalog_list(cli_datadir(), l->kind, &names, &e))
-        return cli_fail(cmd, EXIT_USAGE, &e);
+        return cli_error(cmd, &e);
     cJSON *root = g.set[O_JSON] ? cJSON_CreateObject() : NULL;
     cJSON *arr = root ? cJSON_AddArrayToObject(root, cmd) : NULL;
     Table t;
     table_header(&t, "name", l->column, NULL);
-    int bad = 0;
+    int bad = EXIT_OK;              // the worst code of a file that did not load
     for (size_t i = 0; i < names.count; i++) {
         char path[1024];
         Entry en;
         if (catalog_path(cli_datadir(), l->kind, names.names[i], path, sizeof path, &e) ||
             l->read(path, &en, &e)) {
-            cli_fail(cmd, EXIT_USAGE, &e);
-            bad++;
+            int code = cli_error(cmd, &e);
+            bad = code > bad ? code : bad;
             continue;
         }
         if (root) {
@@ -110,8 +110,9 @@ static int list(const Listing *l, int argc, char **argv)
             table_cell(&t, "%s", en.display);
         }
     }
-    rc = root ? json_emit(root) : (table_print(&t, stdout), EXIT_OK);
-    return rc ? rc : bad ? EXIT_USAGE : EXIT_OK;
+    if (root ? json_emit(root, &e) : (table_print(&t, stdout), 0))
+        return cli_error(cmd, &e);
+    return bad;
 }
 
 int cmd_models(int argc, char **argv)

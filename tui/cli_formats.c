@@ -37,7 +37,7 @@ int cmd_formats(int argc, char **argv)
     uint64_t d = 128;
     if (g.set[O_HEAD_DIM] && units_parse_count(g.val[O_HEAD_DIM], 1, 65536, &d, &e)) {
         error_prefix(&e, "--head-dim");
-        return cli_fail("formats", EXIT_USAGE, &e);
+        return cli_error("formats", &e);
     }
     const bool *set = g.set;
     if (set[O_JSON]) {
@@ -62,7 +62,7 @@ int cmd_formats(int argc, char **argv)
             cJSON_AddStringToObject(o, "note", f->note);
             cJSON_AddItemToArray(arr, o);
         }
-        return json_emit(root);
+        return json_emit(root, &e) ? cli_error("formats", &e) : EXIT_OK;
     }
     Table t;
     table_header(&t, "format", "name", "bits", "B/elem", "vs BF16", "metadata", "per-tensor scale",

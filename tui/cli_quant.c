@@ -103,7 +103,7 @@ static int input_alloc(Input *in, size_t tokens, size_t d, Error *e)
     in->v = calloc(tokens * d, sizeof *in->v);
     in->q = calloc(d, sizeof *in->q);
     if (!in->k || !in->v || !in->q)
-        return error_set(e, "out of memory for %zu x %zu keys", tokens, d);
+        return error_runtime(e, "out of memory for %zu x %zu keys", tokens, d);
     return 0;
 }
 
@@ -226,7 +226,7 @@ static int source(const Given *g, Setup *s, Error *e)
         size_t got;
         float *tmp = malloc(s->in.d * sizeof *tmp);
         if (!tmp)
-            return error_set(e, "out of memory");
+            return error_runtime(e, "out of memory");
         int rc = cli_parse_floats(g->val[O_QUERY], tmp, s->in.d, &got, e);
         if (!rc && got != s->in.d)
             rc = error_set(e, "%zu values, one per channel, not %zu", s->in.d, got);
@@ -559,7 +559,7 @@ static int run_one(const Setup *s, bool json, bool matrices, Error *e)
             add_matrix(o, "key_error", r.k_hat, r.k_ref, r.tokens, r.d);
         }
         experiment_result_free(&r);
-        return json_emit(o) ? -1 : 0;
+        return json_emit(o, e);
     }
     header(s, stdout);
     fputc('\n', stdout);
@@ -624,7 +624,7 @@ static int run_compare(Setup *s, bool json, Error *e)
         experiment_result_free(&r[i]);
     }
     if (json)
-        return json_emit(o) ? -1 : 0;
+        return json_emit(o, e);
     header(s, stdout);
     if (s->x.key.scheme == SCHEME_FP8)
         printf("scheme: fp8 %s, a dynamic scale per group\n\n", s->x.key.fp8->name);
@@ -647,15 +647,10 @@ int cmd_quant(int argc, char **argv)
     static Setup s;
     memset(&s, 0, sizeof s);
     experiment_init(&s.x);
-    rc = EXIT_USAGE;
-    if (scheme_options(&g, &s, &e) || source(&g, &s, &e))
-        goto done;
-    if (s.compare ? run_compare(&s, g.set[O_JSON], &e) : run_one(&s, g.set[O_JSON], g.set[O_MATRICES], &e))
-        goto done;
     rc = EXIT_OK;
-done:
-    if (rc != EXIT_OK)
-        cli_fail("quant", rc, &e);
+    if (scheme_options(&g, &s, &e) || source(&g, &s, &e) ||
+        (s.compare ? run_compare(&s, g.set[O_JSON], &e) : run_one(&s, g.set[O_JSON], g.set[O_MATRICES], &e)))
+        rc = cli_error("quant", &e);        // exit 3 where the machine failed (out of memory)
     input_free(&s.in);
     return rc;
 }

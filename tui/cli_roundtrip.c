@@ -77,7 +77,7 @@ int cmd_roundtrip(int argc, char **argv)
             error_set(&e, "unknown format '%s'; expected e4m3, e5m2 or e2m1", g.words[0]);
         else
             error_set(&e, "expected a FORMAT: e4m3, e5m2 or e2m1");
-        return cli_fail("roundtrip", EXIT_USAGE, &e);
+        return cli_error("roundtrip", &e);
     }
     char *line = NULL;
     size_t cap = 0;

@@ -997,6 +997,117 @@ START_TEST(models_and_gpus)
 }
 END_TEST
 
+/* Runs kvlab with KVLAB_DATA at dir. */
+static RunResult run_with_data(const char *dir, const char *const *argv)
+{
+    char saved[1024];
+    snprintf(saved, sizeof saved, "%s", test_datadir());
+    setenv("KVLAB_DATA", dir, 1);
+    RunResult r = run_kvlab(argv, NULL);
+    setenv("KVLAB_DATA", saved, 1);
+    return r;
+}
+
+/* Writes n model files m0 ... into dir/models, each llama-3.1-8b under
+ * another name. */
+static void write_models(const char *dir, int from, int to)
+{
+    char src[1200], text[4096];
+    snprintf(src, sizeof src, "%s/models/llama-3.1-8b.json", test_datadir());
+    FILE *f = fopen(src, "r");
+    ck_assert(f != NULL);
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    const char *rest = strstr(text, "\"display\"");
+    ck_assert(rest != NULL);
+    for (int i = from; i < to; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/models/m%03d.json", dir, i);
+        ck_assert((f = fopen(path, "w")) != NULL);
+        fprintf(f, "{\"name\": \"m%03d\", %s", i, rest);
+        fclose(f);
+    }
+}
+
+/* Tables hold every row and whole cells: 128 models are 128 rows (once 64
+ * were shown, the last written over), a scenario title of 127 bytes with
+ * control characters (escaped, four times as long) is shown whole; a data
+ * directory with more files than kvlab lists, or a name longer than it
+ * takes, is refused, naming the directory or file, not listed in part. */
+START_TEST(tables_hold_every_row)
+{
+    char tmp[] = "/tmp/kvlab-rows-XXXXXX", cmd[2048];
+    ck_assert(mkdtemp(tmp) != NULL);
+    snprintf(cmd, sizeof cmd, "cp -r %s/models %s/gpus %s/pool-20gib.json %s/", test_datadir(), test_datadir(),
+             test_datadir(), tmp);
+    ck_assert_int_eq(system(cmd), 0);
+    DIR *d = opendir(strcat(strcpy(cmd, tmp), "/models"));
+    int shipped = 0;
+    for (struct dirent *de; (de = readdir(d));)
+        shipped += de->d_name[0] != '.';
+    closedir(d);
+    const int full = 128 - shipped;          // kvlab lists at most 128
+    write_models(tmp, 0, full);
+    size_t files = 128;
+    RunResult r = run_with_data(tmp, (const char *const[]){"models", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    size_t rows = 0;
+    for (const char *p = r.out; (p = strchr(p, '\n')); p++)
+        rows++;
+    ck_assert_msg(rows == files + 2, "%zu files, %zu lines (a heading and a rule):\n%s", files, rows, r.out);
+    for (int i = 0; i < full; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "\nm%03d ", i);
+        ck_assert_msg(strstr(r.out, name), "no row %s in:\n%s", name + 1, r.out);
+    }
+    run_free(&r);
+
+    /* a title of 127 bytes, control characters and all */
+    char title[128], path[1200];
+    for (int i = 0; i < 127; i++)
+        title[i] = i % 9 == 8 ? '\x07' : (char)('a' + i % 26);
+    title[127] = '\0';
+    snprintf(path, sizeof path, "%s/pool-20gib.json", tmp);
+    FILE *f = fopen(path, "r+");
+    ck_assert(f != NULL);
+    char text[8192];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    text[len] = '\0';
+    char *t0 = strstr(text, "\"title\": \""), *t1 = t0 ? strchr(t0 + 10, '"') : NULL;
+    ck_assert(t1 != NULL);
+    ck_assert(freopen(path, "w", f) != NULL);
+    fprintf(f, "%.*s", (int)(t0 + 10 - text), text);
+    char shown[1024];                   // as kvlab shows it: BEL escaped as \x07
+    size_t at = 0;
+    for (int i = 0; i < 127; i++) {
+        fputs(title[i] == '\x07' ? "\\u0007" : (char[]){title[i], 0}, f);
+        at += (size_t)sprintf(shown + at, title[i] == '\x07' ? "\\x07" : "%c", title[i]);
+    }
+    fputs(t1, f);
+    fclose(f);
+    r = run_with_data(tmp, (const char *const[]){"scenario", "list", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, shown), "the title is not whole in:\n%s", r.out);
+    run_free(&r);
+
+    /* one file more than kvlab lists, then a name too long */
+    write_models(tmp, full, full + 1);
+    r = run_with_data(tmp, (const char *const[]){"models", NULL});
+    ck_assert_msg(r.status == 2 && strstr(r.err, "/models: more than 128 model files"), "exit %d: %s", r.status,
+                  r.err);
+    run_free(&r);
+    snprintf(cmd, sizeof cmd, "rm %s/models/m*.json && cp %s/models/llama-3-8b.json %s/models/%0100d.json", tmp,
+             test_datadir(), tmp, 0);
+    ck_assert_int_eq(system(cmd), 0);
+    r = run_with_data(tmp, (const char *const[]){"models", NULL});
+    ck_assert_msg(r.status == 2 && strstr(r.err, "a model name of 100 bytes"), "exit %d: %s", r.status, r.err);
+    run_free(&r);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -1026,6 +1137,7 @@ Suite *suite_cli(void)
     tcase_add_test(t, options_that_do_nothing);
     tcase_add_test(t, calc_smaller);
     tcase_add_test(t, models_and_gpus);
+    tcase_add_test(t, tables_hold_every_row);
     suite_add_tcase(s, t);
     return s;
 }

@@ -369,11 +369,40 @@ void text_put(FILE *out, const char *s, bool keep_newlines)
  * Tables
  */
 
+/* Text beyond what a Table holds itself: chunks on the heap, newest first. */
+struct TableChunk {
+    TableChunk *next;
+    size_t size, used;
+    char text[];
+};
+
+#define TABLE_CHUNK 65536
+
 void table_init(Table *t, size_t cols)
 {
     t->cols = cols < TABLE_COLS ? cols : TABLE_COLS;
-    t->rows = 0;
-    t->col = 0;
+    t->rows = t->col = t->used = 0;
+    t->cell = t->own_cells;
+    t->cap = TABLE_ROWS;
+    t->lost = false;
+    t->chunks = NULL;
+}
+
+void table_free(Table *t)
+{
+    while (t->chunks) {
+        TableChunk *c = t->chunks;
+        t->chunks = c->next;
+        free(c);
+    }
+    if (t->cell != t->own_cells)
+        free(t->cell);
+    table_init(t, t->cols);
+}
+
+int table_check(const Table *t, Error *e)
+{
+    return t->lost ? error_runtime(e, "out of memory for a table of %zu rows", t->rows) : 0;
 }
 
 void table_header(Table *t, const char *name, ...)
@@ -390,23 +419,78 @@ void table_header(Table *t, const char *name, ...)
 
 void table_row(Table *t)
 {
-    if (t->rows < TABLE_ROWS) {
-        t->rows++;
-        memset(t->cell[t->rows - 1], 0, sizeof t->cell[0]);
-    }
     t->col = 0;
+    if (t->rows == t->cap) {            // twice the rows, on the heap
+        char *(*more)[TABLE_COLS] = t->cell == t->own_cells ? malloc(2 * t->cap * sizeof *more)
+                                                            : realloc(t->cell, 2 * t->cap * sizeof *more);
+        if (!more) {
+            t->lost = true;
+            t->col = t->cols;           // the row's cells go nowhere
+            return;
+        }
+        if (t->cell == t->own_cells)
+            memcpy(more, t->own_cells, sizeof t->own_cells);
+        t->cell = more;
+        t->cap *= 2;
+    }
+    static char empty[] = "";
+    for (size_t c = 0; c < TABLE_COLS; c++)
+        t->cell[t->rows][c] = empty;
+    t->rows++;
+}
+
+/* n bytes for a cell's text: in the table while it has room, else in a
+ * chunk; NULL when out of memory. */
+static char *table_text(Table *t, size_t n)
+{
+    if (t->used + n <= TABLE_TEXT) {
+        t->used += n;
+        return t->text + t->used - n;
+    }
+    TableChunk *c = t->chunks;
+    if (!c || c->size - c->used < n) {
+        size_t size = n > TABLE_CHUNK ? n : TABLE_CHUNK;
+        if (!(c = malloc(sizeof *c + size)))
+            return NULL;
+        *c = (TableChunk){t->chunks, size, 0};
+        t->chunks = c;
+    }
+    c->used += n;
+    return c->text + c->used - n;
+}
+
+/* The bytes text_escape writes for s, its NUL included. */
+static size_t escaped_size(const char *s)
+{
+    size_t n = 1;
+    char one[8];
+    while (*s)
+        n += escape_next(&s, one, false);
+    return n;
 }
 
 void table_cell(Table *t, const char *fmt, ...)
 {
     if (!t->rows || t->col >= t->cols)
         return;
-    char raw[TABLE_CELL];
-    va_list ap;
+    char small[256], *raw = small;
+    va_list ap, again;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_copy(again, ap);
+    int len = vsnprintf(small, sizeof small, fmt, ap);
+    if (len >= (int)sizeof small && (raw = malloc((size_t)len + 1)))
+        vsnprintf(raw, (size_t)len + 1, fmt, again);
+    va_end(again);
     va_end(ap);
-    text_escape(t->cell[t->rows - 1][t->col++], TABLE_CELL, raw, false);
+    size_t n = raw ? escaped_size(raw) : 0;
+    char *dst = raw ? table_text(t, n) : NULL;
+    if (dst)
+        t->cell[t->rows - 1][t->col] = text_escape(dst, n, raw, false);
+    else
+        t->lost = true;
+    t->col++;
+    if (raw != small)
+        free(raw);
 }
 
 size_t text_columns(const char *s)
@@ -453,23 +537,18 @@ void table_print(const Table *t, FILE *out)
                 width[c] = w;
         }
     for (size_t r = 0; r < t->rows; r++) {
-        char line[TABLE_COLS * (TABLE_CELL + 2) * 2];
-        size_t len = 0;
+        size_t blanks = 0;                      // written before the next text, so none trail
         for (size_t c = 0; c < t->cols; c++) {
-            size_t pad = width[c] - text_columns(t->cell[r][c]);
-            const char *sep = c ? "  " : "";
-            if (right[c])
-                len += (size_t)snprintf(line + len, sizeof line - len, "%s%*s%s", sep, (int)pad, "",
-                                        t->cell[r][c]);
-            else
-                len += (size_t)snprintf(line + len, sizeof line - len, "%s%s%*s", sep,
-                                        t->cell[r][c], (int)pad, "");
-            if (len >= sizeof line)
-                len = sizeof line - 1;
+            const char *s = t->cell[r][c];
+            size_t pad = width[c] - text_columns(s);
+            blanks += (c ? 2 : 0) + (right[c] ? pad : 0);
+            if (*s) {
+                fprintf(out, "%*s%s", (int)blanks, "", s);
+                blanks = 0;
+            }
+            blanks += right[c] ? 0 : pad;
         }
-        while (len && line[len - 1] == ' ')     // no trailing blanks
-            len--;
-        fprintf(out, "%.*s\n", (int)len, line);
+        fputc('\n', out);
         if (r == 0) {
             size_t total = 0;
             for (size_t c = 0; c < t->cols; c++)
@@ -499,7 +578,7 @@ bool table_drop_column(Table *t, const char *name)
     for (size_t c = 0; c < t->cols; c++)
         if (t->rows && strcmp(t->cell[0][c], name) == 0) {
             for (size_t r = 0; r < t->rows; r++)
-                memmove(t->cell[r][c], t->cell[r][c + 1], (t->cols - c - 1) * sizeof t->cell[r][c]);
+                memmove(&t->cell[r][c], &t->cell[r][c + 1], (t->cols - c - 1) * sizeof t->cell[r][c]);
             t->cols--;
             return true;
         }

@@ -152,18 +152,39 @@ void text_put(FILE *out, const char *s, bool keep_newlines);
 const char *cli_datadir(void);
 
 /* ------------------------------------------------------------------------
- * Aligned text tables: add cells row by row, then print.
+ * Aligned text tables: add cells row by row, then print. A table holds any
+ * number of rows and cells of any length. What the lab's tables need (at
+ * most TABLE_ROWS rows and TABLE_TEXT bytes of text: the formats, a
+ * scenario's figures with their longest labels escaped) it keeps in itself,
+ * so that a table in a screen's state or a static, rebuilt again and again,
+ * allocates nothing; beyond that it grows on the heap, which table_free
+ * gives back (the command line's tables, whose rows come from the data,
+ * end with it). A Table refers to itself: it is not copied.
  */
 #define TABLE_COLS 16
 #define TABLE_ROWS 64
+#define TABLE_TEXT 65536
+/* A buffer for one cell's text, formatted before table_cell (a figure's
+ * value): cells themselves have no limit. */
 #define TABLE_CELL 80
+
+typedef struct TableChunk TableChunk;
 
 typedef struct {
     size_t cols, rows;
-    size_t col;         // next cell of the current row
-    char cell[TABLE_ROWS][TABLE_COLS][TABLE_CELL];
+    size_t col;                         // next cell of the current row
+    char *(*cell)[TABLE_COLS];          // (rows, cols) each cell's text: own_cells, or the heap once
+                                        // there are more rows than that
+    size_t cap;                         // the rows `cell` has room for
+    bool lost;                          // a row or cell could not be stored: out of memory
+    char *own_cells[TABLE_ROWS][TABLE_COLS];
+    size_t used;                        // bytes of `text` taken
+    char text[TABLE_TEXT];              // the cells' text, while it fits
+    TableChunk *chunks;                 // the text beyond, on the heap
 } Table;
 
+/* Starts t empty, whatever its memory held (a table that grew onto the
+ * heap is table_free'd first). */
 void table_init(Table *t, size_t cols);
 /* table_init with a header row: the column names, then NULL; as many
  * columns as names. */
@@ -175,6 +196,11 @@ void table_cell(Table *t, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Numeric columns right-aligned, words left-aligned, a rule under row 0. */
 void table_print(const Table *t, FILE *out);
 void table_csv(const Table *t, FILE *out);
+/* 0, or -1 with a run-time error when a row or cell could not be stored
+ * (out of memory): for a command to check before it prints. */
+int table_check(const Table *t, Error *e);
+/* Gives back what t took from the heap; t is then empty. */
+void table_free(Table *t);
 /* Terminal columns of a UTF-8 string (every glyph kvlab uses is one
  * column wide). */
 size_t text_columns(const char *s);

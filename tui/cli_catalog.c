@@ -110,9 +110,9 @@ static int list(const Listing *l, int argc, char **argv)
             table_cell(&t, "%s", en.display);
         }
     }
-    if (root ? json_emit(root, &e) : (table_print(&t, stdout), 0))
-        return cli_error(cmd, &e);
-    return bad;
+    rc = root ? json_emit(root, &e) : table_check(&t, &e) ? -1 : (table_print(&t, stdout), 0);
+    table_free(&t);
+    return rc ? cli_error(cmd, &e) : bad;
 }
 
 int cmd_models(int argc, char **argv)

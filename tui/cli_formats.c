@@ -82,10 +82,12 @@ int cmd_formats(int argc, char **argv)
     }
     if (set[O_CSV]) {
         table_csv(&t, stdout);
+        table_free(&t);
         return EXIT_OK;
     }
     printf("bytes per element at head dimension %llu, metadata included\n\n", (unsigned long long)d);
     table_print(&t, stdout);
+    table_free(&t);
     printf("\n");
     for (size_t i = 0; i < format_count(); i++)
         printf("%-9s %s\n", format_at(i)->id, format_at(i)->note);

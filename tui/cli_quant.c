@@ -479,6 +479,7 @@ static void scores_text(const ExperimentResult *r, FILE *out)
     if (n > show)
         fprintf(out, "the %zu of %zu tokens whose scores moved most:\n", show, n);
     table_print(&t, out);
+    table_free(&t);
     fputc('\n', out);
     free(idx);
 }
@@ -623,14 +624,17 @@ static int run_compare(Setup *s, bool json, Error *e)
         }
         experiment_result_free(&r[i]);
     }
-    if (json)
+    if (json) {
+        table_free(&t);
         return json_emit(o, e);
+    }
     header(s, stdout);
     if (s->x.key.scheme == SCHEME_FP8)
         printf("scheme: fp8 %s, a dynamic scale per group\n\n", s->x.key.fp8->name);
     else
         printf("scheme: %s %u-bit\n\n", scheme_str(s->x.key.scheme), s->x.key.bits);
     table_print(&t, stdout);
+    table_free(&t);
     printf("\nK error: ||K^ - K|| / ||K||; score error: largest |q.k^ - q.k|; softmax TV: "
            "how much attention moved (0 to 1);\noutput err: ||o^ - o|| / ||o||; top token: "
            "whether the most-attended token stays on top.\n");

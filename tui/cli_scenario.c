@@ -86,9 +86,9 @@ static int list(bool json)
             table_cell(&t, "%s", sc.source);
         }
     }
-    if (json ? json_emit(root, &e) : (table_print(&t, stdout), 0))
-        return cli_error("scenario list", &e);
-    return bad;
+    int rc = json ? json_emit(root, &e) : table_check(&t, &e) ? -1 : (table_print(&t, stdout), 0);
+    table_free(&t);
+    return rc ? cli_error("scenario list", &e) : bad;
 }
 
 /* Evaluates every figure; *bad counts the ones that make check say no. */
@@ -142,6 +142,7 @@ static void figures_text(const Scenario *sc, const FigureResult *res, FILE *out)
         table_cell(&t, "%s", figure_verdict_name(res[i].verdict));
     }
     table_print(&t, out);
+    table_free(&t);
     bool first = true;
     for (size_t i = 0; i < sc->n_figures; i++)
         if (sc->figures[i].seed_error[0]) {

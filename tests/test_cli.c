@@ -273,11 +273,16 @@ START_TEST(calc_errors)
     usage_error(RUN("calc", "--pool", "20 GiBs"), "--pool", "unknown unit");
     usage_error(RUN("calc", "--bandwidth", "3TB"), "--bandwidth", "per second");
     usage_error(RUN("calc", "--gpu", "h100"), "unknown GPU 'h100'", "h100-sxm");
-    usage_error(RUN("calc", "--model", "llama-3.1-8b", "--tp", "3"), "tensor-parallel", NULL);
-    usage_error(RUN("calc", "--bf16-layers", "0,99"), "layer 99", NULL);
+    /* calc's checks of the workload as a whole name the option behind each */
+    usage_error(RUN("calc", "--model", "llama-3.1-8b", "--tp", "3"), "--tp: tensor-parallel degree 3", NULL);
+    usage_error(RUN("calc", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--q-heads", "32", "--mha",
+                    "--tp", "3"), "--tp: tensor-parallel", NULL);
+    usage_error(RUN("calc", "--bf16-layers", "0,99"), "--bf16-layers: layer 99", NULL);
+    usage_error(RUN("calc", "--bf16-layers", "31,32"), "--bf16-layers: layer 32", NULL);
+    usage_error(RUN("calc", "--context", "18446744073709551615"), "--context: overflow", NULL);
     usage_error(RUN("calc", "--layers", "1000000000000", "--kv-heads", "1000000000000",
                     "--head-dim", "4000000000", "--context", "1000000000000", "--batch",
-                    "4000000000"), "overflow", NULL);
+                    "4000000000"), "--context, --batch, --layers, --kv-heads, --head-dim: overflow", NULL);
     usage_error(RUN("calc", "--model", "llama-3.1-405b", "--gpu", "l4"), "--gpu", "KV cache");
     usage_error(RUN("frobnicate"), "unknown command 'frobnicate'", "calc");
     usage_error(RUN("calc", "--bandwidth", "3.35Tb/s"), "bits", NULL);

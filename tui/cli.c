@@ -235,6 +235,13 @@ int cli_rules(const Given *g, const OptSpec *specs, const OptRule *rules, size_t
     return 0;
 }
 
+int cli_count(const Given *g, const OptSpec *specs, int k, uint64_t lo, uint64_t hi, uint64_t *out, Error *e)
+{
+    if (g->set[k] && units_parse_count(g->val[k], lo, hi, out, e))
+        return error_prefix(e, "--%s", specs[k].name);
+    return 0;
+}
+
 bool cli_shape_given(const Given *g, const ShapeOptions *so)
 {
     for (int i = 0; i < SHAPE_FIELDS; i++)
@@ -254,10 +261,10 @@ int cli_shape(const Given *g, const OptSpec *specs, const ShapeOptions *so, Shap
     uint64_t v[SHAPE_FIELDS];
     for (int i = 0; i < SHAPE_FIELDS; i++) {
         int k = so->opt[i];
-        if (i == SHAPE_Q_HEADS && !g->set[k])
-            v[i] = v[SHAPE_KV_HEADS];           // as many as KV heads
-        else if (units_parse_count(g->val[k], 1, so->max[i], &v[i], e))
-            return error_prefix(e, "--%s", specs[k].name);
+        if (i == SHAPE_Q_HEADS)
+            v[i] = v[SHAPE_KV_HEADS];           // as many as KV heads where not given
+        if (cli_count(g, specs, k, 1, so->max[i], &v[i], e))
+            return -1;
     }
     if (shape_init(out, v[SHAPE_LAYERS], v[SHAPE_Q_HEADS], v[SHAPE_KV_HEADS], v[SHAPE_HEAD_DIM], e))
         return error_prefix(e, "--%s", specs[so->opt[SHAPE_Q_HEADS]].name);

@@ -110,6 +110,10 @@ typedef struct {
 } OptRule;
 int cli_rules(const Given *g, const OptSpec *specs, const OptRule *rules, size_t n, const void *ctx, Error *e);
 
+/* Option k's value as a whole number from lo to hi, where it is given
+ * (*out untouched where not); an error begins "--opt: ". */
+int cli_count(const Given *g, const OptSpec *specs, int k, uint64_t lo, uint64_t hi, uint64_t *out, Error *e);
+
 /* A shape typed as options, as calc and bench both take it: the options'
  * indices in the command's OptSpec and the largest value of each. */
 enum { SHAPE_LAYERS, SHAPE_KV_HEADS, SHAPE_Q_HEADS, SHAPE_HEAD_DIM, SHAPE_FIELDS };

@@ -151,8 +151,8 @@ static int fp8_options(const Given *g, const Bench *b, Error *e)
     }
     if (g->set[O_PROMOTE]) {
         uint64_t n;
-        if (units_parse_count(g->val[O_PROMOTE], 1, 64, &n, e))
-            return error_prefix(e, "--promote");
+        if (cli_count(g, OPTS, O_PROMOTE, 1, 64, &n, e))
+            return -1;
         if (!fp8a_chosen())
             return error_set(e, "--promote applies to --fp8-path A");
         char buf[24];
@@ -197,10 +197,8 @@ static int options(const Given *g, Bench *b, Error *e)
     if (kv_shape_check(&ks, e))
         return error_prefix(e, "%s", b->have_model ? "--model" : "--head-dim");
     uint64_t res = 128, iters = 0;
-    if (g->set[O_RESIDUAL] && units_parse_count(g->val[O_RESIDUAL], 0, 1u << 20, &res, e))
-        return error_prefix(e, "--residual");
-    if (g->set[O_ITERS] && units_parse_count(g->val[O_ITERS], 1, 100000, &iters, e))
-        return error_prefix(e, "--iters");
+    if (cli_count(g, OPTS, O_RESIDUAL, 0, 1u << 20, &res, e) || cli_count(g, OPTS, O_ITERS, 1, 100000, &iters, e))
+        return -1;
     if (res % KV_KIVI_GROUP)
         return error_set(e, "--residual: a multiple of 32 tokens, not %llu", (unsigned long long)res);
     if (g->set[O_RESIDUAL] && !has_format(b, KV_INT4))

@@ -74,15 +74,6 @@ static int parse_layer(const char *s, uint64_t *v, Error *e)
     return units_parse_count(s, 0, UINT32_MAX, v, e);
 }
 
-static int count_opt(const Given *g, int k, uint64_t min, uint64_t max, uint64_t *out, Error *e)
-{
-    if (!g->set[k])
-        return 0;
-    if (units_parse_count(g->val[k], min, max, out, e))
-        return error_prefix(e, "--%s", OPTS[k].name);
-    return 0;
-}
-
 /* Everything needed to fill a Report, with the pool decided last. */
 typedef struct {
     Report rp;
@@ -152,9 +143,9 @@ static int workload_options(const Given *g, Setup *s, Error *e)
     Workload *w = &s->rp.w;
     if (g->set[O_CONTEXT] && units_parse_context(g->val[O_CONTEXT], &w->context, e))
         return error_prefix(e, "--context");
-    if (count_opt(g, O_BATCH, 1, UINT32_MAX, &w->batch, e) ||
-        count_opt(g, O_TP, 1, 1u << 16, &w->tp, e) ||
-        count_opt(g, O_BLOCK, 1, 1u << 20, &w->block_tokens, e))
+    if (cli_count(g, OPTS, O_BATCH, 1, UINT32_MAX, &w->batch, e) ||
+        cli_count(g, OPTS, O_TP, 1, 1u << 16, &w->tp, e) ||
+        cli_count(g, OPTS, O_BLOCK, 1, 1u << 20, &w->block_tokens, e))
         return -1;
     if (g->set[O_RESIDUAL] && units_parse_context(g->val[O_RESIDUAL], &w->kv.residual, e))
         return error_prefix(e, "--residual");
@@ -317,13 +308,13 @@ static bool grouped_query(const Given *g, const void *ctx)
     return s->rp.w.shape.q_heads != s->rp.w.shape.kv_heads;
 }
 
+/* Why a BF16 option does nothing where every format is BF16 or FP16. */
+#define ALL_16_BIT "; every --format here is 16-bit already"
+
 static const OptRule RULES[] = {
-    {O_RESIDUAL, quantized_format, "keeps recent tokens in BF16 ahead of a quantized format; "
-                                   "every --format here is 16-bit already"},
-    {O_BF16_LAYERS, quantized_format, "keeps layers in BF16 instead of a quantized format; "
-                                      "every --format here is 16-bit already"},
-    {O_BF16_SLIDING, quantized_format, "keeps layers in BF16 instead of a quantized format; "
-                                       "every --format here is 16-bit already"},
+    {O_RESIDUAL, quantized_format, "keeps recent tokens in BF16 ahead of a quantized format" ALL_16_BIT},
+    {O_BF16_LAYERS, quantized_format, "keeps layers in BF16 instead of a quantized format" ALL_16_BIT},
+    {O_BF16_SLIDING, quantized_format, "keeps layers in BF16 instead of a quantized format" ALL_16_BIT},
     {O_BF16_SLIDING, sliding_layers, "needs a model with sliding-window layers"},
     {O_HEAD_SCALES, tensor_scaled_format, "applies to formats with per-tensor scales (see kvlab formats)"},
     {O_BLOCK, pool_known, "sizes the paged slots, which need a pool (--pool or --gpu)"},
@@ -333,6 +324,39 @@ static const OptRule RULES[] = {
     {O_MHA, grouped_query, "changes nothing: the shape has a KV head per query head already"},
     {O_TP, q_heads_known, "needs --q-heads: tensor parallelism splits the query heads too"},
 };
+
+/* ------------------------------------------------------------------------
+ * The workload as a whole: calc's own checks (budget.h), made once every
+ * option is read, so that each error names the option behind it.
+ */
+
+/* The options whose values enter the figures' sizes: an overflow's. */
+static const int SIZE_OPTS[] = {O_CONTEXT, O_BATCH, O_BLOCK, O_RESIDUAL, O_WEIGHTS, O_POOL, O_BANDWIDTH,
+                                O_LAYERS, O_KV_HEADS, O_HEAD_DIM, O_MODEL};
+
+static int workload_checks(const Given *g, const Setup *s, Error *e)
+{
+    const Workload *w = &s->rp.w;
+    Shape full = w->mha ? shape_as_mha(&w->shape) : w->shape, per;
+    uint64_t replicas;
+    if (shape_split_tp(&full, w->tp ? w->tp : 1, &per, &replicas, e))
+        return g->set[O_TP] || g->set[O_MHA] ? error_prefix(e, "--%s", OPTS[g->set[O_TP] ? O_TP : O_MHA].name) : -1;
+    if (kv_options_check(&w->shape, &w->kv, e))
+        return error_prefix(e, "--bf16-layers");
+    for (size_t i = 0; i < s->rp.n_formats; i++) {
+        FormatResult r;
+        if (budget_compute(w, s->rp.formats[i], &r, e)) {
+            char opts[256] = "";
+            for (size_t k = 0; k < sizeof SIZE_OPTS / sizeof SIZE_OPTS[0]; k++)
+                if (g->set[SIZE_OPTS[k]]) {
+                    size_t l = strlen(opts);
+                    snprintf(opts + l, sizeof opts - l, "%s--%s", l ? ", " : "", OPTS[SIZE_OPTS[k]].name);
+                }
+            return opts[0] ? error_prefix(e, "%s", opts) : -1;
+        }
+    }
+    return 0;
+}
 
 int cmd_calc(int argc, char **argv)
 {
@@ -354,7 +378,7 @@ int cmd_calc(int argc, char **argv)
     }
     if (shape_options(&g, &s, &e) || workload_options(&g, &s, &e) ||
         machine_options(&g, &s, &e) || format_options(&g, &s, &e) ||
-        cli_rules(&g, OPTS, RULES, sizeof RULES / sizeof RULES[0], &s, &e))
+        cli_rules(&g, OPTS, RULES, sizeof RULES / sizeof RULES[0], &s, &e) || workload_checks(&g, &s, &e))
         return cli_error("calc", &e);
     if (g.set[O_JSON]) {
         cJSON *j = report_json(&s.rp, &e);

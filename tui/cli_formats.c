@@ -35,10 +35,8 @@ int cmd_formats(int argc, char **argv)
         return rc;
     Error e;
     uint64_t d = 128;
-    if (g.set[O_HEAD_DIM] && units_parse_count(g.val[O_HEAD_DIM], 1, 65536, &d, &e)) {
-        error_prefix(&e, "--head-dim");
+    if (cli_count(&g, OPTS, O_HEAD_DIM, 1, 65536, &d, &e))
         return cli_error("formats", &e);
-    }
     const bool *set = g.set;
     if (set[O_JSON]) {
         cJSON *root = cJSON_CreateObject();

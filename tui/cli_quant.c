@@ -156,13 +156,6 @@ static int float_opt(const Given *g, int k, float lo, float *out, Error *e)
     return 0;
 }
 
-static int count_opt(const Given *g, int k, uint64_t lo, uint64_t hi, uint64_t *out, Error *e)
-{
-    if (g->set[k] && units_parse_count(g->val[k], lo, hi, out, e))
-        return error_prefix(e, "--%s", OPTS[k].name);
-    return 0;
-}
-
 static int generate(const Given *g, Input *in, const Experiment *x, Error *e)
 {
     KvGenParams p;
@@ -170,10 +163,10 @@ static int generate(const Given *g, Input *in, const Experiment *x, Error *e)
     p.rope_theta = x->rope != ROPE_NONE ? x->rope_theta : 0;
     uint64_t t = p.tokens, d = p.head_dim, oc = p.outlier_channels, sk = p.sinks,
              vo = p.value_outliers;
-    if (count_opt(g, O_TOKENS, 1, 1u << 20, &t, e) || count_opt(g, O_HEAD_DIM, 1, 4096, &d, e) ||
-        count_opt(g, O_SEED, 0, UINT64_MAX, &p.seed, e) ||
-        count_opt(g, O_OUT_CH, 0, 4096, &oc, e) || count_opt(g, O_SINKS, 0, 1u << 20, &sk, e) ||
-        count_opt(g, O_V_OUT, 0, 1u << 20, &vo, e) || float_opt(g, O_OUT_SCALE, 0, &p.outlier_scale, e) ||
+    if (cli_count(g, OPTS, O_TOKENS, 1, 1u << 20, &t, e) || cli_count(g, OPTS, O_HEAD_DIM, 1, 4096, &d, e) ||
+        cli_count(g, OPTS, O_SEED, 0, UINT64_MAX, &p.seed, e) ||
+        cli_count(g, OPTS, O_OUT_CH, 0, 4096, &oc, e) || cli_count(g, OPTS, O_SINKS, 0, 1u << 20, &sk, e) ||
+        cli_count(g, OPTS, O_V_OUT, 0, 1u << 20, &vo, e) || float_opt(g, O_OUT_SCALE, 0, &p.outlier_scale, e) ||
         float_opt(g, O_Q_OUT, 0, &p.query_outlier_weight, e) ||
         float_opt(g, O_SINK_STR, 0, &p.sink_strength, e) ||
         float_opt(g, O_V_OUT_SCALE, 0, &p.value_outlier_scale, e))
@@ -347,8 +340,8 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
     uint64_t bits = 4, group = 32, residual = 0;
     if (g->set[O_SCHEME] && scheme_parse(g->val[O_SCHEME], &x->key.scheme, e))
         return error_prefix(e, "--scheme");
-    if (count_opt(g, O_BITS, QUANT_BITS_MIN, QUANT_BITS_MAX, &bits, e) ||
-        count_opt(g, O_GROUP, 1, 1u << 20, &group, e) || count_opt(g, O_RESIDUAL, 0, 1u << 24, &residual, e))
+    if (cli_count(g, OPTS, O_BITS, QUANT_BITS_MIN, QUANT_BITS_MAX, &bits, e) ||
+        cli_count(g, OPTS, O_GROUP, 1, 1u << 20, &group, e) || cli_count(g, OPTS, O_RESIDUAL, 0, 1u << 24, &residual, e))
         return -1;
     x->key.bits = (unsigned)bits;
     bool integer = x->key.scheme == SCHEME_INT_SYM || x->key.scheme == SCHEME_INT_MIN ||

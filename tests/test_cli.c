@@ -617,6 +617,26 @@ static RunResult run_shell(const char *args, const char *redirect)
     return r;
 }
 
+/* JSON text as kvlab prints it: whole UTF-8, and no DEL or C1 control raw
+ * (in a string they are \u escapes). */
+static bool json_safe(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == 0x7F || (*p == 0xC2 && p[1] >= 0x80 && p[1] < 0xA0))
+            return false;
+        if (*p >= 0x80) {
+            int n = *p >= 0xF0 ? 3 : *p >= 0xE0 ? 2 : *p >= 0xC2 ? 1 : -1;
+            for (int k = 1; k <= n; k++)
+                if ((p[k] & 0xC0) != 0x80)
+                    return false;
+            if (n < 0)
+                return false;
+            p += n;
+        }
+    }
+    return true;
+}
+
 /* What a terminal may be shown: no control character but a newline where
  * lines are allowed, no DEL, no C1 (U+0080 to U+009F), only whole UTF-8. */
 static bool terminal_safe(const char *s, bool lines)
@@ -787,15 +807,29 @@ START_TEST(control_characters_escaped)
             ck_assert(strstr(r.out, "tests \\u009b2J\n") && strstr(r.out, "a\\rb"));
         run_free(&r);
     }
+    /* JSON escapes what cJSON leaves raw, DEL, the C1 controls and bytes
+     * that are not UTF-8, and reads back the same (the last as U+FFFD) */
     RunResult r = RUN("scenario", "show", path, "--json");
+    ck_assert_msg(json_safe(r.out), "%s", r.out);
     cJSON *j = json_of(&r);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "title")->valuestring, "\x1b]0;retitled\aA title\nwith a second line");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "source")->valuestring, "tests \xc2\x9b" "2J");
     cJSON_Delete(j);
     run_free(&r);
-    usage_error(RUN("calc", "--context", "\x1b]0;x\a8k\n"), "'\\e]0;x\\x078k\\n'", NULL);
-    usage_error(RUN("calc", "--model", "\x9b" "2J\xc2\x9b"), "'\\x9b2J\\u009b'", NULL);
     char dir[] = "/tmp/kvlab-esc-XXXXXX", file[1200], cmd[2600];
     ck_assert(mkdtemp(dir) != NULL);
+    snprintf(file, sizeof file, "%s/m\x7f\xff\xc2\x85.json", dir);
+    snprintf(cmd, sizeof cmd, "cp '%s/worked-4x4.json' '%s'", test_testdata(), file);
+    ck_assert_int_eq(system(cmd), 0);
+    r = RUN("quant", "--matrix", file, "--granularity", "token", "--json");
+    ck_assert_msg(r.status == 0 && json_safe(r.out), "%s", r.out);
+    j = json_of(&r);
+    ck_assert_msg(strstr(cJSON_GetObjectItem(j, "input")->valuestring, "/m\x7f\xef\xbf\xbd\xc2\x85.json"), "%s", r.out);
+    cJSON_Delete(j);
+    run_free(&r);
+    unlink(file);
+    usage_error(RUN("calc", "--context", "\x1b]0;x\a8k\n"), "'\\e]0;x\\x078k\\n'", NULL);
+    usage_error(RUN("calc", "--model", "\x9b" "2J\xc2\x9b"), "'\\x9b2J\\u009b'", NULL);
     snprintf(file, sizeof file, "%s/m\x1b[2J.json", dir);
     snprintf(cmd, sizeof cmd, "cp '%s/worked-4x4.json' '%s'", test_testdata(), file);
     ck_assert_int_eq(system(cmd), 0);

@@ -628,13 +628,35 @@ void json_add_q(cJSON *obj, const char *name, Q q)
     cJSON_AddNumberToObject(obj, name, q_to_double(q));
 }
 
+/* JSON text as cJSON printed it, with what a terminal must not get raw
+ * escaped too (cJSON escapes only the C0 controls): DEL and the C1 controls
+ * (U+0080 to U+009F) as \u007f ... \u009f, the same characters; a byte that
+ * is not UTF-8 as \ufffd, the replacement character, as JSON text must be
+ * UTF-8. Outside its strings JSON is ASCII, so every such byte is in one. */
+static void json_put(const char *s, FILE *out)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t len = utf8_length(p);
+        if (len == 1 && *p == 0x7F)
+            fputs("\\u007f", out);
+        else if (len == 2 && p[0] == 0xC2 && p[1] < 0xA0)
+            fprintf(out, "\\u%04x", p[1]);
+        else if (len == 0)
+            fputs("\\ufffd", out);
+        else
+            fwrite(p, 1, len, out);
+        p += len ? len : 1;
+    }
+    fputc('\n', out);
+}
+
 int json_emit(cJSON *root, Error *e)
 {
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
     if (!s)
         return error_runtime(e, "out of memory printing JSON");
-    puts(s);
+    json_put(s, stdout);
     cJSON_free(s);
     return 0;               // write errors are caught once, in main
 }

@@ -7,6 +7,7 @@
 #include "quant.h"
 
 #include "quotient.h"
+#include "units.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -40,14 +41,11 @@ int granularity_parse(const char *s, Granularity *g, Error *e)
         g->size = 0;
         if (GRANS[i].sized != (colon != NULL))
             break;
-        if (colon) {
-            char *end;
-            unsigned long v = strtoul(colon + 1, &end, 10);
-            if (*end || end == colon + 1 || v == 0 || v > (1u << 20))
-                return error_set(e, "granularity '%s': the group size must be a whole number "
-                                    "from 1 to 1048576", s);
+        uint64_t v;
+        if (colon && units_parse_count(colon + 1, 1, 1u << 20, &v, e))   // as --tokens reads 1e3
+            return error_prefix(e, "granularity '%s': the group size", s);
+        if (colon)
             g->size = v;
-        }
         return 0;
     }
     return error_set(e, "unknown granularity '%s'; expected tensor, token, channel, group:G "

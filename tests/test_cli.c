@@ -324,6 +324,15 @@ START_TEST(formats_and_help)
     r = RUN("formats");
     ck_assert(strstr(r.out, "int8") && strstr(r.out, "1.015625") && strstr(r.out, "3.56x"));
     run_free(&r);
+    /* -h and help are --help; what follows a word kvlab takes alone is refused */
+    for (int i = 0; i < 2; i++) {
+        r = i ? RUN("help") : RUN("-h");
+        ck_assert_msg(r.status == 0 && strstr(r.out, "kvlab --help | -h | help | --version"), "%s", r.out);
+        run_free(&r);
+    }
+    usage_error(RUN("--version", "--bogus"), "--version takes nothing after it", "'--bogus'");
+    usage_error(RUN("--help", "calc"), "--help takes nothing after it", "kvlab COMMAND --help");
+    usage_error(RUN("help", "x", "y"), "help takes nothing after it", "'x'");
 }
 END_TEST
 
@@ -435,6 +444,11 @@ START_TEST(quant_command)
     run_free(&r);
     usage_error(RUN("quant", "--bits", "9"), "--bits", "out of range");
     usage_error(RUN("quant", "--granularity", "row"), "unknown granularity 'row'", "tgroup:G");
+    /* a group size is a count like any other: 1e3 as --tokens reads it */
+    r = RUN("quant", "--preset", "worked-4x4", "--granularity", "tgroup:1e3", "--json");
+    ck_assert_msg(r.status == 0 && strstr(r.out, "\"tgroup:1000\""), "%s", r.err);
+    run_free(&r);
+    usage_error(RUN("quant", "--granularity", "group:1.5"), "the group size", "not a whole number");
     usage_error(RUN("quant", "--scheme", "int5"), "unknown scheme 'int5'", NULL);
     usage_error(RUN("quant", "--preset", "worked-4x4", "--query", "1,2"), "--query", "4 values, one per channel, not 2");
     usage_error(RUN("quant", "--preset", "worked-4x4", "--query", "1,2,3,4,5"), "--query", "at most 4 values, not 5");

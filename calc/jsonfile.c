@@ -275,6 +275,16 @@ int jsondoc_load(JsonDoc *d, const char *path, Error *e)
     return rc;
 }
 
+int jsondoc_read(void *out, size_t size, JsonFromDoc from, const void *ctx, const char *path, const char *text,
+                 size_t len, Error *e)
+{
+    JsonDoc d;
+    memset(out, 0, size);
+    if (text ? jsondoc_parse(&d, path, text, len, e) : jsondoc_load(&d, path, e))
+        return -1;
+    return from(out, &d, ctx, e);
+}
+
 void jsondoc_done(JsonDoc *d)
 {
     cJSON_Delete(d->root);

@@ -4,6 +4,7 @@
 #include "paths.h"
 #include "units.h"
 
+#include <errno.h>
 #include <float.h>
 #include <locale.h>
 #include <math.h>
@@ -64,7 +65,7 @@ int opt_gather(Args *a, const OptSpec *specs, size_t n, int repeat_opt, int max_
         if (k == OPT_ERROR)
             return -1;
         if (k == OPT_POSITIONAL) {
-            if (g->n_words >= max_words || g->n_words >= 4)
+            if (g->n_words >= max_words || g->n_words >= OPT_WORDS_MAX)
                 return error_set(e, "unexpected argument '%s' (see kvlab %s --help)", v, a->cmd);
             g->words[g->n_words++] = v;
             continue;
@@ -120,7 +121,9 @@ int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g)
     return CLI_GO_ON;
 }
 
-bool cli_parse_float(const char *s, float *out)
+/* cli_parse_float, and whether strtof found the number beyond a float's
+ * range (ERANGE with an infinity: 1e39, not "inf"). */
+static bool parse_float(const char *s, float *out, bool *overflow)
 {
     char buf[256];
     while (*s == ' ' || *s == '\t')
@@ -137,9 +140,17 @@ bool cli_parse_float(const char *s, float *out)
         c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
     locale_t old = uselocale(c_locale);
     char *end;
+    errno = 0;
     *out = strtof(buf, &end);
+    *overflow = errno == ERANGE && isinf(*out);
     uselocale(old);
     return end != buf && *end == '\0';
+}
+
+bool cli_parse_float(const char *s, float *out)
+{
+    bool overflow;
+    return parse_float(s, out, &overflow);
 }
 
 /* Splits s at its commas and hands each entry to item (with its index);
@@ -174,13 +185,14 @@ static int split_list(const char *s, size_t max, size_t *n,
 
 int cli_parse_finite(const char *s, float *out, Error *e)
 {
-    if (!cli_parse_float(s, out))
+    bool overflow;
+    if (!parse_float(s, out, &overflow))
         return error_set(e, "'%s' is not a number", s);
-    if (isnan(*out) || (isinf(*out) && strpbrk(s, "iI")))     // nan, inf, infinity
-        return error_set(e, "'%s' is not a finite number", s);
-    if (isinf(*out))        // a number beyond FLT_MAX, which strtof takes to infinity
+    if (overflow)           // a number beyond FLT_MAX, which strtof takes to infinity
         return error_set(e, "'%s' is beyond the range of a float (-%g to %g)", s, (double)FLT_MAX,
                          (double)FLT_MAX);
+    if (!isfinite(*out))    // nan, inf, infinity
+        return error_set(e, "'%s' is not a finite number", s);
     return 0;
 }
 

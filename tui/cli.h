@@ -50,13 +50,14 @@ void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n);
  * most max_words of them). */
 #define OPT_MAX 32
 #define OPT_REPEAT_MAX 16
+#define OPT_WORDS_MAX 4
 typedef struct {
     const char *val[OPT_MAX];
     bool set[OPT_MAX];
     size_t n_repeat;
     const char *repeat[OPT_REPEAT_MAX];
     int n_words;
-    const char *words[4];
+    const char *words[OPT_WORDS_MAX];
 } Given;
 
 /* repeat_opt: index of the repeatable option, or -1. */

@@ -8,6 +8,7 @@
 #include "gpu.h"
 #include "model.h"
 
+#include <stdio.h>
 #include <string.h>
 
 enum { O_JSON, O_HELP, O_COUNT };
@@ -23,24 +24,23 @@ typedef struct {
     char source[512];
 } Entry;
 
+static int entry(Entry *out, const char *display, const char *source)
+{
+    snprintf(out->display, sizeof out->display, "%s", display);
+    snprintf(out->source, sizeof out->source, "%s", source);
+    return 0;
+}
+
 static int read_model(const char *path, Entry *out, Error *e)
 {
     static Model m;
-    if (model_load(&m, path, e))
-        return -1;
-    memcpy(out->display, m.display, sizeof out->display);
-    memcpy(out->source, m.source, sizeof out->source);
-    return 0;
+    return model_load(&m, path, e) ? -1 : entry(out, m.display, m.source);
 }
 
 static int read_gpu(const char *path, Entry *out, Error *e)
 {
     static Gpu g;
-    if (gpu_load(&g, path, e))
-        return -1;
-    memcpy(out->display, g.display, sizeof out->display);
-    memcpy(out->source, g.source, sizeof out->source);
-    return 0;
+    return gpu_load(&g, path, e) ? -1 : entry(out, g.display, g.source);
 }
 
 /* One row per listing command. */

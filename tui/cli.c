@@ -239,6 +239,16 @@ int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, si
     return split_list(s, max, n, u64_item, &u, e) ? error_prefix(e, "--%s", opt) : 0;
 }
 
+int cli_parse_batch(const char *s, uint64_t *v, Error *e)
+{
+    return units_parse_count(s, 1, CLI_BATCH_MAX, v, e);
+}
+
+int cli_parse_layer(const char *s, uint64_t *v, Error *e)
+{
+    return units_parse_count(s, 0, UINT32_MAX, v, e);
+}
+
 int cli_rules(const Given *g, const OptSpec *specs, const OptRule *rules, size_t n, const void *ctx, Error *e)
 {
     for (size_t i = 0; i < n; i++)

@@ -100,6 +100,11 @@ int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e)
  * twice is an error, and every error begins "--opt: ". */
 int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
                    int (*fn)(const char *, uint64_t *, Error *), Error *e);
+/* The entries of bench --batch (sequences, 1 to CLI_BATCH_MAX) and of calc
+ * --bf16-layers (layer indices, 0 to 2^32 - 1), for cli_parse_u64s. */
+#define CLI_BATCH_MAX 4096
+int cli_parse_batch(const char *s, uint64_t *v, Error *e);
+int cli_parse_layer(const char *s, uint64_t *v, Error *e);
 
 /* An option that means something only with others: where holds() is
  * false it would change nothing, and cli_rules refuses it with "--opt " +

@@ -84,11 +84,6 @@ typedef struct {
 static const ShapeOptions SHAPE = {
     {O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM}, {1000, 1024, 8192, KV_HEAD_DIM_MAX}};
 
-static int parse_batch(const char *s, uint64_t *v, Error *e)
-{
-    return units_parse_count(s, 1, 4096, v, e);
-}
-
 static int parse_context(const char *s, uint64_t *v, Error *e)
 {
     if (units_parse_context(s, v, e))
@@ -208,7 +203,7 @@ static int options(const Given *g, Bench *b, Error *e)
     if (g->set[O_ITL] && !b->have_model)
         return error_set(e, "--itl needs --model (its weights)");
     if (cli_parse_u64s("batch", g->set[O_BATCH] ? g->val[O_BATCH] : "1,16", b->batches, MAX_POINTS, &b->nb,
-                       parse_batch, e))
+                       cli_parse_batch, e))
         return -1;
     if (g->set[O_CONTEXTS] && cli_parse_u64s("contexts", g->val[O_CONTEXTS], b->contexts, MAX_POINTS,
                                              &b->nc, parse_context, e))

@@ -69,11 +69,6 @@ static const CmdSpec CMD = {
 static const ShapeOptions SHAPE = {
     {O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM}, {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX}};
 
-static int parse_layer(const char *s, uint64_t *v, Error *e)
-{
-    return units_parse_count(s, 0, UINT32_MAX, v, e);
-}
-
 /* Everything needed to fill a Report, with the pool decided last. */
 typedef struct {
     Report rp;
@@ -157,7 +152,7 @@ static int workload_options(const Given *g, Setup *s, Error *e)
         w->kv.bf16_sliding = true;
     if (g->set[O_BF16_LAYERS] &&
         cli_parse_u64s("bf16-layers", g->val[O_BF16_LAYERS], w->kv.bf16_layers, KV_OVERRIDES_MAX,
-                       &w->kv.n_bf16_layers, parse_layer, e))
+                       &w->kv.n_bf16_layers, cli_parse_layer, e))
         return -1;
     if (g->set[O_CONTEXTS] &&
         cli_parse_u64s("contexts", g->val[O_CONTEXTS], s->rp.contexts, REPORT_CONTEXTS_MAX,

@@ -552,6 +552,31 @@ START_TEST(bench_command)
     ck_assert_msg(once && !strstr(once + 1, "needs two or more contexts") && !strstr(r.out, "nan"), "%s", r.out);
     run_free(&r);
 
+    /* every point is a row, in the text and the CSV alike, past the 64 a
+     * table once held: 6 formats x 3 batches x 4 contexts */
+    for (int csv = 0; csv < 2; csv++) {
+        const char *argv[] = {"bench", "--backend", "cpu", "--kv-heads", "1", "--head-dim", "32", "--layers", "1",
+                              "--batch", "1,2,3", "--contexts", "64,128,192,256", "--iters", "1", "--csv", NULL};
+        if (!csv)
+            argv[N_OF(argv) - 2] = NULL;
+        r = run_kvlab(argv, NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        static const char *const FMTS[] = {"bf16", "fp8_e4m3", "int8", "int4", "nvfp4", "mxfp4"};
+        size_t rows = 0;
+        for (size_t f = 0; f < N_OF(FMTS); f++)
+            for (int b = 1; b <= 3; b++)
+                for (int c = 64; c <= 256; c += 64) {
+                    char line[64];
+                    int len = csv ? snprintf(line, sizeof line, "\n%s,%d,%d,", FMTS[f], b, c)
+                                  : snprintf(line, sizeof line, "\n%-8s  %5d  %7d  ", FMTS[f], b, c);
+                    const char *at = strstr(r.out, line);
+                    ck_assert_msg(at && !strstr(at + len, line), "no row '%s' (or more than one) in:\n%s", line + 1,
+                                  r.out);
+                    rows++;
+                }
+        ck_assert_uint_eq(rows, 72);
+        run_free(&r);
+    }
     usage_error(RUN("bench", "--backend", "tpu"), "backend", "tpu");
     usage_error(RUN("bench", "--format", "fp7"), "fp7", NULL);
     usage_error(RUN("bench", "--contexts", "1k,x"), "--contexts", NULL);

@@ -309,6 +309,39 @@ static int print_json(const BenchSetup *b, const Row *rows, size_t n, const KvFo
     return json_emit(root, e);
 }
 
+/* The measured rows as a table: the CSV's columns are named as the JSON's
+ * fields, the text's for people, each value in the form its reader wants
+ * (the fraction of the copy rate in the CSV, a percentage in the text). */
+static void rows_table(const BenchSetup *bs, const Row *rows, size_t n, bool itl, bool csv, Table *t)
+{
+    enum { C_COPY = 6, C_STEP = 7 };
+    static const char *const HEAD[][2] = {
+        {"format", "format"},     {"batch", "batch"}, {"context", "context"},      {"attention_ms", "attention ms"},
+        {"kv_bytes", "KV bytes"}, {"GBps", "GB/s"},   {"copy_fraction", "of copy"}, {"step_ms", "step ms"},
+    };
+    table_init(t, TABLE_COLS);
+    table_row(t);
+    for (size_t k = 0; k < sizeof HEAD / sizeof HEAD[0]; k++)
+        if ((k != C_COPY || bs->cuda) && (k != C_STEP || itl))
+            table_cell(t, "%s", HEAD[k][!csv]);
+    t->cols = t->col;
+    for (size_t i = 0; i < n; i++) {
+        const Row *r = &rows[i];
+        char kb[64];
+        table_row(t);
+        table_cell(t, "%s", kv_format_id(r->format));
+        table_cell(t, "%u", r->batch);
+        table_cell(t, "%llu", (unsigned long long)r->context);
+        table_cell(t, csv ? "%.6f" : "%.4f", r->ms);
+        table_cell(t, "%s", u128_str(kb, sizeof kb, r->kv_bytes, !csv));
+        table_cell(t, "%.*f", csv || r->gbps < 10 ? 2 : 0, r->gbps);
+        if (bs->cuda)
+            table_cell(t, csv ? "%.4f" : "%.1f%%", (csv ? 1 : 100) * r->gbps / bs->copy_gbps);
+        if (itl)
+            table_cell(t, csv ? "%.4f" : "%.3f", r->step_ms);
+    }
+}
+
 /* The ITL slopes as text: once, where one context cannot make a slope. */
 static void slopes_text(const Bench *b, const Row *rows, size_t n, bool itl)
 {
@@ -386,28 +419,15 @@ int cmd_bench(int argc, char **argv)
                    (unsigned long long)bs->shape.q_heads, (unsigned long long)bs->shape.kv_heads,
                    (unsigned long long)bs->shape.head_dim, fp8_note(bs));
         }
-        printf(g.set[O_CSV] ? "format,batch,context,attention_ms,kv_bytes,GBps%s%s\n"
-                            : "%-9s %5s %8s %12s %14s %8s%s%s\n",
-               g.set[O_CSV] ? (bs->cuda ? ",copy_fraction" : "") : "format",
-               g.set[O_CSV] ? (g.set[O_ITL] ? ",step_ms" : "") : "batch",
-               "context", "attention ms", "KV bytes", "GB/s", bs->cuda ? "  of copy" : "",
-               g.set[O_ITL] ? "  step ms" : "");
-        for (size_t i = 0; i < n; i++) {
-            char kb[64];
-            u128_str(kb, sizeof kb, rows[i].kv_bytes, !g.set[O_CSV]);
-            if (g.set[O_CSV])
-                printf("%s,%u,%llu,%.6f,%s,%.2f", kv_format_id(rows[i].format), rows[i].batch,
-                       (unsigned long long)rows[i].context, rows[i].ms, kb, rows[i].gbps);
-            else
-                printf("%-9s %5u %8llu %12.4f %14s %8.*f", kv_format_id(rows[i].format),
-                       rows[i].batch, (unsigned long long)rows[i].context, rows[i].ms, kb,
-                       rows[i].gbps < 10 ? 2 : 0, rows[i].gbps);
-            if (bs->cuda)
-                printf(g.set[O_CSV] ? ",%.4f" : " %8.1f%%", (g.set[O_CSV] ? 1 : 100) * rows[i].gbps / bs->copy_gbps);
-            if (g.set[O_ITL])
-                printf(g.set[O_CSV] ? ",%.4f" : " %8.3f", rows[i].step_ms);
-            putchar('\n');
+        Table t;
+        rows_table(bs, rows, n, g.set[O_ITL], g.set[O_CSV], &t);
+        if (table_check(&t, &e)) {
+            table_free(&t);
+            free(rows);
+            return cli_error("bench", &e);
         }
+        (g.set[O_CSV] ? table_csv : table_print)(&t, stdout);
+        table_free(&t);
         if (!g.set[O_CSV]) {
             if (bs->cuda)
                 printf("\ncopy bandwidth (device to device, read + write): %.0f GB/s\n", bs->copy_gbps);

@@ -103,7 +103,7 @@ PATHS_STAMP := $(call flags_stamp,paths,$(PATHS_CPPFLAGS))
 TOP       := $(if $(filter build,$(BUILD)),kvlab)
 TOP_PLUGIN := $(if $(filter build,$(BUILD)),libkvlab_cuda.so)
 
-.PHONY: all run test test-gpu asan bench install uninstall clean help deps plugin plugin-if-possible
+.PHONY: all run test test-gpu asan bench install uninstall clean help deps plugin plugin-if-possible man
 
 # ------------------------------------------------------------------------
 # Targets for people.
@@ -187,6 +187,10 @@ uninstall:
 	for d in $(OWN_DIRS); do \
 	    if [ -d "$(DEST)/$$d" ]; then find "$(DEST)/$$d" -type d -empty -delete; fi; \
 	done
+
+# Write each command's options into the man page, assets/kvlab.1, from kvlab CMD --help.
+man: $(BUILD)/kvlab
+	assets/man_options.sh $(BUILD)/kvlab assets/kvlab.1 > assets/kvlab.1.tmp && mv assets/kvlab.1.tmp assets/kvlab.1
 
 # Remove everything the build made (for any BUILD), the copies at the top and build-asan/.
 clean:

@@ -144,7 +144,8 @@ START_TEST(build_tree_uses_its_own)
 END_TEST
 
 /* kvlab --help and the man page list the same commands, and each
- * command's --help the same options as the man page. */
+ * command's options in the man page are what make man writes from its
+ * --help: names, value names and defaults, kept in one place. */
 START_TEST(man_page_matches_help)
 {
     check("manpage.sh", "options");

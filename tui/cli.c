@@ -88,10 +88,10 @@ void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n)
 {
     fprintf(out, "%s\n\noptions:\n", synopsis);
     for (size_t k = 0; k < n; k++) {
-        char left[64];
+        char left[128];
         snprintf(left, sizeof left, "--%s%s%s", specs[k].name, specs[k].arg ? " " : "",
                  specs[k].arg ? specs[k].arg : "");
-        fprintf(out, "  %-24s %s\n", left, specs[k].help);
+        fprintf(out, "  %-24s  %s\n", left, specs[k].help);   // two blanks at least: where the value ends
     }
 }
 

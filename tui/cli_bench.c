@@ -32,17 +32,20 @@ enum {
 };
 
 static const OptSpec OPTS[O_COUNT] = {
-    [O_BACKEND] = {"backend", "B", "auto (default: CUDA if it works, else CPU), cuda or cpu"},
-    [O_MODEL] = {"model", "NAME", "attention shape of a model (default llama-3.1-8b)"},
-    [O_LAYERS] = {"layers", "L", "or a shape: layers (shown; one layer is timed) ..."},
-    [O_KV_HEADS] = {"kv-heads", "H", "... KV heads ..."},
-    [O_Q_HEADS] = {"q-heads", "H", "... query heads (default: as many as KV heads) ..."},
-    [O_HEAD_DIM] = {"head-dim", "D", "... head dimension"},
+    [O_BACKEND] = {"backend", "auto|cuda|cpu", "auto (the default: CUDA where it works, else the CPU reference), cuda "
+                                               "or cpu"},
+    [O_MODEL] = {"model", "NAME", "the attention shape of a model (default llama-3.1-8b; kvlab models)"},
+    [O_LAYERS] = {"layers", "L", "or a shape: the layers (shown in the output; one layer is timed) ..."},
+    [O_KV_HEADS] = {"kv-heads", "H", "... the KV heads ..."},
+    [O_Q_HEADS] = {"q-heads", "H", "... the query heads (default: as many as KV heads) ..."},
+    [O_HEAD_DIM] = {"head-dim", "D", "... and the head dimension"},
     [O_BATCH] = {"batch", "LIST", "sequences, comma-separated (default 1,16)"},
     [O_CONTEXTS] = {"contexts", "LIST", "tokens (default 1k,4k,16k,32k,64k,128k; CPU 1k,4k)"},
-    [O_FORMAT] = {"format", "F", "bf16, fp8_e4m3, int8, int4, nvfp4, mxfp4; repeatable (default all)"},
+    [O_FORMAT] = {"format", "bf16|fp8_e4m3|int8|int4|nvfp4|mxfp4", "a format the kernels take, repeatable (default "
+                                                                 "all)"},
     [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): recent tokens kept in BF16 (default 128)"},
-    [O_FP8_PATH] = {"fp8-path", "P", "CUDA, fp8_e4m3: B (default), codes to FP16 tensor-core operands; A, E4M3 operands for q.k (sm_89+)"},
+    [O_FP8_PATH] = {"fp8-path", "A|B", "fp8_e4m3 on CUDA: B (the default), codes converted to FP16 tensor-core "
+                                       "operands; A, E4M3 operands for q.k (compute capability 8.9 or later)"},
     [O_PROMOTE] = {"promote", "N", "FP8 path A: add the MMA sums into FP32 every N blocks of 32 channels (default: once per score)"},
     [O_ITERS] = {"iters", "N", "timed runs per point (default 50 on a GPU, 3 on the CPU)"},
     [O_ITL] = {"itl", NULL, "add the model's weight stream (measured) to each step: step_ms"},

@@ -32,9 +32,9 @@ enum {
 };
 
 static const OptSpec OPTS[O_COUNT] = {
-    [O_PRESET] = {"preset", "NAME", "worked-4x4: seed 001's 4x4 keys and query"},
+    [O_PRESET] = {"preset", "worked-4x4", "seed 001's 4x4 keys and query"},
     [O_GENERATE] = {"generate", NULL, "a synthetic head with outlier channels (the default)"},
-    [O_MATRIX] = {"matrix", "FILE", "JSON: rows of keys, or {\"keys\", \"values\", \"query\"}"},
+    [O_MATRIX] = {"matrix", "FILE", "JSON: rows of keys, or an object with \"keys\", \"values\" and \"query\""},
     [O_QUERY] = {"query", "LIST", "the query vector: 1,1,0.1,1"},
     [O_TOKENS] = {"tokens", "T", "generated tokens (default " STR(KVGEN_TOKENS_DEFAULT) ")"},
     [O_HEAD_DIM] = {"head-dim", "D", "generated head dimension (default " STR(KVGEN_HEAD_DIM_DEFAULT) ")"},
@@ -46,18 +46,21 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_SINK_STR] = {"sink-strength", "X", "logits a sink stands above other tokens (default 5)"},
     [O_V_OUT] = {"value-outliers", "N", "tokens with large values (default 2)"},
     [O_V_OUT_SCALE] = {"value-outlier-scale", "X", "their value norm over others (default 8)"},
-    [O_SCHEME] = {"scheme", "S", "int-min (default), int-zp, int-sym, fp8, nvfp4, mxfp4"},
+    [O_SCHEME] = {"scheme", "int-min|int-zp|int-sym|fp8|nvfp4|mxfp4", "the quantizer (default int-min)"},
     [O_BITS] = {"bits", "N", "integer bits: " STR(QUANT_BITS_MIN) " to " STR(QUANT_BITS_MAX) " (default 4)"},
-    [O_GRAN] = {"granularity", "G", "tensor, token, channel, group:G, tgroup:G (default: all)"},
-    [O_VALUES] = {"values", "G", "quantize values too, at this granularity (default exact)"},
-    [O_FP8] = {"fp8", "F", "fp8 scheme: e4m3 (default) or e5m2"},
-    [O_SCALE] = {"scale", "S", "fp8 scale: dynamic (default) or a static per-tensor number"},
-    [O_NO_SAT] = {"no-saturate", NULL, "fp8 overflow becomes NaN/Inf instead of the max"},
+    [O_GRAN] = {"granularity", "tensor|token|channel|group:G|tgroup:G",
+                "the keys that share a scale: the tensor, a token, a channel, G channels of a token or G tokens "
+                "of a channel (default: each, side by side)"},
+    [O_VALUES] = {"values", "exact|tensor|token|channel|group:G|tgroup:G",
+                  "the values exact (the default) or quantized too, at this granularity"},
+    [O_FP8] = {"fp8", "e4m3|e5m2", "the fp8 scheme's format (default e4m3)"},
+    [O_SCALE] = {"scale", "S", "the fp8 scale: dynamic (the default) or a static per-tensor number"},
+    [O_NO_SAT] = {"no-saturate", NULL, "fp8 overflow becomes NaN or Inf instead of the largest finite value"},
     [O_KIVI] = {"kivi", NULL, "KIVI: keys per channel over groups of tokens, values per token"},
     [O_GROUP] = {"group", "G", "KIVI group size (default 32)"},
     [O_RESIDUAL] = {"residual", "R", "KIVI: most recent tokens kept in BF16 (default 0)"},
-    [O_ROPE] = {"rope", "MODE", "none (default), pre or post: quantize keys before/after RoPE"},
-    [O_THETA] = {"rope-theta", "X", "RoPE base (default 500000, Llama 3)"},
+    [O_ROPE] = {"rope", "none|pre|post", "quantize the keys before (pre) or after (post) RoPE, or none (the default)"},
+    [O_THETA] = {"rope-theta", "X", "the RoPE base (default 500000, Llama 3)"},
     [O_ROTATE] = {"rotate", "hadamard", "rotate each vector before quantizing (QuaRot)"},
     [O_JSON] = {"json", NULL, "print one JSON object"},
     [O_MATRICES] = {"matrices", NULL, "with --json: the key, quantized key and error matrices"},
@@ -371,7 +374,7 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
     /* Values stay exact unless asked for; KIVI quantizes them by definition. */
     x->values_exact = g->set[O_VALUES] ? strcmp(g->val[O_VALUES], "exact") == 0 : !x->kivi;
     if (!x->values_exact && g->set[O_VALUES] && granularity_parse(g->val[O_VALUES], &x->value.gran, e))
-        return error_prefix(e, "--values");
+        return error_prefix(e, "--values: exact, or a granularity");
     if (g->set[O_ROPE]) {
         static const char *const M[] = {"none", "pre", "post"};
         size_t i = 0;

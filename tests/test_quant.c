@@ -267,7 +267,7 @@ static i128 float_units(float x, int E)
     int e;
     i128 m = (i128)ldexpf(frexpf(x, &e), 24);
     ck_assert_msg(e - 24 - E <= 100, "a group spans more than 100 binades");
-    return m << (e - 24 - E);
+    return m * ((i128)1 << (e - 24 - E));         // a product: m may be negative
 }
 
 /* num / den rounded half to even (den > 0, num of any sign); *tie when the

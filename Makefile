@@ -221,11 +221,11 @@ define apt_install
 	fi
 endef
 
-DEPS_MISSING = command -v pkg-config >/dev/null 2>&1 || echo " pkg-config"; \
-               for m in $(PKG_MODULES); do pkg-config --exists $$m 2>/dev/null || echo " $$m"; done; \
-               [ -f /usr/share/i18n/locales/de_DE ] || echo " locales"; \
-               command -v tmux >/dev/null 2>&1 || echo " tmux"; \
-               command -v groff >/dev/null 2>&1 || echo " groff"
+DEPS_MISSING = command -v pkg-config >/dev/null 2>&1 || printf ' pkg-config'; \
+               for m in $(PKG_MODULES); do pkg-config --exists $$m 2>/dev/null || printf ' %s' $$m; done; \
+               [ -f /usr/share/i18n/locales/de_DE ] || printf ' locales'; \
+               command -v tmux >/dev/null 2>&1 || printf ' tmux'; \
+               command -v groff >/dev/null 2>&1 || printf ' groff'
 
 # Install missing build dependencies (apt-get as root; otherwise print the command).
 deps:
@@ -348,7 +348,7 @@ $(FUZZ_DIR)/%.o: %.c | fuzz-deps
 	    -c -o $@ $<
 
 FUZZ_MISSING = $(FUZZ_CC) -fsanitize=fuzzer -o $(FUZZ_DIR)/probe $(FUZZ_DIR)/probe.c 2>/dev/null || \
-               echo " $(FUZZ_CC) with libFuzzer"
+               printf ' $(FUZZ_CC) with libFuzzer'
 
 # Install clang with libFuzzer, for `make fuzz` only (apt-get as root; otherwise print the command).
 fuzz-deps: | deps

@@ -76,7 +76,7 @@ NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 
 CUDA_WANT    := arch=compute_80,code=sm_80 arch=compute_89,code=[sm_89,compute_89] \
                 arch=compute_90a,code=sm_90a
 nvcc_takes    = $(shell $(NVCC) --dryrun -gencode=$(1) -x cu -c /dev/null -o /dev/null >/dev/null 2>&1 && echo y)
-CUDA_GENCODE := $(if $(NVCC),$(foreach g,$(CUDA_WANT),$(if $(call nvcc_takes,$(g)),-gencode=$(g))))
+CUDA_GENCODE := $(strip $(if $(NVCC),$(foreach g,$(CUDA_WANT),$(if $(call nvcc_takes,$(g)),-gencode=$(g)))))
 ALL_NVCCFLAGS = -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden $(CUDA_GENCODE) --threads 0 -Icalc -Ikernels \
                 -Xptxas -warn-spills -MMD -MP $(NVCCFLAGS)
 CU_SRC    := $(wildcard kernels/cuda/*.cu)
@@ -118,8 +118,8 @@ plugin: $(if $(CUDA_GENCODE),$(BUILD)/libkvlab_cuda.so $(TOP_PLUGIN))
 # Build the CUDA plugin where nvcc can; where not, say why in one line and go on without it.
 plugin-if-possible:
 	@err=$$(mktemp) && { $(MAKE) --no-print-directory plugin 2>$$err && cat $$err >&2 || \
-	    echo "kvlab: the CUDA plugin is not built: $$(grep -m1 -iE 'error|fatal|cannot' $$err | \
-	                  sed 's/^kvlab: cannot build the CUDA plugin: //' | grep . || tail -n1 $$err)" \
+	    echo "kvlab: the CUDA plugin is not built: $$(grep -v '^make' $$err | grep -m1 -iE 'error|fatal|cannot' | \
+	                  sed 's/^kvlab: cannot build the CUDA plugin: //' | grep . || echo "$(NVCC) failed")" \
 	         "(make plugin shows why); kvlab runs without it"; rm -f $$err; }
 
 # Open the interactive lab (with the GPU lab's plugin where nvcc is found).

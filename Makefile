@@ -90,11 +90,13 @@ PLUGIN_WHY = $(if $(NVCC),$(NVCC) takes none of the GPU architectures the plugin
 comma     := ,
 space     := $(subst ,, )
 
-# Every object depends on a stamp named after the flags that build it, so
-# that new flags (CFLAGS, PREFIX, CC, ...) rebuild what they change. Only
-# the name is computed here: make -n and -q stay read-only.
+# Every object depends on a stamp named after the flags that build it, and
+# every program on one named after the flags that link it, so that new
+# flags (CFLAGS, PREFIX, LDFLAGS, CC, ...) rebuild what they change and no
+# more. Only the name is computed here: make -n and -q stay read-only.
 flags_stamp = $(BUILD)/flags/$(1)/$(firstword $(shell printf '%s' '$(subst ','\'',$(2))' | cksum))
-C_STAMP   := $(call flags_stamp,c,$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(LDLIBS))
+C_STAMP   := $(call flags_stamp,c,$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS))
+LINK_STAMP := $(call flags_stamp,link,$(CC) $(ALL_LDFLAGS) $(LDLIBS))
 CU_STAMP  := $(call flags_stamp,cu,$(NVCC) $(ALL_NVCCFLAGS))
 PATHS_STAMP := $(call flags_stamp,paths,$(PATHS_CPPFLAGS))
 
@@ -247,8 +249,8 @@ $(BUILD)/scenarios:
 	@mkdir -p $(BUILD)
 	ln -sfn $$(realpath --relative-to=$(BUILD) scenarios) $@
 
-$(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB) $(C_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) \
+$(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) \
 	    -lm -lpthread -ldl $(LDLIBS)
 
 # nvcc's rules fail, saying why, where there is no architecture to build for.
@@ -273,12 +275,12 @@ $(CALC_LIB): $(CALC_OBJ)
 $(KERN_LIB): $(KERN_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/plotmath.o $(KERN_LIB) $(CALC_LIB) $(C_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CHECK_LIBS) $(CJSON_LIBS) \
+$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/plotmath.o $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CHECK_LIBS) $(CJSON_LIBS) \
 	    -lm -lpthread -ldl $(LDLIBS)
 
-$(BUILD)/bench_quant: $(BENCH_OBJ) $(CALC_LIB) $(C_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
+$(BUILD)/bench_quant: $(BENCH_OBJ) $(CALC_LIB) $(LINK_STAMP)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
 
 $(BUILD)/tests/%.o: tests/%.c $(C_STAMP) | deps
 	@mkdir -p $(dir $@)
@@ -291,7 +293,9 @@ $(BUILD)/%.o: %.c $(C_STAMP) | deps
 # A stamp replaces the others of its kind in their directory, which is kept
 # (a directory made anew by another user, as by sudo make install, would
 # leave this one's next build unable to write there).
-$(BUILD)/flags/%:
+# (Named here, not by a pattern, so that make takes a missing one as out of
+# date, not as an intermediate file it may skip.)
+$(C_STAMP) $(LINK_STAMP) $(CU_STAMP) $(PATHS_STAMP):
 	@mkdir -p $(@D) && rm -f $(@D)/* && touch $@
 
 # The dependencies the compilers wrote (-MMD), for every object C or CUDA.
@@ -334,8 +338,8 @@ fuzz-replay: $(FUZZ_REPLAY)
 
 test: fuzz-replay
 
-$(FUZZ_REPLAY): $(REPLAY_OBJ) $(BUILD)/tui/cli.o $(CALC_LIB) $(C_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
+$(FUZZ_REPLAY): $(REPLAY_OBJ) $(BUILD)/tui/cli.o $(CALC_LIB) $(LINK_STAMP)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps
 	$(FUZZ_CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_SANS) \

@@ -86,7 +86,8 @@ objects_track_headers)
     done ;;
 flags)
     # flags given on the command line join the build's own (never replace
-    # them) and rebuild what they change
+    # them) and rebuild what they change: linking flags relink, and
+    # compile nothing again
     out=$(plan "$BUILD/kvlab")
     [[ -z $(compile_lines "$out") ]] || fail "$BUILD/kvlab is not up to date:"$'\n'"$out"
     total=$(ls calc/*.c kernels/*.c kernels/cpu/*.c tui/*.c | wc -l)
@@ -110,7 +111,9 @@ flags)
     if grep -q "rm -rf" <<<"$(kmake -n --trace PREFIX=/kvlab-elsewhere "$BUILD/kvlab" 2>&1)"; then
         fail "make PREFIX=... removes a directory"
     fi
-    link=$(plan LDFLAGS=-Wl,-O1 LDLIBS=-lkvlabcheck "$BUILD/kvlab" | grep -- "-o $BUILD/kvlab ")
+    out=$(plan LDFLAGS=-Wl,-O1 LDLIBS=-lkvlabcheck "$BUILD/kvlab")
+    [[ -z $(compile_lines "$out") ]] || fail "make LDFLAGS=... LDLIBS=... compiles again:"$'\n'"$out"
+    link=$(grep -- "-o $BUILD/kvlab " <<<"$out")
     for want in -Wl,-O1 -lkvlabcheck -lm -lcjson; do
         [[ $link == *"$want"* ]] || fail "make LDFLAGS=... LDLIBS=... links without $want: $link"
     done ;;

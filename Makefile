@@ -83,12 +83,14 @@ CU_SRC    := $(wildcard kernels/cuda/*.cu)
 CU_OBJ    := $(CU_SRC:%.cu=$(BUILD)/%.o)
 PLUGIN_C  := kernels/kv_cache.c calc/minifloat.c calc/error.c
 PLUGIN_O  := $(PLUGIN_C:%.c=$(BUILD)/pic/%.o)
-# Why there is no plugin to build, where there is none.
+# Why there is no plugin to build, where there is none; nvcc's rules fail
+# with it.
+comma     := ,
+space     := $(subst ,, )
 PLUGIN_WHY = $(if $(NVCC),$(NVCC) takes none of the GPU architectures the plugin is for \
              ($(subst $(space),$(comma) ,$(patsubst arch=compute_%,sm_%,$(foreach g,$(CUDA_WANT),$(firstword $(subst $(comma), ,$(g))))))),no nvcc \
              on the PATH or in /usr/local/cuda)
-comma     := ,
-space     := $(subst ,, )
+NVCC_CHECK = @$(if $(CUDA_GENCODE),:,echo "kvlab: cannot build the CUDA plugin: $(PLUGIN_WHY)" >&2; exit 1)
 
 # Every object depends on a stamp named after the flags that build it, and
 # every program on one named after the flags that link it, so that new
@@ -115,7 +117,7 @@ all: $(BUILD)/kvlab $(BUILD)/scenarios $(TOP) $(if $(NVCC),plugin-if-possible)
 
 # Build the CUDA plugin (fails, saying why, where nvcc cannot build it).
 plugin: $(if $(CUDA_GENCODE),$(BUILD)/libkvlab_cuda.so $(TOP_PLUGIN))
-	@$(if $(CUDA_GENCODE),:,echo "kvlab: cannot build the CUDA plugin: $(PLUGIN_WHY)" >&2; exit 1)
+	$(NVCC_CHECK)
 
 # Build the CUDA plugin where nvcc can; where not, say why in one line and go on without it.
 plugin-if-possible:
@@ -252,9 +254,6 @@ $(BUILD)/scenarios:
 $(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) \
 	    -lm -lpthread -ldl $(LDLIBS)
-
-# nvcc's rules fail, saying why, where there is no architecture to build for.
-NVCC_CHECK = @$(if $(CUDA_GENCODE),:,echo "kvlab: cannot build the CUDA plugin: $(PLUGIN_WHY)" >&2; exit 1)
 
 $(BUILD)/libkvlab_cuda.so: $(CU_OBJ) $(PLUGIN_O) $(CU_STAMP)
 	$(NVCC_CHECK)

@@ -410,10 +410,9 @@ struct TableChunk {
 void table_init(Table *t, size_t cols)
 {
     t->cols = cols < TABLE_COLS ? cols : TABLE_COLS;
-    t->rows = t->col = t->used = 0;
-    t->cell = t->own_cells;
-    t->cap = TABLE_ROWS;
+    t->rows = t->col = t->used = t->more_cap = 0;
     t->lost = false;
+    t->more = NULL;
     t->chunks = NULL;
 }
 
@@ -424,14 +423,24 @@ void table_free(Table *t)
         t->chunks = c->next;
         free(c);
     }
-    if (t->cell != t->own_cells)
-        free(t->cell);
+    free(t->more);
     table_init(t, t->cols);
 }
 
 int table_check(const Table *t, Error *e)
 {
     return t->lost ? error_runtime(e, "out of memory for a table of %zu rows", t->rows) : 0;
+}
+
+/* Row r's cells, in the table or past it on the heap. */
+static char **row_cells(const Table *t, size_t r)
+{
+    return r < TABLE_ROWS ? (char **)t->cell[r] : t->more[r - TABLE_ROWS];
+}
+
+const char *table_at(const Table *t, size_t r, size_t c)
+{
+    return row_cells(t, r)[c];
 }
 
 void table_header(Table *t, const char *name, ...)
@@ -449,23 +458,21 @@ void table_header(Table *t, const char *name, ...)
 void table_row(Table *t)
 {
     t->col = 0;
-    if (t->rows == t->cap) {            // twice the rows, on the heap
-        char *(*more)[TABLE_COLS] = t->cell == t->own_cells ? malloc(2 * t->cap * sizeof *more)
-                                                            : realloc(t->cell, 2 * t->cap * sizeof *more);
+    if (t->rows >= TABLE_ROWS && t->rows - TABLE_ROWS == t->more_cap) {   // twice the rows past, on the heap
+        size_t cap = t->more_cap ? 2 * t->more_cap : TABLE_ROWS;
+        char *(*more)[TABLE_COLS] = realloc(t->more, cap * sizeof *more);
         if (!more) {
             t->lost = true;
             t->col = t->cols;           // the row's cells go nowhere
             return;
         }
-        if (t->cell == t->own_cells)
-            memcpy(more, t->own_cells, sizeof t->own_cells);
-        t->cell = more;
-        t->cap *= 2;
+        t->more = more;
+        t->more_cap = cap;
     }
     static char empty[] = "";
+    char **row = row_cells(t, t->rows++);
     for (size_t c = 0; c < TABLE_COLS; c++)
-        t->cell[t->rows][c] = empty;
-    t->rows++;
+        row[c] = empty;
 }
 
 /* n bytes for a cell's text: in the table while it has room, else in a
@@ -514,7 +521,7 @@ void table_cell(Table *t, const char *fmt, ...)
     size_t n = raw ? escaped_size(raw) : 0;
     char *dst = raw ? table_text(t, n) : NULL;
     if (dst)
-        t->cell[t->rows - 1][t->col] = text_escape(dst, n, raw, false);
+        row_cells(t, t->rows - 1)[t->col] = text_escape(dst, n, raw, false);
     else
         t->lost = true;
     t->col++;
@@ -544,7 +551,7 @@ size_t cell_columns(const char *s)
 static bool numeric_column(const Table *t, size_t c)
 {
     for (size_t r = 1; r < t->rows; r++) {
-        const char *s = t->cell[r][c];
+        const char *s = table_at(t, r, c);
         if ((*s == '-' || *s == '+') && s[1] >= '0' && s[1] <= '9')
             s++;
         if (!(*s >= '0' && *s <= '9') && strcmp(s, "-") != 0 && strcmp(s, "never") != 0 && *s)
@@ -561,14 +568,14 @@ void table_print(const Table *t, FILE *out)
         right[c] = c > 0 && numeric_column(t, c);
     for (size_t r = 0; r < t->rows; r++)
         for (size_t c = 0; c < t->cols; c++) {
-            size_t w = text_columns(t->cell[r][c]);
+            size_t w = text_columns(table_at(t, r, c));
             if (w > width[c])
                 width[c] = w;
         }
     for (size_t r = 0; r < t->rows; r++) {
         size_t blanks = 0;                      // written before the next text, so none trail
         for (size_t c = 0; c < t->cols; c++) {
-            const char *s = t->cell[r][c];
+            const char *s = table_at(t, r, c);
             size_t pad = width[c] - text_columns(s);
             blanks += (c ? 2 : 0) + (right[c] ? pad : 0);
             if (*s) {
@@ -595,8 +602,8 @@ int table_width(const Table *t)
     for (size_t c = 0; c < t->cols; c++) {
         size_t w = 0;
         for (size_t r = 0; r < t->rows; r++)
-            if (cell_columns(t->cell[r][c]) > w)
-                w = cell_columns(t->cell[r][c]);
+            if (cell_columns(table_at(t, r, c)) > w)
+                w = cell_columns(table_at(t, r, c));
         total += (int)w + (c ? 2 : 0);
     }
     return total;
@@ -605,9 +612,11 @@ int table_width(const Table *t)
 bool table_drop_column(Table *t, const char *name)
 {
     for (size_t c = 0; c < t->cols; c++)
-        if (t->rows && strcmp(t->cell[0][c], name) == 0) {
-            for (size_t r = 0; r < t->rows; r++)
-                memmove(&t->cell[r][c], &t->cell[r][c + 1], (t->cols - c - 1) * sizeof t->cell[r][c]);
+        if (t->rows && strcmp(table_at(t, 0, c), name) == 0) {
+            for (size_t r = 0; r < t->rows; r++) {
+                char **row = row_cells(t, r);
+                memmove(&row[c], &row[c + 1], (t->cols - c - 1) * sizeof row[c]);
+            }
             t->cols--;
             return true;
         }
@@ -618,7 +627,7 @@ void table_csv(const Table *t, FILE *out)
 {
     for (size_t r = 0; r < t->rows; r++)
         for (size_t c = 0; c < t->cols; c++) {
-            const char *s = t->cell[r][c];
+            const char *s = table_at(t, r, c);
             bool quote = strpbrk(s, ",\"\n") != NULL;
             if (quote) {
                 fputc('"', out);

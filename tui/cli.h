@@ -167,9 +167,11 @@ const char *cli_datadir(void);
  * most TABLE_ROWS rows and TABLE_TEXT bytes of text: the formats, a
  * scenario's figures with their longest labels escaped) it keeps in itself,
  * so that a table in a screen's state or a static, rebuilt again and again,
- * allocates nothing; beyond that it grows on the heap, which table_free
- * gives back (the command line's tables, whose rows come from the data,
- * end with it). A Table refers to itself: it is not copied.
+ * allocates nothing, and a copy of it (made to drop a column from) is a
+ * table of its own that reads the same text. Beyond that it grows on the
+ * heap, which table_free gives back: the command line's tables, whose rows
+ * come from the data, end with it. The lab reads its cells as t->cell;
+ * rows past TABLE_ROWS are read with table_at.
  */
 #define TABLE_COLS 16
 #define TABLE_ROWS 64
@@ -183,11 +185,10 @@ typedef struct TableChunk TableChunk;
 typedef struct {
     size_t cols, rows;
     size_t col;                         // next cell of the current row
-    char *(*cell)[TABLE_COLS];          // (rows, cols) each cell's text: own_cells, or the heap once
-                                        // there are more rows than that
-    size_t cap;                         // the rows `cell` has room for
     bool lost;                          // a row or cell could not be stored: out of memory
-    char *own_cells[TABLE_ROWS][TABLE_COLS];
+    char *cell[TABLE_ROWS][TABLE_COLS]; // the first TABLE_ROWS rows: each cell's text
+    char *(*more)[TABLE_COLS];          // (more_cap, cols) the rows past them, on the heap
+    size_t more_cap;
     size_t used;                        // bytes of `text` taken
     char text[TABLE_TEXT];              // the cells' text, while it fits
     TableChunk *chunks;                 // the text beyond, on the heap
@@ -203,6 +204,8 @@ void table_header(Table *t, const char *name, ...) __attribute__((sentinel));
 void table_row(Table *t);
 /* The cell's text goes through text_escape. */
 void table_cell(Table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Cell (r, c)'s text, for every row. */
+const char *table_at(const Table *t, size_t r, size_t c);
 /* Numeric columns right-aligned, words left-aligned, a rule under row 0. */
 void table_print(const Table *t, FILE *out);
 void table_csv(const Table *t, FILE *out);

@@ -5,7 +5,8 @@
  * same layout, written here on the host by quantize-on-write (kv_append), so
  * a GPU result can be checked against the CPU reference on identical input.
  *
- * Layouts (row major; B batch, H kv_heads, C capacity, D head_dim):
+ * Layouts (row major; B batch, H kv_heads, C capacity, D head_dim), each
+ * array named by KvArray (KV_ARR_K for k, KV_ARR_K_SCALE for k_scale, ...):
  *
  *   bf16    k, v        uint16 (B, H, C, D)          BF16 bits
  *   fp8     k, v        uint8  (B, H, C, D)          E4M3FN codes
@@ -37,7 +38,7 @@
  * magnitude). They are chosen so that the CUDA kernels make the four FP16
  * (nvfp4) or BF16 (mxfp4) operand pairs of two words, channels (k, k + 4),
  * in nine integer operations (nvfp4) or eleven (mxfp4) where plain nibbles
- * take fifteen (kernels/cuda/kv_attn.cu, e2m1x8, says which code takes
+ * take fifteen (kernels/cuda/convert.cuh, e2m1x8, says which code takes
  * what).
  */
 #ifndef KVLAB_KV_ATTN_H
@@ -107,11 +108,25 @@ typedef struct {
     bool head_scales;           // fp8: one scale per KV head instead of one per tensor
 } KvShape;
 
+/* The cache's arrays by name, K's and V's of each kind side by side: the
+ * index of each in kv_array_bytes, kv_array_ptr and the CUDA plugin's
+ * device copy, and the order of KvCache's pointers (kv_cache.c pins it). */
+typedef enum {
+    KV_ARR_K, KV_ARR_V,                 // codes (bf16: the values)
+    KV_ARR_K_SCALE, KV_ARR_V_SCALE,     // int8: FP16 per vector; int4: FP16 steps per group
+    KV_ARR_K_ZERO, KV_ARR_V_ZERO,       // int4: FP16 minima per group
+    KV_ARR_K_BLOCK, KV_ARR_V_BLOCK,     // nvfp4: E4M3, mxfp4: E8M0 block scales
+    KV_ARR_K_TENSOR, KV_ARR_V_TENSOR,   // fp8, nvfp4: FP32 tensor scales
+    KV_ARR_K_RES, KV_ARR_V_RES,         // int4: the BF16 residual window
+    KV_ARRAYS
+} KvArray;
+
 typedef struct {
     KvShape s;
     uint32_t len;               // tokens stored, the same in every sequence
     uint32_t quantized;         // int4: tokens in whole quantized groups
     bool calibrated;            // tensor scales fixed
+    /* the arrays, in KvArray's order */
     uint8_t *k, *v;
     uint16_t *k_scale, *v_scale, *k_zero, *v_zero;
     uint8_t *k_block, *v_block;
@@ -120,11 +135,10 @@ typedef struct {
 } KvCache;
 
 /* Bytes of each array of a cache of this shape (0 where the format has
- * none), in the order k, v, k_scale, v_scale, k_zero, v_zero, k_block,
- * v_block, k_tensor, v_tensor, k_res, v_res. */
-#define KV_ARRAYS 12
+ * none), indexed by KvArray. */
 void kv_array_bytes(const KvShape *s, size_t bytes[KV_ARRAYS]);
-void **kv_array_ptr(KvCache *c, int i);
+/* The pointer KvCache keeps array a in. */
+void **kv_array_ptr(KvCache *c, KvArray a);
 int kv_shape_check(const KvShape *s, Error *e);
 
 int kv_cache_init(KvCache *c, const KvShape *s, Error *e);
@@ -136,7 +150,8 @@ int kv_append(KvCache *c, const float *k, const float *v, uint32_t tokens, Error
 
 /* Fills the cache with `len` tokens of random but valid codes and scales,
  * for benchmarks (quantizing billions of floats on the host would take
- * longer than the measurement). */
+ * longer than the measurement): kv_fill.h's bytes, which the CUDA plugin's
+ * fill writes on the device too. */
 int kv_fill_random(KvCache *c, uint32_t len, uint64_t seed, Error *e);
 
 /* int4 (KIVI): of `len` tokens, those in whole quantized groups once the

@@ -42,7 +42,7 @@ static int time_cuda(const BenchSetup *b, const KvShape *ks, uint32_t len, doubl
     GpuCache *c[8];
     int made = 0;
     for (; made < copies; made++)
-        if (b->api->fill(ks, len, 1000 + (uint64_t)made, &c[made], err, sizeof err)) {
+        if (b->api->fill(ks, &b->cuda_opts, len, 1000 + (uint64_t)made, &c[made], err, sizeof err)) {
             if (made)
                 break;                      // fewer copies when memory is short
             return error_set(e, "%s", err);
@@ -101,7 +101,7 @@ static KvShape kv_shape(const BenchSetup *b, KvFormat f, uint32_t B, uint64_t S)
 const char *bench_fp8_kernel(const BenchSetup *b)
 {
     KvShape ks = kv_shape(b, KV_FP8, 1, 32);
-    return b->cuda ? b->api->fp8_kernel(&ks) : "";
+    return b->cuda ? b->api->fp8_kernel(&ks, &b->cuda_opts) : "";
 }
 
 int bench_point(BenchSetup *b, KvFormat f, uint32_t B, uint64_t S, BenchRow *row, Error *e)
@@ -181,6 +181,7 @@ int bench_open(BenchSetup *b, const char *backend, Error *e)
     if (bench_backend_check(backend, e))
         return -1;
     b->cuda = false;
+    b->cuda_opts = gpu_options_from_env();
     if (strcmp(backend, "cpu") != 0) {
         Error why;
         b->api = gpu_open(&why);

@@ -31,6 +31,7 @@ typedef struct {
 typedef struct {
     bool cuda;                  // timing the CUDA kernels (else the CPU reference)
     const KvCudaApi *api;
+    KvCudaOptions cuda_opts;    // which CUDA kernels (bench_open: the environment's)
     GpuInfo info;
     char why_cpu[ERROR_MSG_MAX];// why not CUDA
     double copy_gbps;           // device-to-device copy, read + write, this run
@@ -43,7 +44,7 @@ typedef struct {
 /* 0 when backend is "auto", "cuda" or "cpu", else an error saying so. */
 int bench_backend_check(const char *backend, Error *e);
 /* backend as bench_backend_check takes it; measures the copy bandwidth on
- * a GPU. */
+ * a GPU; sets cuda_opts from the environment (gpu_options_from_env). */
 int bench_open(BenchSetup *b, const char *backend, Error *e);
 /* 0 where bench_weights can measure (a GPU), else an error saying why not. */
 int bench_weights_here(const BenchSetup *b, Error *e);

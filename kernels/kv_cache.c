@@ -1,17 +1,23 @@
-/* kv_cache.c - the host copy of a quantized KV cache: layout, quantize-on-
- * write, random fill for benchmarks, and dequantization (the definition the
- * kernels are checked against). See kv_attn.h for the layouts. */
+/* kv_cache.c - the host copy of a quantized KV cache: layout (KvArray),
+ * quantize-on-write, random fill for benchmarks (kv_fill.h), and
+ * dequantization (the definition the kernels are checked against). See
+ * kv_attn.h for the layouts. */
 #include "kv_attn.h"
+#include "kv_fill.h"
 
 #include "ascii.h"
 #include "minifloat.h"
 #include "quotient.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const IDS[KV_FORMATS] = {"bf16", "fp8_e4m3", "int8", "int4", "nvfp4", "mxfp4"};
+static const char *const IDS[KV_FORMATS] = {
+    [KV_BF16] = "bf16", [KV_FP8] = "fp8_e4m3", [KV_INT8] = "int8",
+    [KV_INT4] = "int4", [KV_NVFP4] = "nvfp4",  [KV_MXFP4] = "mxfp4",
+};
 
 const char *kv_format_id(KvFormat f)
 {
@@ -54,49 +60,73 @@ int kv_shape_check(const KvShape *s, Error *e)
     return 0;
 }
 
+/* What each array holds of one token-head vector of D elements (K's and
+ * V's alike, by pair: KvArray / 2): `bits` for every `per` elements, or
+ * once per vector where `per` is 0. The tensor scales and int4's window
+ * are not per vector: kv_array_bytes sizes them apart. Summed over a
+ * format's K arrays, this is calc's format_vector_bytes (the bandwidth
+ * figures count calc's bytes, the allocation these; tests/test_kernels.c
+ * pins the two together). */
+typedef struct {
+    uint8_t bits, per;
+} PerVector;
+
+enum { PAIRS = KV_ARRAYS / 2 };
+
+static const PerVector PER_VECTOR[KV_FORMATS][PAIRS] = {
+    [KV_BF16] = {[KV_ARR_K / 2] = {16, 1}},
+    [KV_FP8] = {[KV_ARR_K / 2] = {8, 1}},
+    [KV_INT8] = {[KV_ARR_K / 2] = {8, 1}, [KV_ARR_K_SCALE / 2] = {16, 0}},
+    /* keys' steps and minima are per channel over 32 tokens, values' per
+     * 32 channels of a token: per vector, the same 16 bits per 32 elements */
+    [KV_INT4] = {[KV_ARR_K / 2] = {4, 1}, [KV_ARR_K_SCALE / 2] = {16, KV_KIVI_GROUP},
+                 [KV_ARR_K_ZERO / 2] = {16, KV_KIVI_GROUP}},
+    [KV_NVFP4] = {[KV_ARR_K / 2] = {4, 1}, [KV_ARR_K_BLOCK / 2] = {8, KV_NVFP4_BLOCK}},
+    [KV_MXFP4] = {[KV_ARR_K / 2] = {4, 1}, [KV_ARR_K_BLOCK / 2] = {8, KV_MXFP4_BLOCK}},
+};
+
+/* K's arrays and V's alternate (PER_VECTOR is by pair), and KvCache has one
+ * pointer per array, in KvArray's order. */
+_Static_assert(KV_ARR_V == KV_ARR_K + 1 && KV_ARR_V_SCALE == KV_ARR_K_SCALE + 1 &&
+                   KV_ARR_V_ZERO == KV_ARR_K_ZERO + 1 && KV_ARR_V_BLOCK == KV_ARR_K_BLOCK + 1 &&
+                   KV_ARR_V_TENSOR == KV_ARR_K_TENSOR + 1 && KV_ARR_V_RES == KV_ARR_K_RES + 1 &&
+                   KV_ARRAYS % 2 == 0,
+               "KvArray pairs K's array with V's");
+_Static_assert(offsetof(KvCache, v_res) - offsetof(KvCache, k) == (KV_ARRAYS - 1) * sizeof(void *),
+               "KvCache holds one pointer per KvArray, in its order");
+/* The element types the per-vector table counts in bits. */
+_Static_assert(sizeof *((KvCache *)0)->k_scale == 2 && sizeof *((KvCache *)0)->k_zero == 2 &&
+                   sizeof *((KvCache *)0)->k_block == 1 && sizeof *((KvCache *)0)->k_res == 2 &&
+                   sizeof *((KvCache *)0)->k_tensor == 4,
+               "FP16 steps and minima, 8-bit block scales, BF16 window, FP32 tensor scales");
+
 void kv_array_bytes(const KvShape *s, size_t b[KV_ARRAYS])
 {
-    size_t vec = (size_t)s->batch * s->kv_heads * s->capacity, D = s->head_dim;
-    memset(b, 0, KV_ARRAYS * sizeof b[0]);
-    size_t tensors = s->head_scales ? s->kv_heads : 1;
-    switch (s->format) {
-    case KV_BF16:
-        b[0] = b[1] = vec * D * 2;
-        break;
-    case KV_FP8:
-        b[0] = b[1] = vec * D;
-        b[8] = b[9] = tensors * sizeof(float);
-        break;
-    case KV_INT8:
-        b[0] = b[1] = vec * D;
-        b[2] = b[3] = vec * 2;
-        break;
-    case KV_INT4:
-        b[0] = b[1] = vec * D / 2;
-        b[2] = b[4] = vec / KV_KIVI_GROUP * D * 2;          // keys: per group of tokens, channel
-        b[3] = b[5] = vec * (D / 32) * 2;                   // values: per token, 32 channels
-        b[10] = b[11] = (size_t)s->batch * s->kv_heads * (s->residual + KV_KIVI_GROUP) * D * 2;
-        break;
-    case KV_NVFP4:
-    case KV_MXFP4:
-        b[0] = b[1] = vec * D / 2;
-        b[6] = b[7] = vec * (D / KV_FP4_BLOCK(s->format));
-        if (s->format == KV_NVFP4)
-            b[8] = b[9] = sizeof(float);                    // its tensor scale
-        break;
-    default:
-        break;
+    const size_t vectors = (size_t)s->batch * s->kv_heads * s->capacity, D = s->head_dim;
+    for (int a = 0; a < KV_ARRAYS; a++) {
+        const PerVector pv = PER_VECTOR[s->format][a / 2];
+        b[a] = vectors * (pv.per ? D / pv.per : 1) * pv.bits / 8;
     }
+    /* FP32 tensor scales: one per KV head (fp8 with head_scales) or one */
+    const size_t tensors = s->format == KV_FP8 || s->format == KV_NVFP4
+                               ? (s->format == KV_FP8 && s->head_scales ? s->kv_heads : 1) : 0;
+    b[KV_ARR_K_TENSOR] = b[KV_ARR_V_TENSOR] = tensors * sizeof(float);
+    /* int4: the BF16 window, its `residual` tokens and the group filling */
+    b[KV_ARR_K_RES] = b[KV_ARR_V_RES] = s->format == KV_INT4
+        ? (size_t)s->batch * s->kv_heads * (s->residual + KV_KIVI_GROUP) * D * 2 : 0;
 }
 
-void **kv_array_ptr(KvCache *c, int i)
+void **kv_array_ptr(KvCache *c, KvArray a)
 {
     void **p[KV_ARRAYS] = {
-        (void **)&c->k, (void **)&c->v, (void **)&c->k_scale, (void **)&c->v_scale,
-        (void **)&c->k_zero, (void **)&c->v_zero, (void **)&c->k_block, (void **)&c->v_block,
-        (void **)&c->k_tensor, (void **)&c->v_tensor, (void **)&c->k_res, (void **)&c->v_res,
+        [KV_ARR_K] = (void **)&c->k,                [KV_ARR_V] = (void **)&c->v,
+        [KV_ARR_K_SCALE] = (void **)&c->k_scale,    [KV_ARR_V_SCALE] = (void **)&c->v_scale,
+        [KV_ARR_K_ZERO] = (void **)&c->k_zero,      [KV_ARR_V_ZERO] = (void **)&c->v_zero,
+        [KV_ARR_K_BLOCK] = (void **)&c->k_block,    [KV_ARR_V_BLOCK] = (void **)&c->v_block,
+        [KV_ARR_K_TENSOR] = (void **)&c->k_tensor,  [KV_ARR_V_TENSOR] = (void **)&c->v_tensor,
+        [KV_ARR_K_RES] = (void **)&c->k_res,        [KV_ARR_V_RES] = (void **)&c->v_res,
     };
-    return p[i];
+    return p[a];
 }
 
 int kv_cache_init(KvCache *c, const KvShape *s, Error *e)
@@ -355,14 +385,6 @@ int kv_append(KvCache *c, const float *k, const float *v, uint32_t tokens, Error
  * Random fill
  */
 
-static uint64_t mix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 uint32_t kv_kivi_quantized(uint32_t residual, uint32_t len)
 {
     return len > residual ? (len - residual) / KV_KIVI_GROUP * KV_KIVI_GROUP : 0;
@@ -375,56 +397,10 @@ int kv_fill_random(KvCache *c, uint32_t len, uint64_t seed, Error *e)
         return error_set(e, "%u tokens do not fit in a cache of %u", len, s->capacity);
     size_t bytes[KV_ARRAYS];
     kv_array_bytes(s, bytes);
-    uint64_t x = seed;
-    for (int i = 0; i < KV_ARRAYS; i++) {
-        uint8_t *p = *kv_array_ptr(c, i);
-        for (size_t j = 0; p && j < bytes[i]; j++)
-            p[j] = (uint8_t)mix(&x);
-    }
-    /* Codes must be finite and scales sensible: fix what random bytes break. */
-    size_t n;
-    switch (s->format) {
-    case KV_BF16:                       // N(0,1)-ish values: exponent bits of 0.5..2
-        for (n = 0; n < bytes[0] / 2; n++) {
-            uint16_t *k = (uint16_t *)c->k, *v = (uint16_t *)c->v;
-            k[n] = (uint16_t)((k[n] & 0x807F) | 0x3F00);
-            v[n] = (uint16_t)((v[n] & 0x807F) | 0x3F00);
-        }
-        break;
-    case KV_FP8:
-        for (n = 0; n < bytes[0]; n++) {
-            c->k[n] &= 0xF7;            // never the NaN code 0x7F / 0xFF
-            c->v[n] &= 0xF7;
-        }
-        for (n = 0; n < bytes[8] / sizeof(float); n++)
-            c->k_tensor[n] = c->v_tensor[n] = 1.0f / 64;
-        break;
-    case KV_INT8:
-        for (n = 0; n < bytes[2] / 2; n++)
-            c->k_scale[n] = c->v_scale[n] = fp16_bits(1.0f / 127);
-        for (n = 0; n < bytes[0]; n++)
-            if ((int8_t)c->k[n] == -128)
-                c->k[n] = 0;
-        break;
-    case KV_INT4:                       // values from -1 to 1 in steps of 2/15
-        for (n = 0; n < bytes[2] / 2; n++)
-            c->k_scale[n] = fp16_bits(2.0f / 15), c->k_zero[n] = fp16_bits(-1);
-        for (n = 0; n < bytes[3] / 2; n++)
-            c->v_scale[n] = fp16_bits(2.0f / 15), c->v_zero[n] = fp16_bits(-1);
-        for (n = 0; n < bytes[10] / 2; n++)
-            c->k_res[n] = c->v_res[n] = bf16_bits(0.25f * (float)(n % 7) - 0.75f);
-        break;
-    case KV_NVFP4:
-        for (n = 0; n < bytes[6]; n++)
-            c->k_block[n] = c->v_block[n] = minifloat_encode(&MF_E4M3, 1.0f + (float)(n % 5), true);
-        c->k_tensor[0] = c->v_tensor[0] = 1.0f / 32;
-        break;
-    case KV_MXFP4:
-        for (n = 0; n < bytes[6]; n++)
-            c->k_block[n] = c->v_block[n] = e8m0_from_exponent(-2 - (int)(n % 3));
-        break;
-    default:
-        break;
+    for (int a = 0; a < KV_ARRAYS; a++) {
+        uint8_t *p = *kv_array_ptr(c, (KvArray)a);
+        for (size_t j = 0; j < bytes[a]; j++)
+            p[j] = kv_fill_byte(s->format, (KvArray)a, seed, j);
     }
     c->len = len;
     c->quantized = s->format == KV_INT4 ? kv_kivi_quantized(s->residual, len) : 0;

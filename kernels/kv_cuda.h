@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define KVLAB_CUDA_ABI 2
+#define KVLAB_CUDA_ABI 3
 
 typedef struct {
     char name[128];
@@ -32,15 +32,39 @@ static inline bool gpu_has_e4m3_mma(const GpuInfo *g) { return cc_has_e4m3_mma(g
 
 typedef struct GpuCache GpuCache;       // a cache in device memory
 
+/* Which kernels decode runs for a cache, chosen when it is made. */
+typedef enum {
+    /* The tensor-core kernels where they take the shape (head dimension 64
+     * or 128, up to 8 query heads per KV head), FP8 as FP16 operands (path
+     * B); the FP32 kernels elsewhere. */
+    KV_CUDA_TENSOR_CORES,
+    /* The same, but FP8 with E4M3 operands for q.k (path A) where the GPU
+     * has E4M3 MMAs (cc_has_e4m3_mma); path B elsewhere. */
+    KV_CUDA_FP8_PATH_A,
+    /* The FP32 kernels for every format and shape (to compare). */
+    KV_CUDA_FP32,
+    KV_CUDA_KERNELS
+} KvCudaKernels;
+
+/* The caller's choices; all zero is the default. */
+typedef struct {
+    KvCudaKernels kernels;
+    /* FP8 path A: add the MMA sums into FP32 every N blocks of 32 channels
+     * (0: once per score). */
+    int fp8_promote;
+} KvCudaOptions;
+
 /* The plugin's table; every function returns 0, or -1 with a message in
- * err (at most n bytes). */
+ * err (at most n bytes). Options may be NULL: the defaults. */
 typedef struct {
     int abi;
     int (*info)(GpuInfo *out, char *err, size_t n);
     /* Copies a host cache (kv_attn.h layout) to the device. */
-    int (*upload)(const KvCache *host, GpuCache **out, char *err, size_t n);
-    /* A device cache of `len` random tokens, filled on the device. */
-    int (*fill)(const KvShape *s, uint32_t len, uint64_t seed, GpuCache **out, char *err, size_t n);
+    int (*upload)(const KvCache *host, const KvCudaOptions *o, GpuCache **out, char *err, size_t n);
+    /* A device cache of `len` random tokens, filled on the device as
+     * kv_fill_random fills a host one (kv_fill.h). */
+    int (*fill)(const KvShape *s, const KvCudaOptions *o, uint32_t len, uint64_t seed, GpuCache **out,
+                char *err, size_t n);
     void (*release)(GpuCache *c);
     /* One decode step; q and out are host arrays (B, H_q, D). */
     int (*decode)(GpuCache *c, const float *q, float *out, char *err, size_t n);
@@ -54,11 +78,11 @@ typedef struct {
     /* Median milliseconds to read `bytes` once (a reduction over a buffer
      * of that size): the weight stream of one decode step. */
     int (*time_read)(size_t bytes, double *median_ms, char *err, size_t n);
-    /* The FP8 kernel decode runs for this shape (its format aside), with
-     * the environment as it is now: "A" (E4M3 operands for q.k), "B"
-     * (codes to FP16 tensor-core operands) or "fp32" (the FP32 kernels:
-     * asked for, or a shape the tensor-core kernels do not take). */
-    const char *(*fp8_kernel)(const KvShape *s);
+    /* The FP8 kernel decode runs for this shape (its format aside) with
+     * these options: "A" (E4M3 operands for q.k), "B" (codes to FP16
+     * tensor-core operands) or "fp32" (the FP32 kernels: asked for, or a
+     * shape the tensor-core kernels do not take). */
+    const char *(*fp8_kernel)(const KvShape *s, const KvCudaOptions *o);
 } KvCudaApi;
 
 typedef const KvCudaApi *(*KvCudaEntry)(void);
@@ -68,6 +92,12 @@ typedef const KvCudaApi *(*KvCudaEntry)(void);
  * places paths.h lists (beside the program, under PREFIX, the library
  * path) that loads. */
 const KvCudaApi *gpu_open(Error *e);
+
+/* The options the environment asks for, read once by whoever opens the
+ * plugin: KVLAB_CUDA_PATH "fp32" (KV_CUDA_FP32) or "fp8a"
+ * (KV_CUDA_FP8_PATH_A), anything else the default; KVLAB_CUDA_FP8_PROMOTE
+ * N (fp8_promote, where N > 0). */
+KvCudaOptions gpu_options_from_env(void);
 
 #ifdef __cplusplus
 }

@@ -1,10 +1,12 @@
-/* kv_cuda_loader.c - finds and opens libkvlab_cuda.so; see kv_cuda.h. */
+/* kv_cuda_loader.c - finds and opens libkvlab_cuda.so, and reads the
+ * options the environment asks of it; see kv_cuda.h. */
 #include "kv_cuda.h"
 
 #include "paths.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -57,4 +59,17 @@ const KvCudaApi *gpu_open(Error *e)
 fail:
     error_set(e, "%s", why);            // kept in `why` for later calls
     return NULL;
+}
+
+KvCudaOptions gpu_options_from_env(void)
+{
+    KvCudaOptions o = {KV_CUDA_TENSOR_CORES, 0};
+    const char *path = getenv("KVLAB_CUDA_PATH"), *promote = getenv("KVLAB_CUDA_FP8_PROMOTE");
+    if (path && !strcmp(path, "fp32"))
+        o.kernels = KV_CUDA_FP32;
+    else if (path && !strcmp(path, "fp8a"))
+        o.kernels = KV_CUDA_FP8_PATH_A;
+    if (promote && atoi(promote) > 0)
+        o.fp8_promote = atoi(promote);
+    return o;
 }

@@ -114,9 +114,8 @@ typedef struct {
     int it;
 } Case;
 
-static void check_case(const KvCudaApi *api, Rng *r, Case cs, uint64_t salt, bool wide)
+static void check_case(const KvCudaApi *api, const KvCudaOptions *o, Rng *r, Case cs, uint64_t salt, bool wide)
 {
-    const char *path = getenv("KVLAB_CUDA_PATH");
     const uint32_t B = cs.B, H = cs.H, G = cs.G, D = cs.D, T = cs.T;
     const int it = cs.it;
     KvShape s = {cs.f, B, H, H * G, D, 3072, cs.f == KV_INT4 ? KIVI_RESIDUAL : 0, it % 7 == 1};
@@ -137,7 +136,7 @@ static void check_case(const KvCudaApi *api, Rng *r, Case cs, uint64_t salt, boo
     for (size_t i = 0; i < nq; i++)
         q[i] = rng_uniform(r, 1);
     ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
-    bool fp8a = path && !strcmp(path, "fp8a") && cs.f == KV_FP8 && D <= 128;
+    bool fp8a = o->kernels == KV_CUDA_FP8_PATH_A && cs.f == KV_FP8 && D <= 128;
     float *qref = malloc(nq * 4);
     memcpy(qref, q, nq * 4);
     if (fp8a)
@@ -145,14 +144,14 @@ static void check_case(const KvCudaApi *api, Rng *r, Case cs, uint64_t salt, boo
     ck_assert_int_eq(kv_decode_cpu(&c, qref, cpu, 0, NULL), 0);
     GpuCache *g;
     char err[512];
-    ck_assert_msg(api->upload(&c, &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(api->upload(&c, o, &g, err, sizeof err) == 0, "%s", err);
     ck_assert_msg(api->decode(g, q, dev, err, sizeof err) == 0, "%s", err);
     double *ref = malloc(nq * sizeof *ref);
     for (size_t i = 0; i < nq; i++)
         ref[i] = cpu[i];
     double e = worst_head(dev, ref, (size_t)B * s.q_heads, D);
     free(ref);
-    bool mma = D <= 128 && !(path && !strcmp(path, "fp32"));
+    bool mma = D <= 128 && o->kernels != KV_CUDA_FP32;
     ck_assert_seeded(e < (mma ? GPU_MMA_VS_CPU_TOL : GPU_VS_CPU_TOL),
                      "%s B=%u H=%u G=%u D=%u T=%u: GPU vs CPU %g (salt %#llx, cache %d)",
                      kv_format_id(cs.f), B, H, G, D, T, e, (unsigned long long)salt, it);
@@ -172,7 +171,8 @@ static const uint32_t DIMS[] = {64, 128, 256}, GROUPS[] = {1, 2, 4, 8};
  * hold, keys as usual: cache `it` takes rows within 2^8 of 2^-100, 2^-20,
  * 2^60 or 2^110, the last with a row of 2^124 every 997 (and at least 997
  * rows), or from 2^-60 to 2^60 (wide_exp). */
-static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t salt, bool wide)
+static void gpu_vs_cpu(const KvCudaOptions *o, const KvFormat *only, int n_only, int count, uint64_t salt,
+                       bool wide)
 {
     const KvCudaApi *api = gpu();
     Rng r = {test_seed() ^ salt};
@@ -183,9 +183,12 @@ static void gpu_vs_cpu(const KvFormat *only, int n_only, int count, uint64_t sal
         bool no_groups = cs.f == KV_INT4 && it % 4 == 3;
         uint32_t longest = no_groups ? KIVI_RESIDUAL + KV_KIVI_GROUP - 1 : 3000;
         cs.T = (uint32_t)rng_range(&r, wide && it % 5 == 3 ? 997 : 1, longest) | 1;
-        check_case(api, &r, cs, salt, wide);
+        check_case(api, o, &r, cs, salt, wide);
     }
 }
+
+/* The plugin's defaults: the tensor-core kernels, FP8 path B. */
+static const KvCudaOptions DEFAULTS = {KV_CUDA_TENSOR_CORES, 0};
 
 /* Every format at every head dimension and group size the kernels take
  * (D 64 and 128 on the tensor cores, 256 on the FP32 kernels; 1 to 8
@@ -202,7 +205,7 @@ START_TEST(gpu_every_shape)
             for (size_t gi = 0; gi < N_OF(GROUPS); gi++, it++) {
                 Case cs = {(KvFormat)f, 2, 2, GROUPS[gi], DIMS[d],
                            (uint32_t)rng_range(&r, KIVI_RESIDUAL + KV_KIVI_GROUP + 1, 700) | 1, it};
-                check_case(api, &r, cs, 0x5A4E, false);
+                check_case(api, &DEFAULTS, &r, cs, 0x5A4E, false);
             }
 }
 END_TEST
@@ -211,7 +214,7 @@ END_TEST
  * reference's, within the tolerance of the kernel that ran. */
 START_TEST(gpu_matches_cpu)
 {
-    gpu_vs_cpu(NULL, 0, 36, 0x6B0, false);
+    gpu_vs_cpu(&DEFAULTS, NULL, 0, 36, 0x6B0, false);
 }
 END_TEST
 
@@ -222,7 +225,7 @@ END_TEST
 START_TEST(gpu_mxfp4_wide_scales)
 {
     static const KvFormat MX[] = {KV_MXFP4};
-    gpu_vs_cpu(MX, 1, 10, 0xE8, true);
+    gpu_vs_cpu(&DEFAULTS, MX, 1, 10, 0xE8, true);
 }
 END_TEST
 
@@ -232,16 +235,16 @@ END_TEST
 START_TEST(gpu_int4_kivi)
 {
     static const KvFormat INT4[] = {KV_INT4};
-    gpu_vs_cpu(INT4, 1, 16, 0x1A4, false);
+    gpu_vs_cpu(&DEFAULTS, INT4, 1, 16, 0x1A4, false);
 }
 END_TEST
 
 /* The FP32 kernels, which the tensor-core ones replace where they can:
- * still correct (KVLAB_CUDA_PATH=fp32 selects them). */
+ * still correct (KV_CUDA_FP32 selects them). */
 START_TEST(gpu_fp32_path)
 {
-    setenv("KVLAB_CUDA_PATH", "fp32", 1);
-    gpu_vs_cpu(NULL, 0, 18, 0xF32, false);
+    const KvCudaOptions fp32 = {KV_CUDA_FP32, 0};
+    gpu_vs_cpu(&fp32, NULL, 0, 18, 0xF32, false);
 }
 END_TEST
 
@@ -258,17 +261,17 @@ START_TEST(gpu_fp8_path_a)
                info.cc_major, info.cc_minor);
         return;
     }
-    setenv("KVLAB_CUDA_PATH", "fp8a", 1);
-    gpu_vs_cpu(FP8, 1, 10, 0xF8A, false);
-    setenv("KVLAB_CUDA_FP8_PROMOTE", "1", 1);
-    gpu_vs_cpu(FP8, 1, 10, 0xF8A1, false);
+    const KvCudaOptions path_a = {KV_CUDA_FP8_PATH_A, 0}, promote1 = {KV_CUDA_FP8_PATH_A, 1};
+    gpu_vs_cpu(&path_a, FP8, 1, 10, 0xF8A, false);
+    gpu_vs_cpu(&promote1, FP8, 1, 10, 0xF8A1, false);
 }
 END_TEST
 
 /* The plugin names the FP8 kernel it runs for a shape (what kvlab bench
- * reports): path B by default, A when asked for on a GPU with E4M3 MMAs,
- * the FP32 kernels when asked for or where no tensor-core kernel takes the
- * shape (head dim 256; 16 query heads a KV head), whatever was asked. */
+ * reports): path B by default (options NULL or zero), A when asked for on
+ * a GPU with E4M3 MMAs, the FP32 kernels when asked for or where no
+ * tensor-core kernel takes the shape (head dim 256; 16 query heads per KV
+ * head), whatever was asked. */
 START_TEST(gpu_fp8_kernel_named)
 {
     GpuInfo info;
@@ -277,17 +280,72 @@ START_TEST(gpu_fp8_kernel_named)
     small.head_dim = 64;
     wide.head_dim = 256;
     deep.kv_heads = 2;
-    ck_assert_str_eq(api->fp8_kernel(&mma), "B");
-    ck_assert_str_eq(api->fp8_kernel(&small), "B");
-    ck_assert_str_eq(api->fp8_kernel(&wide), "fp32");
-    ck_assert_str_eq(api->fp8_kernel(&deep), "fp32");
-    setenv("KVLAB_CUDA_PATH", "fp8a", 1);
-    ck_assert_str_eq(api->fp8_kernel(&mma), gpu_has_e4m3_mma(&info) ? "A" : "B");
-    ck_assert_str_eq(api->fp8_kernel(&small), gpu_has_e4m3_mma(&info) ? "A" : "B");
-    ck_assert_str_eq(api->fp8_kernel(&wide), "fp32");
-    ck_assert_str_eq(api->fp8_kernel(&deep), "fp32");
-    setenv("KVLAB_CUDA_PATH", "fp32", 1);
-    ck_assert_str_eq(api->fp8_kernel(&mma), "fp32");
+    const KvCudaOptions path_a = {KV_CUDA_FP8_PATH_A, 0}, fp32 = {KV_CUDA_FP32, 0};
+    ck_assert_str_eq(api->fp8_kernel(&mma, NULL), "B");
+    ck_assert_str_eq(api->fp8_kernel(&mma, &DEFAULTS), "B");
+    ck_assert_str_eq(api->fp8_kernel(&small, &DEFAULTS), "B");
+    ck_assert_str_eq(api->fp8_kernel(&wide, &DEFAULTS), "fp32");
+    ck_assert_str_eq(api->fp8_kernel(&deep, &DEFAULTS), "fp32");
+    ck_assert_str_eq(api->fp8_kernel(&mma, &path_a), gpu_has_e4m3_mma(&info) ? "A" : "B");
+    ck_assert_str_eq(api->fp8_kernel(&small, &path_a), gpu_has_e4m3_mma(&info) ? "A" : "B");
+    ck_assert_str_eq(api->fp8_kernel(&wide, &path_a), "fp32");
+    ck_assert_str_eq(api->fp8_kernel(&deep, &path_a), "fp32");
+    ck_assert_str_eq(api->fp8_kernel(&mma, &fp32), "fp32");
+}
+END_TEST
+
+/* The device fill and the host's kv_fill_random are one definition
+ * (kv_fill.h): a cache filled on the device and the same seed's host cache
+ * uploaded give the same output bit for bit, for every format, on the
+ * tensor-core kernels and the FP32 ones, with random seeds and lengths
+ * (int4 with and without quantized groups). */
+START_TEST(gpu_fill_matches_host)
+{
+    const KvCudaApi *api = gpu();
+    Rng r = {test_seed() ^ 0xF111};
+    const KvCudaOptions fp32 = {KV_CUDA_FP32, 0};
+    for (int it = 0; it < 2 * KV_FORMATS; it++) {
+        const KvCudaOptions *o = it < KV_FORMATS ? &DEFAULTS : &fp32;
+        KvShape s = {(KvFormat)(it % KV_FORMATS), 2, 2, 8, it % 2 ? 64 : 128, 1024,
+                     it % KV_FORMATS == KV_INT4 ? KIVI_RESIDUAL : 0, it % 3 == 1};
+        const uint32_t len = (uint32_t)rng_range(&r, 1, s.capacity);
+        const uint64_t seed = rng_next(&r);
+        KvCache host;
+        ck_assert_int_eq(kv_cache_init(&host, &s, NULL), 0);
+        ck_assert_int_eq(kv_fill_random(&host, len, seed, NULL), 0);
+        GpuCache *up, *dev;
+        char err[512];
+        ck_assert_msg(api->upload(&host, o, &up, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(api->fill(&s, o, len, seed, &dev, err, sizeof err) == 0, "%s", err);
+        const size_t nq = (size_t)s.batch * s.q_heads * s.head_dim;
+        float *q = malloc(nq * 4), *a = malloc(nq * 4), *b = malloc(nq * 4);
+        for (size_t i = 0; i < nq; i++)
+            q[i] = rng_uniform(&r, 1);
+        ck_assert_msg(api->decode(up, q, a, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(api->decode(dev, q, b, err, sizeof err) == 0, "%s", err);
+        for (size_t i = 0; i < nq; i++)
+            ck_assert_seeded(memcmp(&a[i], &b[i], 4) == 0, "%s len %u: element %zu %a (host fill) vs %a (device)",
+                             kv_format_id(s.format), len, i, a[i], b[i]);
+        api->release(up);
+        api->release(dev);
+        free(q), free(a), free(b);
+        kv_cache_done(&host);
+    }
+}
+END_TEST
+
+/* Options the plugin does not know are refused, naming what is wrong. */
+START_TEST(gpu_bad_options_refused)
+{
+    const KvCudaApi *api = gpu();
+    KvShape s = {KV_FP8, 1, 1, 1, 128, 64, 0, false};
+    const KvCudaOptions kernels = {KV_CUDA_KERNELS, 0}, promote = {KV_CUDA_FP8_PATH_A, -1};
+    GpuCache *g = NULL;
+    char err[512];
+    ck_assert_int_eq(api->fill(&s, &kernels, 32, 1, &g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "kernel choice"), "%s", err);
+    ck_assert_int_eq(api->fill(&s, &promote, 32, 1, &g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "fp8_promote"), "%s", err);
 }
 END_TEST
 
@@ -299,25 +357,16 @@ START_TEST(gpu_out_of_memory)
     KvShape s = {KV_BF16, 4096, 8, 32, 128, 1u << 20, 0, false};    // 16 TiB
     GpuCache *g = NULL;
     char err[512];
-    ck_assert_int_eq(api->fill(&s, 1024, 1, &g, err, sizeof err), -1);
+    ck_assert_int_eq(api->fill(&s, NULL, 1024, 1, &g, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "out of device memory") && strstr(err, "largest context"), "%s", err);
 }
 END_TEST
-
-/* Every test starts from the kernels' defaults, also after one that set
- * KVLAB_CUDA_PATH and failed before it could unset it (CK_FORK=no). */
-static void default_path(void)
-{
-    unsetenv("KVLAB_CUDA_PATH");
-    unsetenv("KVLAB_CUDA_FP8_PROMOTE");
-}
 
 Suite *suite_gpu(void)
 {
     Suite *s = suite_create("gpu");
     TCase *t = tcase_create("cuda");
     tcase_set_timeout(t, 300);
-    tcase_add_checked_fixture(t, default_path, NULL);
     tcase_add_test(t, gpu_matches_cpu);
     tcase_add_test(t, gpu_every_shape);
     tcase_add_test(t, gpu_mxfp4_wide_scales);
@@ -326,6 +375,8 @@ Suite *suite_gpu(void)
     tcase_add_test(t, gpu_fp8_path_a);
     tcase_add_test(t, gpu_fp8_kernel_named);
     tcase_add_test(t, gpu_out_of_memory);
+    tcase_add_test(t, gpu_fill_matches_host);
+    tcase_add_test(t, gpu_bad_options_refused);
     suite_add_tcase(s, t);
     return s;
 }

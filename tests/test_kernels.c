@@ -1,12 +1,17 @@
 /* test_kernels.c - the KV cache and the CPU decode kernel: quantize-on-
- * write stays within each format's bound, the CPU kernel matches a float64
+ * write stays within each format's bound and is calc's quantizers, the
+ * cache's bytes are calc's, the random fill is what kv_fill.h says, the
+ * CPU kernel matches a float64
  * attention over the dequantized cache on random shapes (odd lengths, every
  * GQA group), the KIVI window moves whole groups, and a sweep's time left
  * is foreseen from the points measured. */
 #include "testutil.h"
 
+#include "format.h"
 #include "kv_attn.h"
 #include "kv_bench.h"
+#include "kv_cuda.h"
+#include "kv_fill.h"
 #include "minifloat.h"
 #include "quant.h"
 
@@ -179,48 +184,343 @@ START_TEST(integer_writers_round_as_calc)
 }
 END_TEST
 
-/* The cache's NVFP4 and MXFP4 are calc/quant's (quantize_ref, the
- * definition): one append of random values whose magnitudes span 2^-12 to
- * 1 (one a group of 16: an NVFP4 block, half an MXFP4 one) reads back, bit
- * for bit, as the reference quantizes the whole tensor. */
-START_TEST(fp4_matches_ref)
+/* How far quantize-on-write may land from calc's reference where the two
+ * definitions differ (bf16, fp8, nvfp4 and mxfp4 are the same definition
+ * and must agree bit for bit; so must int4's BF16 window). The cache
+ * stores int8's scale and int4's step and minimum in FP16 (FP16_REL of
+ * themselves, FP16_ABS where subnormal), and int4's values wait in the
+ * BF16 window before they are quantized (BF16_REL of each): the quotient
+ * x / s, or (x - min) / s, moves by up to `shift` codes, so where it lies
+ * within `shift` of a tie the cache may take the neighbouring code (one
+ * step more), and elsewhere the same code, off by the scale's rounding. */
+#define FP16_REL 0x1p-11
+#define FP16_ABS 0x1p-25
+#define BF16_REL 0x1p-9
+#define WRITE_SLACK 1.01                    // float division, and the bounds' own rounding
+
+/* The tolerance for value x whose quotient is u and whose step is `step`,
+ * where the quotient may move by `shift`. */
+static double near_tie_tol(double u, double step, double shift)
+{
+    const double from_tie = fabs(u - floor(u) - 0.5);
+    return WRITE_SLACK * (from_tie <= WRITE_SLACK * shift ? 1 + shift : shift) * step;
+}
+
+/* calc's reference for the whole K or V (B, H, T, D) of format f, as
+ * written to a cache of shape s: BF16 rounding; FP8 with the static scale
+ * of its tensor or head (the amax of the first append over 448: quant.h's
+ * fp8 per tensor); int8 int-sym per token; nvfp4, mxfp4 as quant.h. int4
+ * is KIVI on keys and values together (kivi_window_ref). */
+static void writer_ref(const KvShape *s, uint32_t T, const float *x, float *out)
+{
+    const size_t D = s->head_dim, per_head = (size_t)T * D, rows = (size_t)s->batch * s->kv_heads * T;
+    QuantSpec q;
+    quant_spec_init(&q);
+    switch (s->format) {
+    case KV_BF16:
+        for (size_t i = 0; i < rows * D; i++)
+            out[i] = bf16_round(x[i]);
+        return;
+    case KV_FP8:
+        q.scheme = SCHEME_FP8;
+        q.gran = (Granularity){GRAN_TENSOR, 0};
+        for (uint32_t h = 0; h < (s->head_scales ? s->kv_heads : 1); h++) {
+            /* one head's rows of every sequence (or all rows), gathered */
+            float *g = malloc(rows * D * sizeof *g), *go = malloc(rows * D * sizeof *go);
+            size_t n = 0;
+            for (uint32_t b = 0; b < s->batch; b++)
+                for (uint32_t hh = 0; hh < s->kv_heads; hh++)
+                    if (!s->head_scales || hh == h) {
+                        memcpy(g + n, x + ((size_t)b * s->kv_heads + hh) * per_head, per_head * sizeof *g);
+                        n += per_head;
+                    }
+            ck_assert_int_eq(quantize_ref(&q, g, n / D, D, go, NULL), 0);
+            n = 0;
+            for (uint32_t b = 0; b < s->batch; b++)
+                for (uint32_t hh = 0; hh < s->kv_heads; hh++)
+                    if (!s->head_scales || hh == h) {
+                        memcpy(out + ((size_t)b * s->kv_heads + hh) * per_head, go + n, per_head * sizeof *go);
+                        n += per_head;
+                    }
+            free(g), free(go);
+        }
+        return;
+    case KV_INT8:
+        q.scheme = SCHEME_INT_SYM;
+        q.bits = 8;
+        q.gran = (Granularity){GRAN_TOKEN, 0};
+        break;
+    case KV_NVFP4:
+        q.scheme = SCHEME_NVFP4;
+        break;
+    case KV_MXFP4:
+        q.scheme = SCHEME_MXFP4;
+        break;
+    default:
+        ck_abort_msg("int4 goes through kivi_ref");
+    }
+    ck_assert_int_eq(quantize_ref(&q, x, rows, D, out, NULL), 0);
+}
+
+/* int4: calc's kivi_ref for every (sequence, head) of k and v. */
+static void kivi_window_ref(const KvShape *s, uint32_t T, const float *k, const float *v, float *ko, float *vo)
+{
+    const KiviSpec spec = {4, KV_KIVI_GROUP, s->residual};
+    const size_t per_head = (size_t)T * s->head_dim;
+    for (size_t bh = 0; bh < (size_t)s->batch * s->kv_heads; bh++)
+        ck_assert_int_eq(kivi_ref(&spec, k + bh * per_head, v + bh * per_head, T, s->head_dim, ko + bh * per_head,
+                                  vo + bh * per_head, NULL), 0);
+}
+
+/* The largest magnitude, least and greatest of n values x[i * stride]. */
+static void span(const float *x, size_t n, size_t stride, float *amax, float *lo, float *hi)
+{
+    *amax = 0, *lo = *hi = x[0];
+    for (size_t i = 0; i < n; i++) {
+        const float y = x[i * stride];
+        *amax = fmaxf(*amax, fabsf(y)), *lo = fminf(*lo, y), *hi = fmaxf(*hi, y);
+    }
+}
+
+/* The tolerance of element (token t, channel d) of one head's K or V
+ * (x: its T x D values) of format f: 0 where the definitions agree. int8:
+ * the step is amax / 127 of the token's vector; int4 (KIVI): (max - min) /
+ * 15 of the group (keys: a channel over 32 tokens; values: 32 channels of
+ * a token), whose minimum and values move by their BF16 rounding too. */
+static double writer_tol(const KvShape *s, uint32_t quantized, const float *x, uint32_t t, uint32_t d, bool keys)
+{
+    const size_t D = s->head_dim;
+    const double v = x[t * D + d];
+    float amax, lo, hi;
+    if (s->format == KV_INT8) {
+        span(x + t * D, D, 1, &amax, &lo, &hi);
+        const double step = amax / 127.0;
+        return step ? near_tie_tol(v / step, step, 127 * fmax(FP16_REL, FP16_ABS / step)) : 0;
+    }
+    if (s->format != KV_INT4 || t >= quantized)
+        return 0;
+    if (keys)
+        span(x + t / KV_KIVI_GROUP * KV_KIVI_GROUP * D + d, KV_KIVI_GROUP, D, &amax, &lo, &hi);
+    else
+        span(x + t * D + d / 32 * 32, 32, 1, &amax, &lo, &hi);
+    const double step = ((double)hi - lo) / 15;
+    if (!step)
+        return 0;
+    /* the minimum and the value each move by BF16_REL of themselves and
+     * FP16's rounding of the minimum; the step by its FP16 rounding and by
+     * the range's BF16 rounding (BF16_REL of each end), over 15 codes */
+    const double moved = BF16_REL * (fabs(v) + fabs(lo)) + FP16_REL * fabs(lo) + FP16_ABS;
+    const double step_rel = FP16_REL + FP16_ABS / step + 2 * BF16_REL * amax / (15 * step);
+    return near_tie_tol((v - lo) / step, step, moved / step + 15 * step_rel);
+}
+
+/* Quantize-on-write is calc's quantizers (quant.h's _ref, the definition)
+ * for every format: one append of random values whose magnitudes span
+ * 2^-12 to 1 (one per group of 16 channels), read back, lands on the
+ * reference's value bit for bit where the definitions are the same (bf16,
+ * fp8 per tensor and per head, nvfp4, mxfp4, int4's BF16 window), and
+ * within the named tolerances where the cache's FP16 scales make them
+ * differ (int8, int4's groups). int4's append ends where calc's window
+ * does: a whole number of groups before its newest `residual` tokens. */
+START_TEST(writers_match_calc)
 {
     Rng r = {test_seed() ^ 0xF4F4};
-    const KvFormat FMT[] = {KV_NVFP4, KV_MXFP4};
-    const Scheme SCH[] = {SCHEME_NVFP4, SCHEME_MXFP4};
-    for (size_t f = 0; f < N_OF(FMT); f++) {
-        KvShape s = shape(FMT[f], 2, 2, 1, 64, 128);
+    for (int it = 0; it < 2 * KV_FORMATS; it++) {
+        const KvFormat f = (KvFormat)(it % KV_FORMATS);
+        KvShape s = shape(f, 2, 2, 1, it < KV_FORMATS ? 64 : 128, 256);
+        s.head_scales = f == KV_FP8 && it >= KV_FORMATS;
+        const uint32_t T = f == KV_INT4 ? s.residual + KV_KIVI_GROUP * (uint32_t)rng_range(&r, 0, 5)
+                                        : (uint32_t)rng_range(&r, 1, 200);
         KvCache c;
         ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
-        uint32_t T = 97;
-        size_t rows = (size_t)s.batch * s.kv_heads * T, n = rows * s.head_dim;
+        const size_t D = s.head_dim, rows = (size_t)s.batch * s.kv_heads * T, n = rows * D;
         float *k = malloc(n * 4), *v = malloc(n * 4), *rk = malloc(n * 4), *rv = malloc(n * 4);
         for (size_t i = 0; i < n; i++) {
-            float m = group_magnitude(i / 16);
+            const float m = group_magnitude(i / 16);
             k[i] = rng_uniform(&r, 3) * m, v[i] = rng_uniform(&r, 3) * m;
         }
         ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
-        QuantSpec q;
-        quant_spec_init(&q);
-        q.scheme = SCH[f];
-        ck_assert_int_eq(quantize_ref(&q, k, rows, s.head_dim, rk, NULL), 0);
-        ck_assert_int_eq(quantize_ref(&q, v, rows, s.head_dim, rv, NULL), 0);
-        float kd[64], vd[64];
+        if (f == KV_INT4) {
+            kivi_window_ref(&s, T, k, v, rk, rv);
+        } else {
+            writer_ref(&s, T, k, rk);
+            writer_ref(&s, T, v, rv);
+        }
+        float kd[KV_HEAD_DIM_MAX], vd[KV_HEAD_DIM_MAX];
         for (size_t row = 0; row < rows; row++) {
-            kv_dequant(&c, (uint32_t)(row / T / s.kv_heads), (uint32_t)(row / T % s.kv_heads),
-                       (uint32_t)(row % T), kd, vd);
-            for (uint32_t d = 0; d < s.head_dim; d++) {
-                const float *want[2] = {rk + row * s.head_dim + d, rv + row * s.head_dim + d};
-                const float got[2] = {kd[d], vd[d]};
-                for (int i = 0; i < 2; i++)
-                    ck_assert_seeded(got[i] == *want[i],
-                                     "%s %s row %zu channel %u: %a vs %a", kv_format_id(FMT[f]),
-                                     i ? "v" : "k", row, d, got[i], *want[i]);
+            const uint32_t b = (uint32_t)(row / T / s.kv_heads), h = (uint32_t)(row / T % s.kv_heads);
+            const uint32_t t = (uint32_t)(row % T);
+            const float *head_k = k + (row - t) * D, *head_v = v + (row - t) * D;
+            kv_dequant(&c, b, h, t, kd, vd);
+            for (uint32_t d = 0; d < D; d++) {
+                const double tk = writer_tol(&s, c.quantized, head_k, t, d, true);
+                const double tv = writer_tol(&s, c.quantized, head_v, t, d, false);
+                ck_assert_seeded(fabs(kd[d] - rk[row * D + d]) <= tk,
+                                 "%s D=%zu k token %u channel %u: %a, calc %a (tolerance %g)",
+                                 kv_format_id(f), D, t, d, kd[d], rk[row * D + d], tk);
+                ck_assert_seeded(fabs(vd[d] - rv[row * D + d]) <= tv,
+                                 "%s D=%zu v token %u channel %u: %a, calc %a (tolerance %g)",
+                                 kv_format_id(f), D, t, d, vd[d], rv[row * D + d], tv);
             }
         }
         free(k), free(v), free(rk), free(rv);
         kv_cache_done(&c);
     }
+}
+END_TEST
+
+/* The bytes the cache allocates per token of a sequence and KV head are
+ * calc's bytes per token-head vector (format_vector_bytes) for K and for V,
+ * for every format and head dimension the kernels take (multiples of 32 to
+ * KV_HEAD_DIM_MAX): the bandwidth figures count calc's bytes, the
+ * allocation the cache's. What does not grow with the context is calc's
+ * too: the FP32 tensor scales (tensor_scale_bytes, one per KV head with
+ * fp8's head_scales) and int4's BF16 window (residual + 32 tokens of BF16
+ * vectors). Random batches, heads and capacities. */
+START_TEST(cache_bytes_are_calc_bytes)
+{
+    Rng r = {test_seed() ^ 0xB17E};
+    for (int f = 0; f < KV_FORMATS; f++)
+        for (uint32_t D = 32; D <= KV_HEAD_DIM_MAX; D += 32) {
+            const Format *cf = format_by_id(kv_format_id((KvFormat)f));
+            ck_assert_ptr_nonnull(cf);
+            KvShape s = shape((KvFormat)f, (uint32_t)rng_range(&r, 1, 4), (uint32_t)rng_range(&r, 1, 8), 1, D,
+                              32 * (uint32_t)rng_range(&r, 1, 64));
+            s.residual = f == KV_INT4 ? 32 * (uint32_t)rng_range(&r, 0, 8) : 0;
+            s.head_scales = f == KV_FP8 && rng_range(&r, 0, 1);
+            KvShape longer = s;
+            longer.capacity += 32 * (uint32_t)rng_range(&r, 1, 64);
+            size_t a[KV_ARRAYS], b[KV_ARRAYS];
+            kv_array_bytes(&s, a);
+            kv_array_bytes(&longer, b);
+            const size_t vectors = (size_t)s.batch * s.kv_heads * (longer.capacity - s.capacity);
+            size_t grown[2] = {0, 0}, fixed[2] = {0, 0};
+            for (int i = 0; i < KV_ARRAYS; i++) {
+                ck_assert_uint_ge(b[i], a[i]);
+                grown[i % 2] += b[i] - a[i];        // K's arrays even, V's odd (KvArray)
+                fixed[i % 2] += a[i] - (b[i] - a[i]) / (longer.capacity - s.capacity) * s.capacity;
+            }
+            const u128 want = format_vector_bytes(cf, D);
+            for (int side = 0; side < 2; side++) {
+                ck_assert_msg(grown[side] % vectors == 0 && grown[side] / vectors == want,
+                              "%s D=%u: %zu bytes per %s vector, calc counts %s", cf->id, D,
+                              grown[side] / vectors, side ? "V" : "K", u128s(want));
+                const size_t window = f == KV_INT4 ? (size_t)s.batch * s.kv_heads * (s.residual + KV_KIVI_GROUP) *
+                                                         (size_t)format_vector_bytes(format_bf16(), D) : 0;
+                const size_t tensors = (s.head_scales ? s.kv_heads : 1) * (size_t)cf->tensor_scale_bytes;
+                ck_assert_msg(fixed[side] == window + tensors, "%s D=%u: %zu fixed bytes, calc counts %zu", cf->id,
+                              D, fixed[side], window + tensors);
+            }
+        }
+}
+END_TEST
+
+/* The random cache of benchmarks holds what kv_fill.h says, the same on
+ * the host and the device (the GPU suite compares the two): every code
+ * finite and of its range (fp8 never a NaN code, int8 never -128), the
+ * scales as documented (pinned here to their values), BF16 magnitudes 0.5
+ * to 1, NVFP4 block scales 0.5 to 1.875, MXFP4's 2^-5 or 2^-4; codes
+ * random (more than one value in every array of codes); every value
+ * kv_dequant reads finite. Random seeds, every format. */
+START_TEST(random_fill_as_documented)
+{
+    Rng r = {test_seed() ^ 0xF111};
+    ck_assert_uint_eq(KV_FILL_INT8_SCALE, fp16_bits(1.0f / 127));
+    ck_assert_uint_eq(KV_FILL_INT4_STEP, fp16_bits(2.0f / 15));
+    ck_assert_uint_eq(KV_FILL_INT4_MIN, fp16_bits(-1.0f));
+    const float fp8_tensor = 1.0f / 64, nvfp4_tensor = 1.0f / 32;
+    uint32_t bits;
+    memcpy(&bits, &fp8_tensor, 4);
+    ck_assert_uint_eq(KV_FILL_FP8_TENSOR, bits);
+    memcpy(&bits, &nvfp4_tensor, 4);
+    ck_assert_uint_eq(KV_FILL_NVFP4_TENSOR, bits);
+    for (int f = 0; f < KV_FORMATS; f++) {
+        KvShape s = shape((KvFormat)f, 2, 2, 1, 64, 256);
+        s.head_scales = f == KV_FP8;
+        KvCache c;
+        ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
+        ck_assert_int_eq(kv_fill_random(&c, 250, rng_next(&r), NULL), 0);
+        size_t bytes[KV_ARRAYS];
+        kv_array_bytes(&s, bytes);
+        const size_t codes = bytes[KV_ARR_K] / (f == KV_BF16 ? 2 : 1);
+        bool varied = false;
+        for (size_t i = 0; i < codes; i++) {
+            const unsigned kc = f == KV_BF16 ? ((uint16_t *)c.k)[i] : c.k[i];
+            const unsigned vc = f == KV_BF16 ? ((uint16_t *)c.v)[i] : c.v[i];
+            varied |= kc != (f == KV_BF16 ? ((uint16_t *)c.k)[0] : c.k[0]);
+            if (f == KV_BF16)
+                ck_assert_msg(fabsf(bf16_value((uint16_t)kc)) >= 0.5f && fabsf(bf16_value((uint16_t)kc)) < 1 &&
+                                  fabsf(bf16_value((uint16_t)vc)) >= 0.5f && fabsf(bf16_value((uint16_t)vc)) < 1,
+                              "bf16 %#x %#x", kc, vc);
+            if (f == KV_FP8)
+                ck_assert_msg((kc & 0x7F) != 0x7F && (vc & 0x7F) != 0x7F, "fp8 NaN code at %zu", i);
+            if (f == KV_INT8)
+                ck_assert_msg(kc != 0x80 && vc != 0x80, "int8 code -128 at %zu", i);
+        }
+        ck_assert_msg(varied, "%s: every code the same", kv_format_id((KvFormat)f));
+        for (size_t i = 0; i < bytes[KV_ARR_K_TENSOR] / 4; i++)
+            ck_assert(c.k_tensor[i] == (f == KV_FP8 ? fp8_tensor : nvfp4_tensor) && c.v_tensor[i] == c.k_tensor[i]);
+        for (size_t i = 0; i < bytes[KV_ARR_K_SCALE] / 2; i++)
+            ck_assert(c.k_scale[i] == (f == KV_INT8 ? KV_FILL_INT8_SCALE : KV_FILL_INT4_STEP) &&
+                      c.v_scale[i] == c.k_scale[i]);
+        for (size_t i = 0; i < bytes[KV_ARR_K_ZERO] / 2; i++)
+            ck_assert(c.k_zero[i] == KV_FILL_INT4_MIN && c.v_zero[i] == KV_FILL_INT4_MIN);
+        for (size_t i = 0; i < bytes[KV_ARR_K_BLOCK]; i++) {
+            const float kb = f == KV_NVFP4 ? minifloat_decode(&MF_E4M3, c.k_block[i]) : e8m0_decode(c.k_block[i]);
+            const float vb = f == KV_NVFP4 ? minifloat_decode(&MF_E4M3, c.v_block[i]) : e8m0_decode(c.v_block[i]);
+            if (f == KV_NVFP4)
+                ck_assert_msg(kb >= 0.5f && kb <= 1.875f && vb >= 0.5f && vb <= 1.875f, "nvfp4 block %g %g", kb, vb);
+            else
+                ck_assert_msg((kb == 0x1p-5f || kb == 0x1p-4f) && (vb == 0x1p-5f || vb == 0x1p-4f),
+                              "mxfp4 block %g %g", kb, vb);
+        }
+        for (size_t i = 0; i < bytes[KV_ARR_K_RES] / 2; i++)
+            ck_assert_msg(fabsf(bf16_value(c.k_res[i])) >= 0.5f && fabsf(bf16_value(c.k_res[i])) < 1 &&
+                              fabsf(bf16_value(c.v_res[i])) >= 0.5f && fabsf(bf16_value(c.v_res[i])) < 1,
+                          "int4 window %#x %#x", c.k_res[i], c.v_res[i]);
+        float kd[64], vd[64];
+        for (uint32_t b = 0; b < s.batch; b++)
+            for (uint32_t h = 0; h < s.kv_heads; h++)
+                for (uint32_t t = 0; t < c.len; t++) {
+                    kv_dequant(&c, b, h, t, kd, vd);
+                    for (uint32_t d = 0; d < s.head_dim; d++)
+                        ck_assert_msg(isfinite(kd[d]) && isfinite(vd[d]), "%s token %u", kv_format_id((KvFormat)f), t);
+                }
+        kv_cache_done(&c);
+    }
+}
+END_TEST
+
+/* kvlab hands the CUDA plugin the kernels the environment asks for, read
+ * once (gpu_options_from_env): KVLAB_CUDA_PATH fp32 or fp8a, anything
+ * else the default; KVLAB_CUDA_FP8_PROMOTE a count above 0, anything else
+ * once per score. */
+START_TEST(cuda_options_from_env)
+{
+    static const struct {
+        const char *path, *promote;
+        KvCudaKernels kernels;
+        int fp8_promote;
+    } CASES[] = {
+        {NULL, NULL, KV_CUDA_TENSOR_CORES, 0}, {"fp32", NULL, KV_CUDA_FP32, 0},
+        {"fp8a", "2", KV_CUDA_FP8_PATH_A, 2},  {"FP8A", "-1", KV_CUDA_TENSOR_CORES, 0},
+        {"", "x", KV_CUDA_TENSOR_CORES, 0},    {"fp8a", "64", KV_CUDA_FP8_PATH_A, 64},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        if (CASES[i].path)
+            setenv("KVLAB_CUDA_PATH", CASES[i].path, 1);
+        else
+            unsetenv("KVLAB_CUDA_PATH");
+        if (CASES[i].promote)
+            setenv("KVLAB_CUDA_FP8_PROMOTE", CASES[i].promote, 1);
+        else
+            unsetenv("KVLAB_CUDA_FP8_PROMOTE");
+        const KvCudaOptions o = gpu_options_from_env();
+        ck_assert_msg(o.kernels == CASES[i].kernels && o.fp8_promote == CASES[i].fp8_promote,
+                      "case %zu: kernels %d, promote %d", i, (int)o.kernels, o.fp8_promote);
+    }
+    unsetenv("KVLAB_CUDA_PATH");
+    unsetenv("KVLAB_CUDA_FP8_PROMOTE");
 }
 END_TEST
 
@@ -446,7 +746,10 @@ Suite *suite_kernels(void)
     tcase_add_test(t, fp16_codec);
     tcase_add_test(t, e2m1_words);
     tcase_add_test(t, write_read_bounds);
-    tcase_add_test(t, fp4_matches_ref);
+    tcase_add_test(t, writers_match_calc);
+    tcase_add_test(t, cache_bytes_are_calc_bytes);
+    tcase_add_test(t, random_fill_as_documented);
+    tcase_add_test(t, cuda_options_from_env);
     tcase_add_test(t, integer_writers_round_as_calc);
     tcase_add_test(t, int4_writer_near_half);
     tcase_add_test(t, cpu_matches_f64);

@@ -82,6 +82,7 @@ typedef struct {
     size_t nf;
     uint64_t batches[MAX_POINTS], contexts[MAX_POINTS];
     size_t nb, nc;
+    KvCudaOptions cuda;         // the environment's kernels, then --fp8-path and --promote
 } Bench;
 
 static const ShapeOptions SHAPE = {
@@ -123,18 +124,18 @@ static int formats(const Given *g, Bench *b, Error *e)
     return 0;
 }
 
-/* KVLAB_CUDA_PATH (which --fp8-path sets) asks for FP8 path A. */
-static bool fp8a_chosen(void)
+/* FP8 path A asked for, by --fp8-path or the environment. */
+static bool fp8a_chosen(const Bench *b)
 {
-    const char *p = getenv("KVLAB_CUDA_PATH");
-    return p && !strcmp(p, "fp8a");
+    return b->cuda.kernels == KV_CUDA_FP8_PATH_A;
 }
 
-/* FP8 path A and its promotion interval reach the CUDA plugin through its
- * environment (KVLAB_CUDA_PATH, KVLAB_CUDA_FP8_PROMOTE), read at launch; a
- * path already set there counts as chosen. */
-static int fp8_options(const Given *g, const Bench *b, Error *e)
+/* FP8 path A and its promotion interval, for the CUDA plugin's options
+ * (b->cuda): what the environment asks for (gpu_options_from_env), changed
+ * by --fp8-path and --promote; a path set there counts as chosen. */
+static int fp8_options(const Given *g, Bench *b, Error *e)
 {
+    b->cuda = gpu_options_from_env();
     if ((g->set[O_FP8_PATH] || g->set[O_PROMOTE]) && !has_format(b, KV_FP8))
         return error_set(e, "--%s applies to fp8_e4m3, which no --format asks for",
                          g->set[O_FP8_PATH] ? "fp8-path" : "promote");
@@ -143,19 +144,17 @@ static int fp8_options(const Given *g, const Bench *b, Error *e)
         if (strcmp(v, "A") && strcmp(v, "a") && strcmp(v, "B") && strcmp(v, "b"))
             return error_set(e, "--fp8-path: expected A or B, not '%s'", v);
         if (*v == 'A' || *v == 'a')
-            setenv("KVLAB_CUDA_PATH", "fp8a", 1);
-        else if (fp8a_chosen())
-            unsetenv("KVLAB_CUDA_PATH");
+            b->cuda.kernels = KV_CUDA_FP8_PATH_A;
+        else if (fp8a_chosen(b))
+            b->cuda.kernels = KV_CUDA_TENSOR_CORES;
     }
     if (g->set[O_PROMOTE]) {
         uint64_t n;
         if (cli_count(g, OPTS, O_PROMOTE, 1, 64, &n, e))
             return -1;
-        if (!fp8a_chosen())
+        if (!fp8a_chosen(b))
             return error_set(e, "--promote applies to --fp8-path A");
-        char buf[24];
-        snprintf(buf, sizeof buf, "%llu", (unsigned long long)n);
-        setenv("KVLAB_CUDA_FP8_PROMOTE", buf, 1);
+        b->cuda.fp8_promote = (int)n;
     }
     return 0;
 }
@@ -223,6 +222,7 @@ static int open_backend(const Given *g, Bench *b, Error *e)
         error_prefix(e, "--backend");
         return EXIT_RUNTIME;
     }
+    b->s.cuda_opts = b->cuda;
     if (!b->s.iters)
         b->s.iters = b->s.cuda ? 50 : 3;
     if (!b->nc)
@@ -236,7 +236,7 @@ static int open_backend(const Given *g, Bench *b, Error *e)
     /* path A asked for where the plugin runs another kernel: say which */
     const GpuInfo *gi = &b->s.info;
     const char *kernel = bench_fp8_kernel(&b->s);
-    if (b->s.cuda && g->set[O_FP8_PATH] && fp8a_chosen() && strcmp(kernel, "A")) {
+    if (b->s.cuda && g->set[O_FP8_PATH] && fp8a_chosen(b) && strcmp(kernel, "A")) {
         if (!gpu_has_e4m3_mma(gi))
             error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
                          "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
@@ -273,9 +273,8 @@ static int print_json(const BenchSetup *b, const Row *rows, size_t n, const KvFo
     if (b->cuda) {
         const char *path = bench_fp8_kernel(b);
         cJSON_AddStringToObject(root, "fp8_path", path);
-        const char *pr = getenv("KVLAB_CUDA_FP8_PROMOTE");
         if (!strcmp(path, "A"))
-            cJSON_AddNumberToObject(root, "fp8_promote", pr ? atof(pr) : 0);
+            cJSON_AddNumberToObject(root, "fp8_promote", b->cuda_opts.fp8_promote);
     }
     cJSON *shape = cJSON_AddObjectToObject(root, "shape");
     cJSON_AddNumberToObject(shape, "q_heads", (double)b->shape.q_heads);

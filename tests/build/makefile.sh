@@ -59,7 +59,7 @@ plugin_headers)
     # the plugin is rebuilt after a change to a header of its C or CUDA code
     out=$(plan "$BUILD/libkvlab_cuda.so")
     if grep -q -- "-o $BUILD/libkvlab_cuda.so" <<<"$out"; then fail "the plugin is not up to date: $out"; fi
-    for h in calc/minifloat.h kernels/kv_attn.h kernels/kv_cuda.h; do
+    for h in calc/minifloat.h kernels/kv_attn.h kernels/kv_cuda.h kernels/kv_fill.h kernels/cuda/*.cuh; do
         out=$(plan -W "$h" "$BUILD/libkvlab_cuda.so")
         grep -q -- "-shared -o $BUILD/libkvlab_cuda.so" <<<"$out" ||
             fail "after a change to $h the plugin is not rebuilt:"$'\n'"$out"

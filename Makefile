@@ -9,9 +9,11 @@ BUILD    ?= build
 
 # ------------------------------------------------------------------------
 # Where `make install` puts things, under DESTDIR/PREFIX. kvlab looks for its
-# data and plugin beside itself first (../share/kvlab, ../lib/kvlab), so an
-# installed tree still works when moved; PREFIX is compiled in as the place
-# to look after that.
+# data and plugin beside itself first (a build tree's, then ../share/kvlab
+# and ../lib/kvlab), so an installed tree still works when moved; PREFIX is
+# compiled into calc/paths.c alone, as the place to look after that, so a
+# PREFIX given to make install rebuilds that one file. Give make and make
+# install the same PREFIX, and make install builds nothing.
 PREFIX    ?= /usr/local
 BINDIR    := bin
 DATADIR   := share/kvlab
@@ -29,9 +31,10 @@ CFLAGS    ?= -O2 -g
 NVCCFLAGS ?= -O3
 SAN       ?=
 ALL_CPPFLAGS = -Icalc -Ikernels -I. -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE \
-               -DKVLAB_VERSION='"$(VERSION)"' -DKVLAB_PREFIX='"$(PREFIX)"' \
-               -DKVLAB_DATADIR='"$(DATADIR)/scenarios"' -DKVLAB_PLUGINDIR='"$(PLUGINDIR)"' \
-               $(CPPFLAGS)
+               -DKVLAB_VERSION='"$(VERSION)"' $(CPPFLAGS)
+# The places under PREFIX, for calc/paths.c and its test only.
+PATHS_CPPFLAGS = -DKVLAB_PREFIX='"$(PREFIX)"' -DKVLAB_DATADIR='"$(DATADIR)/scenarios"' \
+                 -DKVLAB_PLUGINDIR='"$(PLUGINDIR)"'
 ALL_CFLAGS   = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
                -Wformat=2 -MMD -MP $(SAN) $(CFLAGS)
 ALL_LDFLAGS  = $(SAN) $(LDFLAGS)
@@ -64,37 +67,64 @@ TEST_BIN  := $(BUILD)/tests/run_tests
 
 # The CUDA plugin, built when nvcc is found (kvlab runs without it).
 NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
-# Machine code for sm_80, sm_89 and sm_90a, and the sm_89 PTX (which has the
-# E4M3 MMA of FP8 path A) for newer GPUs to compile at load; nvcc builds
-# the three at once (--threads 0: one per core).
-CUDA_ARCH := -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_89,code=[sm_89,compute_89] \
-             -gencode=arch=compute_90a,code=sm_90a --threads 0
-ALL_NVCCFLAGS = -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden $(CUDA_ARCH) -Icalc -Ikernels \
+# The GPU code it carries: machine code for sm_80, sm_89 and sm_90a, and the
+# sm_89 PTX (which has the E4M3 MMA of FP8 path A) for newer GPUs to compile
+# at load. Each is kept where this nvcc takes it (nvcc --dryrun checks an
+# architecture without compiling), so that an older nvcc (sm_90a needs CUDA
+# 12.0, sm_89 11.8) builds what it can; nvcc builds them at once
+# (--threads 0: one per core).
+CUDA_WANT    := arch=compute_80,code=sm_80 arch=compute_89,code=[sm_89,compute_89] \
+                arch=compute_90a,code=sm_90a
+nvcc_takes    = $(shell $(NVCC) --dryrun -gencode=$(1) -x cu -c /dev/null -o /dev/null >/dev/null 2>&1 && echo y)
+CUDA_GENCODE := $(strip $(if $(NVCC),$(foreach g,$(CUDA_WANT),$(if $(call nvcc_takes,$(g)),-gencode=$(g)))))
+ALL_NVCCFLAGS = -std=c++17 -Xcompiler -fPIC,-fvisibility=hidden $(CUDA_GENCODE) --threads 0 -Icalc -Ikernels \
                 -Xptxas -warn-spills -MMD -MP $(NVCCFLAGS)
 CU_SRC    := $(wildcard kernels/cuda/*.cu)
 CU_OBJ    := $(CU_SRC:%.cu=$(BUILD)/%.o)
 PLUGIN_C  := kernels/kv_cache.c calc/minifloat.c calc/error.c
 PLUGIN_O  := $(PLUGIN_C:%.c=$(BUILD)/pic/%.o)
-PLUGIN    := $(if $(NVCC),$(BUILD)/libkvlab_cuda.so)
+# Why there is no plugin to build, where there is none; nvcc's rules fail
+# with it.
+comma     := ,
+space     := $(subst ,, )
+PLUGIN_WHY = $(if $(NVCC),$(NVCC) takes none of the GPU architectures the plugin is for \
+             ($(subst $(space),$(comma) ,$(patsubst arch=compute_%,sm_%,$(foreach g,$(CUDA_WANT),$(firstword $(subst $(comma), ,$(g))))))),no nvcc \
+             on the PATH or in /usr/local/cuda)
+NVCC_CHECK = @$(if $(CUDA_GENCODE),:,echo "kvlab: cannot build the CUDA plugin: $(PLUGIN_WHY)" >&2; exit 1)
 
-# Every object depends on a stamp named after the flags that build it, so
-# that new flags (CFLAGS, PREFIX, CC, ...) rebuild what they change. Only
-# the name is computed here: make -n and -q stay read-only.
+# Every object depends on a stamp named after the flags that build it, and
+# every program on one named after the flags that link it, so that new
+# flags (CFLAGS, PREFIX, LDFLAGS, CC, ...) rebuild what they change and no
+# more. Only the name is computed here: make -n and -q stay read-only.
 flags_stamp = $(BUILD)/flags/$(1)/$(firstword $(shell printf '%s' '$(subst ','\'',$(2))' | cksum))
-C_STAMP   := $(call flags_stamp,c,$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(ALL_LDFLAGS) $(LDLIBS))
+C_STAMP   := $(call flags_stamp,c,$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS))
+LINK_STAMP := $(call flags_stamp,link,$(CC) $(ALL_LDFLAGS) $(LDLIBS))
 CU_STAMP  := $(call flags_stamp,cu,$(NVCC) $(ALL_NVCCFLAGS))
+PATHS_STAMP := $(call flags_stamp,paths,$(PATHS_CPPFLAGS))
 
 # The program and plugin at the top of the tree are copies of the default
 # build's, for `./kvlab`; every target of this file uses $(BUILD)'s own.
-TOP       := $(if $(filter build,$(BUILD)),kvlab $(if $(PLUGIN),libkvlab_cuda.so))
+TOP       := $(if $(filter build,$(BUILD)),kvlab)
+TOP_PLUGIN := $(if $(filter build,$(BUILD)),libkvlab_cuda.so)
 
-.PHONY: all run test test-gpu asan bench install uninstall clean help deps
+.PHONY: all run test test-gpu asan bench install uninstall clean help deps plugin plugin-if-possible man
 
 # ------------------------------------------------------------------------
 # Targets for people.
 
-# Build the program (and, where nvcc is found, the CUDA plugin).
-all: $(BUILD)/kvlab $(BUILD)/scenarios $(PLUGIN) $(TOP)
+# Build the program (and, where nvcc is found, the CUDA plugin, or one line on why not).
+all: $(BUILD)/kvlab $(BUILD)/scenarios $(TOP) $(if $(NVCC),plugin-if-possible)
+
+# Build the CUDA plugin (fails, saying why, where nvcc cannot build it).
+plugin: $(if $(CUDA_GENCODE),$(BUILD)/libkvlab_cuda.so $(TOP_PLUGIN))
+	$(NVCC_CHECK)
+
+# Build the CUDA plugin where nvcc can; where not, say why in one line and go on without it.
+plugin-if-possible:
+	@err=$$(mktemp) && { $(MAKE) --no-print-directory plugin 2>$$err && cat $$err >&2 || \
+	    echo "kvlab: the CUDA plugin is not built: $$(grep -v '^make' $$err | grep -m1 -iE 'error|fatal|cannot' | \
+	                  sed 's/^kvlab: cannot build the CUDA plugin: //' | grep . || echo "$(NVCC) failed")" \
+	         "(make plugin shows why); kvlab runs without it"; rm -f $$err; }
 
 # Open the interactive lab (with the GPU lab's plugin where nvcc is found).
 run: all
@@ -104,7 +134,7 @@ run: all
 TEST_LOCALE := $(BUILD)/locale/de_DE.UTF-8
 TEST_ENV = KVLAB_BIN=$(abspath $(BUILD)/kvlab) KVLAB_CUDA_PLUGIN=$(abspath $(BUILD)/libkvlab_cuda.so) \
            KVLAB_DATA=$(CURDIR)/scenarios KVLAB_TESTDATA=$(CURDIR)/tests/data \
-           LOCPATH=$(abspath $(BUILD)/locale) KVLAB_NVCC=$(NVCC)
+           LOCPATH=$(abspath $(BUILD)/locale) KVLAB_NVCC=$(if $(CUDA_GENCODE),$(NVCC))
 
 # Build and run every test suite (the GPU suite is skipped, saying why, without a GPU).
 test: all $(TEST_BIN) $(TEST_LOCALE)
@@ -131,10 +161,12 @@ bench: $(BUILD)/bench_quant $(BUILD)/kvlab
 
 # ------------------------------------------------------------------------
 # Install and uninstall. Each file as source:place:mode, the place under
-# DESTDIR/PREFIX; uninstall removes the same list, then the directories it
-# leaves empty (PREFIX itself stays).
+# DESTDIR/PREFIX; uninstall removes the same list, then the directories of
+# kvlab's own (OWN_DIRS and those under them) that it leaves empty, never a
+# shared one such as bin or share/man/man1.
 DEST           = $(DESTDIR)$(PREFIX)
 DATA_FILES     = $(shell find $(DATA) -type f ! -name '.*' | LC_ALL=C sort)
+OWN_DIRS       = $(DATADIR) $(PLUGINDIR)
 INSTALL_PLUGIN = $(BUILD)/libkvlab_cuda.so:$(PLUGINDIR)/libkvlab_cuda.so:755
 INSTALL_FILES  = $(BUILD)/kvlab:$(BINDIR)/kvlab:755 \
                  $(foreach f,$(DATA_FILES),$(f):$(DATADIR)/$(f):644) \
@@ -143,23 +175,26 @@ INSTALL_FILES  = $(BUILD)/kvlab:$(BINDIR)/kvlab:755 \
 
 # Install kvlab, its CUDA plugin (where built), data, man page and bash completion under PREFIX.
 install: all
-	@for t in $(INSTALL_FILES) $(if $(PLUGIN),$(INSTALL_PLUGIN)); do \
+	@for t in $(INSTALL_FILES) $(INSTALL_PLUGIN); do \
 	    set -- $$(echo "$$t" | tr : ' '); \
+	    if [ "$$t" = "$(INSTALL_PLUGIN)" ] && [ ! -e "$$1" ]; then continue; fi; \
 	    echo "install -D -m $$3 $$1 $(DEST)/$$2"; \
 	    install -D -m "$$3" "$$1" "$(DEST)/$$2" || exit 1; \
 	done
 
-# Remove what `make install` put under PREFIX, and the directories left empty.
+# Remove what `make install` put under PREFIX, and kvlab's own directories left empty.
 uninstall:
 	@for t in $(INSTALL_FILES) $(INSTALL_PLUGIN); do \
 	    set -- $$(echo "$$t" | tr : ' '); \
 	    if [ -e "$(DEST)/$$2" ]; then echo "rm $(DEST)/$$2"; rm -f "$(DEST)/$$2" || exit 1; fi; \
 	done; \
-	for t in $(INSTALL_FILES) $(INSTALL_PLUGIN); do \
-	    set -- $$(echo "$$t" | tr : ' '); \
-	    d=$$(dirname "$(DEST)/$$2"); \
-	    while [ "$$d" != "$(DEST)" ] && rmdir "$$d" 2>/dev/null; do d=$$(dirname "$$d"); done; \
+	for d in $(OWN_DIRS); do \
+	    if [ -d "$(DEST)/$$d" ]; then find "$(DEST)/$$d" -type d -empty -delete; fi; \
 	done
+
+# Write each command's options into the man page, assets/kvlab.1, from kvlab CMD --help.
+man: $(BUILD)/kvlab
+	assets/man_options.sh $(BUILD)/kvlab assets/kvlab.1 > assets/kvlab.1.tmp && mv assets/kvlab.1.tmp assets/kvlab.1
 
 # Remove everything the build made (for any BUILD), the copies at the top and build-asan/.
 clean:
@@ -171,28 +206,34 @@ clean:
 help:
 	@awk '/^# /{d=substr($$0,3)} /^[a-z][a-z-]*:/{if(d){split($$0,t,":");printf "  make %-9s %s\n",t[1],d};d=""}' $(MAKEFILE_LIST)
 
-# Install missing build dependencies (apt-get as root; otherwise print the command).
-deps:
-	@missing=""; \
-	command -v pkg-config >/dev/null 2>&1 || missing="pkg-config"; \
-	for m in $(PKG_MODULES); do \
-	    pkg-config --exists $$m 2>/dev/null || missing="$$missing $$m"; \
-	done; \
-	[ -f /usr/share/i18n/locales/de_DE ] || missing="$$missing locales"; \
-	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
-	command -v groff >/dev/null 2>&1 || missing="$$missing groff"; \
+# A recipe that installs the Debian packages $(2) for $(1) where the shell
+# commands $(3), which print what is missing, print anything: with apt-get
+# as root; otherwise it prints the command and fails.
+define apt_install
+	@missing=$$($(3)); \
 	if [ -n "$$missing" ]; then \
 	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	        echo "kvlab: installing build dependencies ($$missing)"; \
+	        echo "kvlab: installing $(1) ($$missing)"; \
 	        DEBIAN_FRONTEND=noninteractive apt-get update -q && \
-	        DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(APT_PACKAGES) || exit 1; \
+	        DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(2) || exit 1; \
 	    else \
-	        echo "kvlab: missing build dependencies:$$missing"; \
+	        echo "kvlab: missing $(1):$$missing"; \
 	        echo "install them with:"; \
-	        echo "    sudo apt-get install $(APT_PACKAGES)"; \
+	        echo "    sudo apt-get install $(2)"; \
 	        exit 1; \
 	    fi; \
 	fi
+endef
+
+DEPS_MISSING = command -v pkg-config >/dev/null 2>&1 || printf ' pkg-config'; \
+               for m in $(PKG_MODULES); do pkg-config --exists $$m 2>/dev/null || printf ' %s' $$m; done; \
+               [ -f /usr/share/i18n/locales/de_DE ] || printf ' locales'; \
+               command -v tmux >/dev/null 2>&1 || printf ' tmux'; \
+               command -v groff >/dev/null 2>&1 || printf ' groff'
+
+# Install missing build dependencies (apt-get as root; otherwise print the command).
+deps:
+	$(call apt_install,build dependencies,$(APT_PACKAGES),$(DEPS_MISSING))
 
 # ------------------------------------------------------------------------
 # Files.
@@ -200,20 +241,26 @@ deps:
 kvlab libkvlab_cuda.so: %: $(BUILD)/%
 	cp $< $@.tmp && mv -f $@.tmp $@
 
+# calc/paths.c and its test alone are compiled with the places under PREFIX.
+$(BUILD)/calc/paths.o $(BUILD)/tests/test_paths.o: ALL_CPPFLAGS += $(PATHS_CPPFLAGS)
+$(BUILD)/calc/paths.o $(BUILD)/tests/test_paths.o: $(PATHS_STAMP)
+
 # A link to the tree's data beside the build's kvlab, which finds it there
 # wherever BUILD is (relative, so that a tree moved whole still works).
 $(BUILD)/scenarios:
 	@mkdir -p $(BUILD)
 	ln -sfn $$(realpath --relative-to=$(BUILD) scenarios) $@
 
-$(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB) $(C_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) \
+$(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) \
 	    -lm -lpthread -ldl $(LDLIBS)
 
 $(BUILD)/libkvlab_cuda.so: $(CU_OBJ) $(PLUGIN_O) $(CU_STAMP)
+	$(NVCC_CHECK)
 	$(NVCC) -shared -o $@ $(filter-out $(CU_STAMP),$^) -cudart static -lrt -ldl -lpthread
 
 $(BUILD)/%.o: %.cu $(CU_STAMP)
+	$(NVCC_CHECK)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(ALL_NVCCFLAGS) -c -o $@ $<
 
@@ -227,12 +274,12 @@ $(CALC_LIB): $(CALC_OBJ)
 $(KERN_LIB): $(KERN_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/plotmath.o $(KERN_LIB) $(CALC_LIB) $(C_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CHECK_LIBS) $(CJSON_LIBS) \
+$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/plotmath.o $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CHECK_LIBS) $(CJSON_LIBS) \
 	    -lm -lpthread -ldl $(LDLIBS)
 
-$(BUILD)/bench_quant: $(BENCH_OBJ) $(CALC_LIB) $(C_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
+$(BUILD)/bench_quant: $(BENCH_OBJ) $(CALC_LIB) $(LINK_STAMP)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
 
 $(BUILD)/tests/%.o: tests/%.c $(C_STAMP) | deps
 	@mkdir -p $(dir $@)
@@ -242,8 +289,13 @@ $(BUILD)/%.o: %.c $(C_STAMP) | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
-$(BUILD)/flags/%:
-	@rm -rf $(@D) && mkdir -p $(@D) && touch $@
+# A stamp replaces the others of its kind in their directory, which is kept
+# (a directory made anew by another user, as by sudo make install, would
+# leave this one's next build unable to write there).
+# (Named here, not by a pattern, so that make takes a missing one as out of
+# date, not as an intermediate file it may skip.)
+$(C_STAMP) $(LINK_STAMP) $(CU_STAMP) $(PATHS_STAMP):
+	@mkdir -p $(@D) && rm -f $(@D)/* && touch $@
 
 # The dependencies the compilers wrote (-MMD), for every object C or CUDA.
 -include $(patsubst %.o,%.d,$(CALC_OBJ) $(KERN_OBJ) $(TUI_OBJ) $(TEST_OBJ) $(BENCH_OBJ) \
@@ -273,6 +325,7 @@ REPLAY_OBJ   := $(FUZZ_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/fuzz/replay.o
 
 .PHONY: fuzz fuzz-deps fuzz-replay
 .SECONDARY: $(FUZZ_OBJ)
+$(FUZZ_DIR)/calc/paths.o: ALL_CPPFLAGS += $(PATHS_CPPFLAGS)
 
 # Build the fuzz harnesses with clang and run each for FUZZ_SECONDS (default 60).
 fuzz: $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
@@ -282,10 +335,10 @@ fuzz: $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 fuzz-replay: $(FUZZ_REPLAY)
 	$(TEST_ENV) $(FUZZ_REPLAY) tests/fuzz
 
-test test-asan: fuzz-replay
+test: fuzz-replay
 
-$(FUZZ_REPLAY): $(REPLAY_OBJ) $(BUILD)/tui/cli.o $(CALC_LIB) $(C_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(C_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
+$(FUZZ_REPLAY): $(REPLAY_OBJ) $(BUILD)/tui/cli.o $(CALC_LIB) $(LINK_STAMP)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps
 	$(FUZZ_CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_SANS) \
@@ -297,22 +350,14 @@ $(FUZZ_DIR)/%.o: %.c | fuzz-deps
 	$(FUZZ_CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SANS) \
 	    -c -o $@ $<
 
+FUZZ_MISSING = $(FUZZ_CC) -fsanitize=fuzzer -o $(FUZZ_DIR)/probe $(FUZZ_DIR)/probe.c 2>/dev/null || \
+               printf ' $(FUZZ_CC) with libFuzzer'
+
 # Install clang with libFuzzer, for `make fuzz` only (apt-get as root; otherwise print the command).
 fuzz-deps: | deps
 	@mkdir -p $(FUZZ_DIR)
 	@printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n);\nint LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return !d && n; }\n' \
 	    > $(FUZZ_DIR)/probe.c
-	@if ! $(FUZZ_CC) -fsanitize=fuzzer -o $(FUZZ_DIR)/probe $(FUZZ_DIR)/probe.c 2>/dev/null; then \
-	    if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	        echo "kvlab: installing clang and libFuzzer for make fuzz ($(FUZZ_APT))"; \
-	        DEBIAN_FRONTEND=noninteractive apt-get update -q && \
-	        DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(FUZZ_APT) || exit 1; \
-	    else \
-	        echo "kvlab: make fuzz needs clang with libFuzzer ($(FUZZ_CC) -fsanitize=fuzzer failed);"; \
-	        echo "install them with:"; \
-	        echo "    sudo apt-get install $(FUZZ_APT)"; \
-	        exit 1; \
-	    fi; \
-	fi
+	$(call apt_install,what make fuzz needs,$(FUZZ_APT),$(FUZZ_MISSING))
 
 -include $(REPLAY_OBJ:.o=.d) $(FUZZ_OBJ:.o=.d) $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%.d)

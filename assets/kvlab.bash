@@ -20,19 +20,30 @@ _kvlab_commands()
 }
 
 # A command's options as `kvlab CMD --help` lists them: "--model NAME" for
-# one that takes a value (its name one space after the option), "--json"
-# for a flag (its description further on).
+# one that takes a value (its name one space after the option, two blanks
+# at least before the description), "--json" for a flag.
 _kvlab_options()
 {
     "$1" "$2" --help 2>/dev/null | awk '/^  --/ { print $1, (/^  --[^ ]+ [^ ]/ ? $2 : "") }'
 }
 
 # A command's actions, the words after it in the usage lines of its
-# --help: "list", "show" and "check" for `kvlab scenario`.
+# --help: "list", "show" and "check" for `kvlab scenario`, "e4m3", "e5m2"
+# and "e2m1" for `kvlab roundtrip e4m3|e5m2|e2m1`.
 _kvlab_actions()
 {
     "$1" "$2" --help 2>/dev/null |
-        awk -v c="$2" '!NF { exit } { for (i = 1; i < NF; i++) if ($i == c && $(i + 1) ~ /^[a-z]+$/) print $(i + 1) }'
+        awk -v c="$2" '!NF { exit }
+                       { for (i = 1; i < NF; i++) if ($i == c && $(i + 1) ~ /^[a-z][a-z0-9|]*$/) print $(i + 1) }' |
+        tr '|' '\n'
+}
+
+# The values an option's value name lists: "none|pre|post" for --rope,
+# "hadamard" for --rotate (a name with a lowercase letter is a value, not a
+# placeholder such as NAME or N).
+_kvlab_values()
+{
+    [[ $1 == *"|"* || $1 == *[a-z]* ]] && tr '|' '\n' <<<"$1"
 }
 
 # The names an option's value (or a NAME after an action) can take.
@@ -68,6 +79,9 @@ _kvlab()
         fi
     done
     local words=""
+    case ${COMP_WORDS[1]-} in
+        --help | -h | help | --version) ((COMP_CWORD > 1)) && return 0 ;;    # nothing follows them
+    esac
     if [[ -z $cmd ]]; then
         if [[ $cur == -* ]]; then words="--help --version"; else words=$(_kvlab_commands "$kvlab"); fi
         mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
@@ -80,9 +94,14 @@ _kvlab()
         if [[ $takes == FILE ]]; then
             compopt -o filenames 2>/dev/null || true    # a / after a directory
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
-        else
-            mapfile -t COMPREPLY < <(compgen -W "$(_kvlab_names "$kvlab" "$prev")" -- "$cur")
+            return 0
         fi
+        words=$(_kvlab_values "$takes" || _kvlab_names "$kvlab" "$prev")
+        # a value this option already has (--format int4 --format ...) is not offered again
+        for ((i = 1; i < COMP_CWORD - 1; i++)); do
+            [[ ${COMP_WORDS[i]} == "$prev" ]] && words=$(grep -vxF -- "${COMP_WORDS[i + 1]}" <<<"$words" || true)
+        done
+        mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
     elif [[ $cur == -* ]]; then
         mapfile -t COMPREPLY < <(compgen -W "$(awk '{ print $1 }' <<<"$options")" -- "$cur")
     elif [[ -z $action ]]; then

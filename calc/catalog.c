@@ -30,16 +30,28 @@ int catalog_list(const char *datadir, CatalogKind kind, CatalogList *out, Error 
         return error_set(e, "%s: cannot read the %s directory (set KVLAB_DATA to the "
                             "scenarios directory)", dir, WHAT[kind]);
     struct dirent *de;
-    while ((de = readdir(dp)) && out->count < CATALOG_MAX) {
+    int rc = 0;
+    while (!rc && (de = readdir(dp))) {
         size_t l = strlen(de->d_name);
-        if (l <= 5 || l - 5 >= CATALOG_NAME_MAX || strcmp(de->d_name + l - 5, ".json") != 0 ||
-            de->d_name[0] == '.')
+        if (l <= 5 || strcmp(de->d_name + l - 5, ".json") != 0 || de->d_name[0] == '.')
             continue;
-        memcpy(out->names[out->count], de->d_name, l - 5);
-        out->names[out->count][l - 5] = '\0';
-        out->count++;
+        /* a file left out of a list would be a model, GPU or scenario that
+         * silently is not there: refused instead */
+        if (l - 5 >= CATALOG_NAME_MAX)
+            rc = error_set(e, "%s/%s: a %s name of %zu bytes; kvlab takes names of up to %d", dir, de->d_name,
+                           WHAT[kind], l - 5, CATALOG_NAME_MAX - 1);
+        else if (out->count == CATALOG_MAX)
+            rc = error_set(e, "%s: more than %d %s files; kvlab lists at most %d", dir, CATALOG_MAX, WHAT[kind],
+                           CATALOG_MAX);
+        else {
+            memcpy(out->names[out->count], de->d_name, l - 5);
+            out->names[out->count][l - 5] = '\0';
+            out->count++;
+        }
     }
     closedir(dp);
+    if (rc)
+        return rc;
     qsort(out->names, out->count, sizeof out->names[0], cmp_names);
     return 0;
 }

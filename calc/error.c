@@ -5,13 +5,30 @@
 #include <stdio.h>
 #include <string.h>
 
+__attribute__((format(printf, 3, 0)))
+static int error_of(Error *e, bool runtime, const char *fmt, va_list ap)
+{
+    if (e) {
+        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        e->runtime = runtime;
+    }
+    return -1;
+}
+
 int error_set(Error *e, const char *fmt, ...)
 {
-    if (!e)
-        return -1;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    error_of(e, false, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int error_runtime(Error *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_of(e, true, fmt, ap);
     va_end(ap);
     return -1;
 }

@@ -83,7 +83,7 @@ static int store(const Experiment *x, const float *k, const float *v, size_t T, 
     float *kr = malloc(n * sizeof *kr), *vr = malloc(n * sizeof *vr);
     int rc = -1;
     if (!kr || !vr) {
-        error_set(e, "out of memory for %zu x %zu keys", T, d);
+        error_runtime(e, "out of memory for %zu x %zu keys", T, d);
         goto done;
     }
     memcpy(kr, k, n * sizeof *kr);
@@ -124,7 +124,7 @@ int experiment_run(const Experiment *x, const float *k, const float *v, const fl
     r->scores_ref = malloc(tokens * sizeof *r->scores_ref);
     r->scores = malloc(tokens * sizeof *r->scores);
     if (!r->k_ref || !r->k_hat || !r->v_hat || !r->q || !r->scores_ref || !r->scores) {
-        error_set(e, "out of memory for %zu x %zu keys", tokens, d);
+        error_runtime(e, "out of memory for %zu x %zu keys", tokens, d);
         goto err;
     }
     memcpy(r->k_ref, k, n * sizeof *k);
@@ -141,7 +141,7 @@ int experiment_run(const Experiment *x, const float *k, const float *v, const fl
         goto err;
     if (kv_errors(r->k_ref, r->k_hat, v, r->v_hat, r->q, tokens, d, &r->err, r->scores_ref,
                   r->scores)) {
-        error_set(e, "out of memory measuring errors");
+        error_runtime(e, "out of memory measuring errors");
         goto err;
     }
     return 0;

@@ -15,6 +15,20 @@ static u128 layer_bytes(Ck *c, const Shape *s, const Format *f, uint64_t t, uint
     return ck_m(c, ck_m(c, 2, s->kv_heads), per_head);
 }
 
+int kv_options_check(const Shape *s, const KvOptions *o, Error *e)
+{
+    for (size_t i = 0; i < o->n_bf16_layers; i++) {
+        uint64_t l = o->bf16_layers[i];
+        if (l >= s->layers)
+            return error_set(e, "layer %llu kept in BF16 does not exist (layers are 0 to %llu)",
+                             (unsigned long long)l, (unsigned long long)(s->layers - 1));
+        for (size_t j = 0; j < i; j++)
+            if (o->bf16_layers[j] == l)
+                return error_set(e, "layer %llu is listed twice", (unsigned long long)l);
+    }
+    return 0;
+}
+
 int footprint(const Shape *s, const Format *f, const KvOptions *o, uint64_t context,
               uint64_t batch, Footprint *out, Error *e)
 {
@@ -24,19 +38,13 @@ int footprint(const Shape *s, const Format *f, const KvOptions *o, uint64_t cont
     memset(out, 0, sizeof *out);
     if (!context || !batch)
         return error_set(e, "context and batch must be at least 1");
+    if (kv_options_check(s, o, e))
+        return -1;
 
     /* Layers kept in BF16, counted per attention kind. */
     uint64_t kept[2] = {0, 0};
-    for (size_t i = 0; i < o->n_bf16_layers; i++) {
-        uint64_t l = o->bf16_layers[i];
-        if (l >= s->layers)
-            return error_set(e, "layer %llu kept in BF16 does not exist (layers are 0 to %llu)",
-                             (unsigned long long)l, (unsigned long long)(s->layers - 1));
-        for (size_t j = 0; j < i; j++)
-            if (o->bf16_layers[j] == l)
-                return error_set(e, "layer %llu is listed twice", (unsigned long long)l);
-        kept[shape_layer_kind(s, l)]++;
-    }
+    for (size_t i = 0; i < o->n_bf16_layers; i++)
+        kept[shape_layer_kind(s, o->bf16_layers[i])]++;
     if (o->bf16_sliding)
         kept[ATTN_SLIDING] = shape_layers_of_kind(s, ATTN_SLIDING);
 

@@ -42,8 +42,12 @@ typedef struct {
     uint64_t quantized_layers;  // layers stored in the format, not in BF16
 } Footprint;
 
-/* Fills out for format f at context S and batch B; -1 on a bad option (a
- * layer index out of range) or an overflow. */
+/* Checks o against shape s: every layer kept in BF16 exists, and none is
+ * listed twice. */
+int kv_options_check(const Shape *s, const KvOptions *o, Error *e);
+
+/* Fills out for format f at context S and batch B; -1 on a bad option
+ * (kv_options_check) or an overflow. */
 int footprint(const Shape *s, const Format *f, const KvOptions *o, uint64_t context,
               uint64_t batch, Footprint *out, Error *e);
 

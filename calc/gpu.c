@@ -11,8 +11,10 @@ static const char *const GPU_FIELDS[] = {
 };
 
 /* Reads g from d, then frees d. */
-static int from_doc(Gpu *g, JsonDoc *d, Error *e)
+static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
 {
+    Gpu *g = out;
+    (void)ctx;
     const cJSON *r = d->root;
     int rc = json_object(d, r, "a GPU file", e) || json_known_fields(d, r, GPU_FIELDS, e) ||
              json_string(d, r, "name", FIELD_REQUIRED, g->name, sizeof g->name, e) ||
@@ -34,14 +36,10 @@ static int from_doc(Gpu *g, JsonDoc *d, Error *e)
 
 int gpu_load(Gpu *g, const char *path, Error *e)
 {
-    JsonDoc d;
-    memset(g, 0, sizeof *g);
-    return jsondoc_load(&d, path, e) ? -1 : from_doc(g, &d, e);
+    return jsondoc_read(g, sizeof *g, from_doc, NULL, path, NULL, 0, e);
 }
 
 int gpu_parse(Gpu *g, const char *name, const char *text, size_t len, Error *e)
 {
-    JsonDoc d;
-    memset(g, 0, sizeof *g);
-    return jsondoc_parse(&d, name, text, len, e) ? -1 : from_doc(g, &d, e);
+    return jsondoc_read(g, sizeof *g, from_doc, NULL, name, text, len, e);
 }

@@ -189,7 +189,7 @@ int jsondoc_parse(JsonDoc *d, const char *name, const char *text, size_t len, Er
                          name, len, JSON_FILE_MAX);
     d->text = malloc(len + 1);
     if (!d->text)
-        return error_set(e, "%s: out of memory", name);
+        return error_runtime(e, "%s: out of memory", name);
     memcpy(d->text, text, len);
     d->text[len] = '\0';
     d->len = len;
@@ -221,7 +221,7 @@ int jsondoc_parse(JsonDoc *d, const char *name, const char *text, size_t len, Er
     }
     d->pos = malloc(count_items(d->root) * sizeof *d->pos);
     if (!d->pos) {
-        error_set(e, "%s: out of memory", name);
+        error_runtime(e, "%s: out of memory", name);
         goto err;
     }
     size_t start = (len >= 3 && memcmp(d->text, "\xEF\xBB\xBF", 3) == 0) ? 3 : 0;
@@ -255,7 +255,7 @@ int jsondoc_load(JsonDoc *d, const char *path, Error *e)
     char *buf = malloc(want + 1);
     if (!buf) {
         close(fd);
-        return error_set(e, "%s: out of memory", path);
+        return error_runtime(e, "%s: out of memory", path);
     }
     while (got < want) {
         ssize_t r = read(fd, buf + got, want - got);
@@ -268,11 +268,21 @@ int jsondoc_load(JsonDoc *d, const char *path, Error *e)
     close(fd);
     if (got != want) {
         free(buf);
-        return error_set(e, "%s: short read (%zu of %zu bytes)", path, got, want);
+        return error_runtime(e, "%s: short read (%zu of %zu bytes)", path, got, want);
     }
     int rc = jsondoc_parse(d, path, buf, got, e);
     free(buf);
     return rc;
+}
+
+int jsondoc_read(void *out, size_t size, JsonFromDoc from, const void *ctx, const char *path, const char *text,
+                 size_t len, Error *e)
+{
+    JsonDoc d;
+    memset(out, 0, size);
+    if (text ? jsondoc_parse(&d, path, text, len, e) : jsondoc_load(&d, path, e))
+        return -1;
+    return from(out, &d, ctx, e);
 }
 
 void jsondoc_done(JsonDoc *d)
@@ -302,100 +312,35 @@ int jsondoc_check_name(const JsonDoc *d, const char *name, Error *e)
  *
  * cJSON keeps a number only as a double, which cannot tell 32 from
  * 32.0000000000000001 nor hold 2^53 + 1. So every number kvlab uses is read
- * again from its text, however long: its significant digits (leading and
- * trailing zeros dropped) and a power of ten, written back as the plainest
- * decimal of the same value ("2147483648.0e0001" -> "21474836480", "0.50"
- * -> "0.5", "1e-45" stays "1e-45"), which the unit parsers read exactly.
+ * again from its text in the file, however long, by the parsers of units.h
+ * (one reader of decimal numbers for the command line and the files), and
+ * their messages quote it as the file writes it.
  */
 
-#define NUMBER_DIGITS_MAX 38    // significant digits: any 38 fit in a u128
-#define NUMBER_PLACES_MAX 30    // decimal places written out; beyond, "e-N"
-#define NUMBER_EXP_DIGITS 9     // digits of an exponent, leading zeros aside
-#define NUMBER_TEXT_MAX 96      // sign, 38 digits, point and zeros or exponent
-
-/* The number v as the plainest decimal of its value, in out
- * (NUMBER_TEXT_MAX bytes); -1 when it has more significant digits than
- * can be exact or an exponent beyond any range kvlab reads. */
-static int number_text(const JsonDoc *d, const cJSON *v, char *out, Error *e)
+/* The text of number v, NUL-terminated, on the heap; NULL with an error
+ * where v has no position in the file or memory runs out. */
+static char *number_token(const JsonDoc *d, const cJSON *v, Error *e)
 {
     const JsonPos *p = pos_of(d, v);
     if (!p)
-        return error_set(e, "a number the file does not hold");
+        return error_set(e, "a number the file does not hold"), NULL;
     const char *t = d->text + p->offset;
-    bool neg = *t == '-';
-    t += neg;
-    /* The digits, the point skipped: `whole` of them before the point, the
-     * significant ones from index first to index last. */
-    const char *digits = t;
-    size_t n = 0, whole = 0, first = SIZE_MAX, last = 0;
-    bool point = false;
-    for (; (*t >= '0' && *t <= '9') || (*t == '.' && !point); t++) {
-        if (*t == '.') {
-            point = true;
-            continue;
-        }
-        if (*t != '0') {
-            first = first == SIZE_MAX ? n : first;
-            last = n;
-        }
-        n++;
-        whole += !point;
-    }
-    long long exp = 0;
-    if (*t == 'e' || *t == 'E') {
-        bool minus = *++t == '-';
-        t += *t == '-' || *t == '+';
-        while (*t == '0')
-            t++;
-        size_t ed = 0;
-        for (; *t >= '0' && *t <= '9'; t++)
-            if (++ed <= NUMBER_EXP_DIGITS)
-                exp = exp * 10 + (*t - '0');
-        if (ed > NUMBER_EXP_DIGITS && first != SIZE_MAX)
-            return error_set(e, "the number's exponent is out of range");
-        exp = minus ? -exp : exp;
-    }
-    char *o = out + neg;
-    out[0] = '-';
-    if (first == SIZE_MAX) {
-        strcpy(o, "0");
-        return 0;
-    }
-    size_t k = last - first + 1;
-    if (k > NUMBER_DIGITS_MAX)
-        return error_set(e, "the number has %zu significant digits; at most %d can be read exactly",
-                         k, NUMBER_DIGITS_MAX);
-    char sig[NUMBER_DIGITS_MAX + 1];
-    for (size_t i = 0, j = 0; j <= last; i++)
-        if (digits[i] != '.' && j++ >= first)
-            sig[j - 1 - first] = digits[i];
-    sig[k] = '\0';
-    long long x = (long long)whole - 1 - (long long)last + exp;    // value: sig x 10^x
-    long long before = (long long)k + x;                            // digits before the point
-    if (x >= 0 && before <= NUMBER_DIGITS_MAX) {
-        memcpy(o, sig, k);
-        memset(o + k, '0', (size_t)x);
-        o[before] = '\0';
-    } else if (x < 0 && -x <= NUMBER_PLACES_MAX) {
-        if (before > 0) {
-            sprintf(o, "%.*s.%s", (int)before, sig, sig + before);
-        } else {
-            memcpy(o, "0.", 2);
-            memset(o + 2, '0', (size_t)-before);
-            strcpy(o + 2 - before, sig);
-        }
-    } else {
-        sprintf(o, "%se%lld", sig, x);
-    }
-    return 0;
+    size_t n = strspn(t, "-+0123456789.eE");
+    char *s = malloc(n + 1);
+    if (!s)
+        return error_runtime(e, "out of memory reading a number of %zu characters", n), NULL;
+    memcpy(s, t, n);
+    s[n] = '\0';
+    return s;
 }
 
 bool json_number_whole(const JsonDoc *d, const cJSON *v, uint64_t min, uint64_t max,
                        uint64_t *out)
 {
-    char text[NUMBER_TEXT_MAX];
-    return cJSON_IsNumber(v) && number_text(d, v, text, NULL) == 0 &&
-           units_parse_count(text, min, max, out, NULL) == 0;
+    char *s = cJSON_IsNumber(v) ? number_token(d, v, NULL) : NULL;
+    bool ok = s && units_parse_count(s, min, max, out, NULL) == 0;
+    free(s);
+    return ok;
 }
 
 bool json_number_float(const JsonDoc *d, const cJSON *v, float *out)
@@ -533,19 +478,16 @@ static int unit_field(const JsonDoc *d, const cJSON *obj, const char *name, Fiel
     int rc = member(d, obj, name, need, &v, e);
     if (rc)
         return rc;
-    char buf[NUMBER_TEXT_MAX];
-    const char *s;
+    char *number = NULL;
     Error inner;
-    if (cJSON_IsString(v)) {
-        s = v->valuestring;
-    } else if (cJSON_IsNumber(v)) {
-        if (number_text(d, v, buf, &inner))
-            return jsondoc_error(d, v, e, "field '%s': %s", name, inner.msg);
-        s = buf;
-    } else {
+    if (cJSON_IsNumber(v) && !(number = number_token(d, v, &inner)))
+        return inner.runtime ? error_runtime(e, "%s", inner.msg)
+                             : jsondoc_error(d, v, e, "field '%s': %s", name, inner.msg);
+    if (!number && !cJSON_IsString(v))
         return jsondoc_error(d, v, e, "field '%s': expected %s", name, expect);
-    }
-    if (fn(s, out, &inner))
+    rc = fn(number ? number : v->valuestring, out, &inner);
+    free(number);
+    if (rc)
         return jsondoc_error(d, v, e, "field '%s': %s", name, inner.msg);
     return 0;
 }

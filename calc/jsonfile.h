@@ -47,6 +47,14 @@ int jsondoc_load(JsonDoc *d, const char *path, Error *e);
 int jsondoc_parse(JsonDoc *d, const char *name, const char *text, size_t len, Error *e);
 void jsondoc_done(JsonDoc *d);
 
+/* What every loader does: zeroes out (size bytes), opens the data file at
+ * path, or, where text is not NULL, its len bytes already in memory (path
+ * then names it in messages), and hands the document to from, which reads
+ * out (with ctx, the loader's own) and frees the document. */
+typedef int (*JsonFromDoc)(void *out, JsonDoc *d, const void *ctx, Error *e);
+int jsondoc_read(void *out, size_t size, JsonFromDoc from, const void *ctx, const char *path, const char *text,
+                 size_t len, Error *e);
+
 /* "path:line:col: " prefix for an error about item, then the message. */
 int jsondoc_error(const JsonDoc *d, const cJSON *item, Error *e, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

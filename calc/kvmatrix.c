@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An array of equal rows of numbers; rows and cols, when already set (by
- * the keys), are the shape it must have. */
 /* A JSON number as the float nearest it; refused, with its position,
  * when it is not a number or lies beyond a float's range. */
 static int float_at(const JsonDoc *d, const cJSON *x, const char *what, float *out, Error *e)
@@ -21,6 +19,8 @@ static int float_at(const JsonDoc *d, const cJSON *x, const char *what, float *o
     return 0;
 }
 
+/* An array of equal rows of numbers; rows and cols, when already set (by
+ * the keys), are the shape it must have. */
 static int rows_of(const JsonDoc *d, const cJSON *arr, const char *what, size_t *rows, size_t *cols,
                    float **out, Error *e)
 {
@@ -41,7 +41,7 @@ static int rows_of(const JsonDoc *d, const cJSON *arr, const char *what, size_t 
         return jsondoc_error(d, arr, e, "%s: expected %zu x %zu like the keys", what, *rows, *cols);
     float *m = malloc(r * c * sizeof *m);
     if (!m)
-        return error_set(e, "out of memory");
+        return error_runtime(e, "out of memory");
     size_t i = 0;
     cJSON_ArrayForEach(row, arr) {
         const cJSON *x;
@@ -100,18 +100,20 @@ static int read_doc(KvMatrix *m, const JsonDoc *d, Error *e)
             return -1;
         m->has_values = true;
     } else if (!(m->v = malloc(r * c * sizeof *m->v))) {
-        return error_set(e, "out of memory");
+        return error_runtime(e, "out of memory");
     } else {
         memcpy(m->v, m->k, r * c * sizeof *m->v);
     }
     if (!(m->q = calloc(c, sizeof *m->q)))
-        return error_set(e, "out of memory");
+        return error_runtime(e, "out of memory");
     return query ? query_of(d, query, m, e) : 0;
 }
 
 /* Reads m from d, then frees d (and m on failure). */
-static int from_doc(KvMatrix *m, JsonDoc *d, Error *e)
+static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
 {
+    KvMatrix *m = out;
+    (void)ctx;
     int rc = read_doc(m, d, e);
     jsondoc_done(d);
     if (rc)
@@ -121,16 +123,12 @@ static int from_doc(KvMatrix *m, JsonDoc *d, Error *e)
 
 int kvmatrix_load(KvMatrix *m, const char *path, Error *e)
 {
-    JsonDoc d;
-    memset(m, 0, sizeof *m);
-    return jsondoc_load(&d, path, e) ? -1 : from_doc(m, &d, e);
+    return jsondoc_read(m, sizeof *m, from_doc, NULL, path, NULL, 0, e);
 }
 
 int kvmatrix_parse(KvMatrix *m, const char *name, const char *text, size_t len, Error *e)
 {
-    JsonDoc d;
-    memset(m, 0, sizeof *m);
-    return jsondoc_parse(&d, name, text, len, e) ? -1 : from_doc(m, &d, e);
+    return jsondoc_read(m, sizeof *m, from_doc, NULL, name, text, len, e);
 }
 
 void kvmatrix_free(KvMatrix *m)

@@ -133,8 +133,10 @@ static int load_pattern(const JsonDoc *d, const cJSON *root, Model *m, Error *e)
 }
 
 /* Reads m from d, then frees d. */
-static int from_doc(Model *m, JsonDoc *d, Error *e)
+static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
 {
+    Model *m = out;
+    (void)ctx;
     const cJSON *r = d->root;
     uint64_t L, hq, hkv, hd, wbytes = 2, window = 0;
     char name[sizeof m->name];
@@ -177,14 +179,10 @@ err:
 
 int model_load(Model *m, const char *path, Error *e)
 {
-    JsonDoc d;
-    memset(m, 0, sizeof *m);
-    return jsondoc_load(&d, path, e) ? -1 : from_doc(m, &d, e);
+    return jsondoc_read(m, sizeof *m, from_doc, NULL, path, NULL, 0, e);
 }
 
 int model_parse(Model *m, const char *name, const char *text, size_t len, Error *e)
 {
-    JsonDoc d;
-    memset(m, 0, sizeof *m);
-    return jsondoc_parse(&d, name, text, len, e) ? -1 : from_doc(m, &d, e);
+    return jsondoc_read(m, sizeof *m, from_doc, NULL, name, text, len, e);
 }

@@ -16,19 +16,20 @@
 #define PLUGIN_FILE "libkvlab_cuda.so"
 
 /* For each kind, its places in order: the environment's, those beside the
- * program (relative to its directory: the installed layout, then a build's,
- * where BUILD/scenarios links to the tree's), the one under PREFIX, and a
- * bare name for dlopen's search. */
+ * program (relative to its directory: a build's, where BUILD/scenarios
+ * links to the tree's, then the installed layout), the one under PREFIX,
+ * and a bare name for dlopen's search. */
 static const struct {
     const char *env;
     const char *beside[2];
-    const char *installed;
+    const char *installed;      // under PREFIX
     const char *search;         // NULL: none
     bool dir;                   // a directory, else a readable file
 } WHERE[PATH_KINDS] = {
-    [PATH_DATA] = {"KVLAB_DATA", {"../" KVLAB_DATADIR, "scenarios"}, KVLAB_DATADIR, NULL, true},
-    [PATH_PLUGIN] = {"KVLAB_CUDA_PLUGIN", {"../" KVLAB_PLUGINDIR "/" PLUGIN_FILE, PLUGIN_FILE},
-                     KVLAB_PLUGINDIR "/" PLUGIN_FILE, PLUGIN_FILE, false},
+    [PATH_DATA] = {"KVLAB_DATA", {"scenarios", "../" KVLAB_DATADIR},
+                   KVLAB_PREFIX "/" KVLAB_DATADIR, NULL, true},
+    [PATH_PLUGIN] = {"KVLAB_CUDA_PLUGIN", {PLUGIN_FILE, "../" KVLAB_PLUGINDIR "/" PLUGIN_FILE},
+                     KVLAB_PREFIX "/" KVLAB_PLUGINDIR "/" PLUGIN_FILE, PLUGIN_FILE, false},
 };
 
 static const char *env_place(PathKind kind)
@@ -58,9 +59,14 @@ void paths_candidates(PathKind kind, PathList *out)
         for (size_t i = 0; i < sizeof WHERE[kind].beside / sizeof WHERE[kind].beside[0]; i++)
             add(out, exe, WHERE[kind].beside[i]);
     }
-    add(out, KVLAB_PREFIX, WHERE[kind].installed);
+    add(out, WHERE[kind].installed, NULL);
     if (WHERE[kind].search)
         add(out, WHERE[kind].search, NULL);
+}
+
+const char *paths_installed(PathKind kind)
+{
+    return WHERE[kind].installed;
 }
 
 static bool there(PathKind kind, const char *p)

@@ -8,8 +8,11 @@
  *
  * Each is looked for beside the running program first, so that a build
  * tree or an installed tree works from any directory and wherever it is
- * moved, then under the PREFIX compiled in. An environment variable
- * (KVLAB_DATA, KVLAB_CUDA_PLUGIN), where set, is the only place. */
+ * moved: a build tree's place first (a program in a build tree uses the
+ * tree's data and plugin, even where an installed tree lies above it, as
+ * after make install PREFIX=$HOME with the tree in ~/kvlab), then the
+ * installed layout's; then under the PREFIX compiled in. An environment
+ * variable (KVLAB_DATA, KVLAB_CUDA_PLUGIN), where set, is the only place. */
 #ifndef KVLAB_PATHS_H
 #define KVLAB_PATHS_H
 
@@ -21,8 +24,12 @@ typedef enum {
     PATH_KINDS
 } PathKind;
 
-#define PATHS_MAX 6
-#define PATHS_LEN 4200
+/* The places looked at, at most: the environment's alone, or two beside
+ * the program, the one under PREFIX and dlopen's search. */
+#define PATHS_MAX 4
+/* The longest place kept: a directory of up to PATH_MAX (4096) bytes, a
+ * slash and the longest name beside it; a longer one could not be opened. */
+#define PATHS_LEN (4096 + 64)
 
 typedef struct {
     size_t n;
@@ -37,5 +44,9 @@ void paths_candidates(PathKind kind, PathList *out);
  * there (a directory for the data, a readable file for the plugin), else
  * NULL; the text lives until the next call. */
 const char *paths_find(PathKind kind);
+
+/* The place under the PREFIX compiled in (named in errors where nothing
+ * was found). */
+const char *paths_installed(PathKind kind);
 
 #endif

@@ -6,6 +6,9 @@
  */
 #include "quant.h"
 
+#include "quotient.h"
+#include "units.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,14 +41,11 @@ int granularity_parse(const char *s, Granularity *g, Error *e)
         g->size = 0;
         if (GRANS[i].sized != (colon != NULL))
             break;
-        if (colon) {
-            char *end;
-            unsigned long v = strtoul(colon + 1, &end, 10);
-            if (*end || end == colon + 1 || v == 0 || v > (1u << 20))
-                return error_set(e, "granularity '%s': the group size must be a whole number "
-                                    "from 1 to 1048576", s);
+        uint64_t v;
+        if (colon && units_parse_count(colon + 1, 1, 1u << 20, &v, e))   // as --tokens reads 1e3
+            return error_prefix(e, "granularity '%s': the group size", s);
+        if (colon)
             g->size = v;
-        }
         return 0;
     }
     return error_set(e, "unknown granularity '%s'; expected tensor, token, channel, group:G "
@@ -112,16 +112,6 @@ int quant_spec_check(const QuantSpec *q, Error *e)
  * One group: n elements x[0], x[stride], ... written to out likewise.
  */
 
-/* Round to nearest, ties to even, for |v| < 2^51: adding and removing
- * 1.5 x 2^52 leaves the double's last bit to the hardware's rounding
- * (nearest even), without a call into libm, so the loops vectorize. Every
- * caller's |v| is at most 2^8 (a code) plus rounding. */
-static inline double round_even(double v)
-{
-    const double magic = 6755399441055744.0;
-    return (v + magic) - magic;
-}
-
 static double clamp(double v, double lo, double hi)
 {
     return v > hi ? hi : (v < lo ? lo : v);
@@ -149,56 +139,73 @@ static float amax_of(const float *x, size_t n, size_t stride)
     return m;
 }
 
-/* The integer schemes compute in double what quant.h writes: the scale
- * s, the quotient (x - min) / s (or x / s) divided, never multiplied by a
- * rounded reciprocal, so an exact half lands on the even code; and no
- * scale is too small (a subnormal range quantizes like any other) or a
- * range too wide (max - min up to 2 FLT_MAX). A scale of 0 (every value
- * the same) gives code 0: the group comes back exactly. */
-static void group_int_sym(const QuantSpec *q, const float *x, size_t n, size_t stride, float *out)
+/* An integer scheme's grid over one group, as quant.h writes it: a value's
+ * code is clamp(rint(quotient) + z, lo, hi), the quotient rounded exactly
+ * (quotient.h), and it reads back as base + (code - z) s, computed in double
+ * and rounded once to float. No scale is too small (a subnormal range
+ * quantizes like any other) nor a range too wide (max - min up to
+ * 2 FLT_MAX). */
+typedef struct {
+    Quotient q;                 // x / s (int-sym, int-zp) or (x - min) / s (int-min)
+    double z;                   // int-zp's zero point; 0 for the others
+    double lo, hi;              // the codes
+    double base, s;             // what code z reads back as, and the step
+    bool flat;                  // every value the same (int-min) or 0: s = 0, all read back as base
+} IntGrid;
+
+static IntGrid grid_int_sym(unsigned bits, const float *x, size_t n, size_t stride)
 {
-    const double qmax = (double)((1u << (q->bits - 1)) - 1);
-    const double s = amax_of(x, n, stride) / qmax;
-    if (s == 0) {
-        for (size_t i = 0; i < n; i++)
-            out[i * stride] = 0;
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        out[i * stride] = (float)(clamp(round_even(x[i * stride] / s), -qmax, qmax) * s);
+    const unsigned qmax = (1u << (bits - 1)) - 1;
+    const float amax = amax_of(x, n, stride);
+    return (IntGrid){quotient_of(qmax, 0, amax, 0), 0, -(double)qmax, qmax, 0, (double)amax / qmax,
+                     amax == 0};
 }
 
-static void group_int_min(const QuantSpec *q, const float *x, size_t n, size_t stride, float *out)
+static IntGrid grid_int_min(unsigned bits, const float *x, size_t n, size_t stride)
 {
-    const double top = (double)((1u << q->bits) - 1);
+    const unsigned top = (1u << bits) - 1;
     float lo, hi;
     range_of(x, n, stride, &lo, &hi);
-    const double s = ((double)hi - lo) / top;
-    if (s == 0) {
-        for (size_t i = 0; i < n; i++)
-            out[i * stride] = lo;
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        out[i * stride] = (float)(lo + clamp(round_even((x[i * stride] - (double)lo) / s), 0, top) * s);
+    return (IntGrid){quotient_of(top, lo, hi, lo), 0, 0, top, lo, ((double)hi - lo) / top, lo == hi};
 }
 
-static void group_int_zp(const QuantSpec *q, const float *x, size_t n, size_t stride, float *out)
+static IntGrid grid_int_zp(unsigned bits, const float *x, size_t n, size_t stride)
 {
-    const double top = (double)((1u << q->bits) - 1);
+    const unsigned top = (1u << bits) - 1;
     float lo, hi;
     range_of(x, n, stride, &lo, &hi);
     lo = lo < 0 ? lo : 0;               // widen to hold zero exactly
     hi = hi > 0 ? hi : 0;
-    const double s = ((double)hi - lo) / top;
-    if (s == 0) {
+    IntGrid g = {quotient_of(top, 0, hi, lo), 0, 0, top, 0, ((double)hi - lo) / top, lo == hi};
+    if (!g.flat) {
+        Quotient zero = quotient_of(top, lo, hi, lo);    // z = rint(-min / s)
+        g.z = clamp(quotient_rint(&zero, 0), 0, top);
+    }
+    return g;
+}
+
+typedef IntGrid (*GridFn)(unsigned bits, const float *x, size_t n, size_t stride);
+
+static const GridFn INT_GRIDS[] = {
+    [SCHEME_INT_SYM] = grid_int_sym,
+    [SCHEME_INT_MIN] = grid_int_min,
+    [SCHEME_INT_ZP] = grid_int_zp,
+};
+
+static void group_int(const QuantSpec *q, const float *x, size_t n, size_t stride, float *out)
+{
+    const IntGrid g = INT_GRIDS[q->scheme](q->bits, x, n, stride);
+    if (g.flat) {
         for (size_t i = 0; i < n; i++)
-            out[i * stride] = 0;
+            out[i * stride] = (float)g.base;
         return;
     }
-    const double z = clamp(round_even(-lo / s), 0, top);
-    for (size_t i = 0; i < n; i++)
-        out[i * stride] = (float)((clamp(round_even(x[i * stride] / s) + z, 0, top) - z) * s);
+    for (size_t i = 0; i < n; i++) {
+        double v = quotient_estimate(&g.q, x[i * stride]), k = round_half_even(v);
+        if (quotient_near_half(v, k))   // rare: within the estimate's error of a half
+            k = quotient_decide(&g.q, x[i * stride], v);
+        out[i * stride] = (float)(g.base + (clamp(k + g.z, g.lo, g.hi) - g.z) * g.s);
+    }
 }
 
 static void group_fp8(const QuantSpec *q, const float *x, size_t n, size_t stride, float *out)
@@ -216,9 +223,9 @@ static void group_fp8(const QuantSpec *q, const float *x, size_t n, size_t strid
 typedef void (*GroupFn)(const QuantSpec *, const float *, size_t, size_t, float *);
 
 static const GroupFn GROUP_FNS[] = {
-    [SCHEME_INT_SYM] = group_int_sym,
-    [SCHEME_INT_MIN] = group_int_min,
-    [SCHEME_INT_ZP] = group_int_zp,
+    [SCHEME_INT_SYM] = group_int,
+    [SCHEME_INT_MIN] = group_int,
+    [SCHEME_INT_ZP] = group_int,
     [SCHEME_FP8] = group_fp8,
 };
 

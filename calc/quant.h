@@ -13,10 +13,12 @@
  *   int-zp     q = clamp(rint(x / s) + z, 0, 2^b - 1), x^ = (q - z) s,
  *              z = rint(-min / s): an integer zero point, the range widened
  *              to hold 0, so zero is stored exactly
- *              The integer schemes compute s and the quotients in double,
- *              dividing (rint rounds an exact half to even); s = 0 only
- *              where every value is the same (int-min) or 0 (the others),
- *              and then every code is 0 and the group comes back exactly.
+ *              A code is the true quotient (x - min) / s = (x - min)
+ *              (2^b - 1) / (max - min) (or x / s) rounded once, an exact
+ *              half to the even code, whatever the step (quotient.h); s is
+ *              computed in double for the dequantization. s = 0 only where
+ *              every value is the same (int-min) or 0 (the others), and
+ *              then every code is 0 and the group comes back exactly.
  *   fp8        x^ = s fp8(x / s): s = amax / 448 (E4M3) per group when
  *              dynamic, or one calibrated s for the tensor when static
  *   nvfp4      E2M1 values in blocks of 16 channels; each block's scale is

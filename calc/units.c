@@ -49,6 +49,7 @@ typedef struct {
     long exp10;          // value = mantissa x 10^exp10
     bool lost;           // more significant digits than mantissa holds: the
                          // value lies in [mantissa, mantissa + 1) x 10^exp10
+    bool lost_fraction;  // the first digit lost (never 0) lies after the point
     const char *rest;    // first character after the number
 } Decimal;
 
@@ -56,17 +57,41 @@ typedef struct {
  * cannot overflow a long. */
 #define EXPONENT_MAX 100000L
 
+/* A text as a message quotes it: whole up to QUOTE_MAX bytes, else its
+ * start (cut between characters) and "...", since a number may run to a
+ * data file's megabyte. The array lives until the end of the call it is an
+ * argument of. */
+#define QUOTE_MAX 48
+typedef struct {
+    char text[QUOTE_MAX + 4];
+} Quoted;
+
+static Quoted quoted(const char *s)
+{
+    Quoted q;
+    size_t n = strlen(s);
+    if (n <= QUOTE_MAX) {
+        memcpy(q.text, s, n + 1);
+        return q;
+    }
+    n = QUOTE_MAX;
+    while (n && ((unsigned char)s[n] & 0xC0) == 0x80)
+        n--;
+    snprintf(q.text, sizeof q.text, "%.*s...", (int)n, s);
+    return q;
+}
+
 static int decimal_parse(const char *s, Decimal *d, const char *what, Error *e)
 {
     const char *p = s;
     u128 m = 0;
     long exp10 = 0, zeros = 0;      // zeros: digits 0 not yet multiplied into m
     unsigned digits = 0;
-    bool point = false, lost = false;
+    bool point = false, lost = false, lost_fraction = false;
     while (*p == ' ')
         p++;
     if (*p == '-')
-        return error_set(e, "%s '%s' is negative; expected a positive number", what, s);
+        return error_set(e, "%s '%s' is negative; expected a positive number", what, quoted(s).text);
     if (*p == '+')
         p++;
     for (;; p++) {
@@ -90,6 +115,7 @@ static int decimal_parse(const char *s, Decimal *d, const char *what, Error *e)
                 m = t;
             } else {
                 lost = true;            // this digit (not 0) and every one after it
+                lost_fraction = point;
                 exp10 += zeros + 1;
             }
             zeros = 0;
@@ -100,24 +126,29 @@ static int decimal_parse(const char *s, Decimal *d, const char *what, Error *e)
         }
     }
     if (digits == 0)
-        return error_set(e, "%s '%s' is not a number", what, s);
+        return error_set(e, "%s '%s' is not a number", what, quoted(s).text);
     exp10 += zeros;
-    /* An exponent, as JSON writes numbers: 1e-9, 2.5E3. */
+    /* An exponent, as JSON writes numbers: 1e-9, 2.5E3; any number of its
+     * digits is read, and one beyond EXPONENT_MAX is refused unless the
+     * number is 0. */
     if ((*p == 'e' || *p == 'E') &&
         ((p[1] >= '0' && p[1] <= '9') || ((p[1] == '-' || p[1] == '+') && p[2] >= '0' && p[2] <= '9'))) {
-        bool neg = p[1] == '-';
+        bool neg = p[1] == '-', huge = false;
         p += (p[1] == '-' || p[1] == '+') ? 2 : 1;
         long x = 0;
         for (; *p >= '0' && *p <= '9'; p++)
-            if ((x = x * 10 + (*p - '0')) > EXPONENT_MAX)
-                return error_set(e, "%s '%s' has an exponent out of range", what, s);
-        exp10 += neg ? -x : x;
+            if (!huge && (x = x * 10 + (*p - '0')) > EXPONENT_MAX)
+                huge = true;
+        if (huge && m)
+            return error_set(e, "%s '%s' has an exponent out of range", what, quoted(s).text);
+        exp10 += huge ? 0 : neg ? -x : x;
     }
     while (*p == ' ')
         p++;
     d->mantissa = m;
     d->exp10 = m ? exp10 : 0;
     d->lost = lost;
+    d->lost_fraction = lost_fraction;
     d->rest = p;
     return 0;
 }
@@ -195,9 +226,9 @@ static int decimal_value(const Decimal *d, uint64_t factor, u128 *out, bool *who
 {
     int rc = decimal_scale(d, factor, out, whole);
     if (rc < 0)
-        return error_set(e, "%s '%s' is too large (overflow)", what, s);
+        return error_set(e, "%s '%s' is too large (overflow)", what, quoted(s).text);
     if (rc > 0)
-        return error_set(e, "%s '%s' has more than 38 significant digits", what, s);
+        return error_set(e, "%s '%s' has more than 38 significant digits", what, quoted(s).text);
     return 0;
 }
 
@@ -230,14 +261,14 @@ static int size_like(const char *s, u128 *out, bool rate, Error *e)
         if (ul >= 2 && d.rest[ul - 2] == '/' && ascii_lower(d.rest[ul - 1]) == 's')
             ul -= 2;
         else
-            return error_set(e, "rate '%s' needs a unit per second, e.g. 3.35TB/s or 3352GB/s", s);
+            return error_set(e, "rate '%s' needs a unit per second, e.g. 3.35TB/s or 3352GB/s", quoted(s).text);
         while (ul && d.rest[ul - 1] == ' ')
             ul--;
         if (!ul)
-            return error_set(e, "rate '%s' needs a unit of bytes, e.g. 3.35TB/s or 3352GB/s", s);
+            return error_set(e, "rate '%s' needs a unit of bytes, e.g. 3.35TB/s or 3352GB/s", quoted(s).text);
     }
     if (ul >= sizeof unit)
-        return error_set(e, "%s '%s' has an unknown unit", what, s);
+        return error_set(e, "%s '%s' has an unknown unit", what, quoted(s).text);
     memcpy(unit, d.rest, ul);
     unit[ul] = '\0';
     /* Prefixes in any case (kib = KiB), but a lowercase b means bits. */
@@ -246,7 +277,7 @@ static int size_like(const char *s, u128 *out, bool rate, Error *e)
         snprintf(fix, sizeof fix, "%.*sB", (int)(ul - 1), unit);
         if (fix[0] >= 'a' && fix[0] <= 'z')
             fix[0] = (char)(fix[0] - 'a' + 'A');
-        return error_set(e, "%s '%s': '%s' would be bits; kvlab counts bytes (write %s)", what, s,
+        return error_set(e, "%s '%s': '%s' would be bits; kvlab counts bytes (write %s)", what, quoted(s).text,
                          unit, fix);
     }
     const Unit *u = ul ? unit_find(SIZE_UNITS, N_OF(SIZE_UNITS), unit) : &SIZE_UNITS[0];
@@ -254,15 +285,15 @@ static int size_like(const char *s, u128 *out, bool rate, Error *e)
         char list[128];
         unit_list(list, sizeof list, SIZE_UNITS, N_OF(SIZE_UNITS));
         return error_set(e, "%s '%s' has an unknown unit '%s'; expected one of %s%s",
-                         what, s, unit, list, rate ? " followed by /s" : "");
+                         what, quoted(s).text, unit, list, rate ? " followed by /s" : "");
     }
     bool whole;
     if (decimal_value(&d, u->factor, out, &whole, what, s, e))
         return -1;
     if (u->factor == 1 && !whole && *out)
-        return error_set(e, "%s '%s' is not a whole number of bytes", what, s);
+        return error_set(e, "%s '%s' is not a whole number of bytes", what, quoted(s).text);
     if (*out == 0)
-        return error_set(e, "%s '%s' is %s; expected at least 1 byte", what, s,
+        return error_set(e, "%s '%s' is %s; expected at least 1 byte", what, quoted(s).text,
                          d.mantissa ? "less than a byte" : "zero");
     return 0;
 }
@@ -300,17 +331,17 @@ int units_parse_context(const char *s, uint64_t *tokens, Error *e)
     }
     if (!u)
         return error_set(e, "context '%s' has an unknown suffix '%s'; expected tokens "
-                            "like 8192, 8k or 128K", s, d.rest);
+                            "like 8192, 8k or 128K", quoted(s).text, quoted(d.rest).text);
     u128 v;
     bool whole;
     if (decimal_value(&d, u->factor, &v, &whole, "context", s, e))
         return -1;
     if (!whole)
-        return error_set(e, "context '%s' is not a whole number of tokens", s);
+        return error_set(e, "context '%s' is not a whole number of tokens", quoted(s).text);
     if (v == 0)
-        return error_set(e, "context '%s' is zero; expected at least 1 token", s);
+        return error_set(e, "context '%s' is zero; expected at least 1 token", quoted(s).text);
     if (v > UINT64_MAX)
-        return error_set(e, "context '%s' is too large (overflow)", s);
+        return error_set(e, "context '%s' is too large (overflow)", quoted(s).text);
     *tokens = (uint64_t)v;
     return 0;
 }
@@ -323,11 +354,13 @@ int units_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *v,
         return -1;
     u128 n;
     bool whole;
+    /* A digit lost (d.lost, never 0) after the point is a fraction; one
+     * before it makes 39 digits or more, beyond any max. */
     int rc = *d.rest ? 0 : decimal_scale(&d, 1, &n, &whole);
-    if (*d.rest || (rc == 0 && !whole) || rc > 0)
-        return error_set(e, "'%s' is not a whole number", s);
-    if (rc < 0 || n < min || n > max)
-        return error_set(e, "'%s' is out of range; expected %llu to %llu", s,
+    if (*d.rest || (rc == 0 && !whole) || (rc > 0 && d.lost_fraction))
+        return error_set(e, "'%s' is not a whole number", quoted(s).text);
+    if (rc != 0 || n < min || n > max)
+        return error_set(e, "'%s' is out of range; expected %llu to %llu", quoted(s).text,
                          (unsigned long long)min, (unsigned long long)max);
     *v = (uint64_t)n;
     return 0;
@@ -339,12 +372,23 @@ int units_parse_fraction(const char *s, Q *q, Error *e)
     if (decimal_parse(s, &d, "fraction", e))
         return -1;
     if (*d.rest)
-        return error_set(e, "fraction '%s' is not a number between 0 and 1", s);
-    if (d.lost || d.exp10 < -38)
-        return error_set(e, "fraction '%s' has more digits than kvlab keeps (38)", s);
-    Q r = d.exp10 > 0 ? q_make(2, 1) : q_make(d.mantissa, pow10_u128((unsigned)-d.exp10));
-    if (r.num == 0 || r.num > r.den)
-        return error_set(e, "fraction '%s' is out of range; expected more than 0 and at most 1", s);
+        return error_set(e, "fraction '%s' is not a number between 0 and 1", quoted(s).text);
+    if (d.lost)
+        return error_set(e, "fraction '%s' has more than 38 significant digits", quoted(s).text);
+    /* mantissa x 10^exp10 in (0, 1], kept as mantissa / 10^-exp10, whose
+     * denominator fits in 128 bits up to 10^38 */
+    if (!d.mantissa || d.exp10 > 0 || (d.exp10 == 0 && d.mantissa > 1))
+        return error_set(e, "fraction '%s' is out of range; expected more than 0 and at most 1", quoted(s).text);
+    if (d.exp10 < -38) {
+        unsigned k = (unsigned)(-38 - d.exp10);            // below 1e-38: mantissa < 10^k
+        return error_set(e, k >= 39 || d.mantissa < pow10_u128(k)
+                                ? "fraction '%s' is below 1e-38, the smallest kvlab computes with"
+                                : "fraction '%s' has more than 38 decimal places",
+                         quoted(s).text);
+    }
+    Q r = q_make(d.mantissa, pow10_u128((unsigned)-d.exp10));
+    if (r.num > r.den)
+        return error_set(e, "fraction '%s' is out of range; expected more than 0 and at most 1", quoted(s).text);
     *q = r;
     return 0;
 }

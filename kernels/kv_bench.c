@@ -64,7 +64,7 @@ static int time_cpu(const BenchSetup *b, const KvShape *ks, uint32_t len, double
     double *t = calloc((size_t)b->iters, sizeof *t);
     int rc = -1;
     if (!q || !out || !t) {
-        error_set(e, "out of host memory for the query and output");
+        error_runtime(e, "out of host memory for the query and output");
         goto done;
     }
     if (kv_fill_random(&c, len, 1000, e))
@@ -120,21 +120,38 @@ int bench_point(BenchSetup *b, KvFormat f, uint32_t B, uint64_t S, BenchRow *row
     return 0;
 }
 
+/* Least-squares sums for a line a + b x through points added one by one. */
+typedef struct {
+    double n, sx, sy, sxx, sxy;
+} LineFit;
+
+static void fit_add(LineFit *f, double x, double y)
+{
+    f->n++, f->sx += x, f->sy += y, f->sxx += x * x, f->sxy += x * y;
+}
+
+/* The least-squares line a + b x; false where the xs do not spread (fewer
+ * than two distinct), which leaves a line undetermined. */
+static bool fit_line(const LineFit *f, double *a, double *b)
+{
+    double den = f->n * f->sxx - f->sx * f->sx;
+    if (!(f->n >= 2 && den > 1e-9 * f->n * f->sxx))
+        return false;
+    *b = (f->n * f->sxy - f->sx * f->sy) / den;
+    *a = (f->sy - *b * f->sx) / f->n;
+    return true;
+}
+
 double bench_seconds_left(const BenchRow *rows, size_t n, const uint64_t *contexts, size_t n_left)
 {
     if (!n)
         return -1;
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (size_t i = 0; i < n; i++) {
-        double x = (double)rows[i].context, y = rows[i].wall_s;
-        sx += x, sy += y, sxx += x * x, sxy += x * y;
-    }
-    double a = 0, b = sxy / sxx, den = (double)n * sxx - sx * sx;
-    if (den > 1e-9 * (double)n * sxx) {     // two contexts or more: the line
-        double bl = ((double)n * sxy - sx * sy) / den, al = (sy - bl * sx) / (double)n;
-        if (al >= 0 && bl >= 0)
-            a = al, b = bl;
-    }
+    LineFit f = {0};
+    for (size_t i = 0; i < n; i++)
+        fit_add(&f, (double)rows[i].context, rows[i].wall_s);
+    double a = 0, b = f.sxy / f.sxx, al, bl;       // through the origin, unless the line holds
+    if (fit_line(&f, &al, &bl) && al >= 0 && bl >= 0)
+        a = al, b = bl;
     double left = 0;
     for (size_t i = 0; i < n_left; i++)
         left += a + b * (double)contexts[i];
@@ -144,14 +161,12 @@ double bench_seconds_left(const BenchRow *rows, size_t n, const uint64_t *contex
 /* ms per context token for one format and batch, least squares. */
 double bench_slope(const BenchRow *rows, size_t n, KvFormat f, uint32_t B, bool itl)
 {
-    double sx = 0, sy = 0, sxx = 0, sxy = 0, k = 0;
+    LineFit fit = {0};
     for (size_t i = 0; i < n; i++)
-        if (rows[i].format == f && rows[i].batch == B) {
-            double x = (double)rows[i].context, y = itl ? rows[i].step_ms : rows[i].ms;
-            sx += x, sy += y, sxx += x * x, sxy += x * y, k++;
-        }
-    double den = k * sxx - sx * sx;
-    return k >= 2 && den > 0 ? (k * sxy - sx * sy) / den : NAN;
+        if (rows[i].format == f && rows[i].batch == B)
+            fit_add(&fit, (double)rows[i].context, itl ? rows[i].step_ms : rows[i].ms);
+    double a, b;
+    return fit_line(&fit, &a, &b) ? b : NAN;
 }
 
 int bench_backend_check(const char *backend, Error *e)

@@ -7,6 +7,7 @@
 
 #include "ascii.h"
 #include "minifloat.h"
+#include "quotient.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -139,7 +140,7 @@ int kv_cache_init(KvCache *c, const KvShape *s, Error *e)
     for (int i = 0; i < KV_ARRAYS; i++)
         if (bytes[i] && !(*kv_array_ptr(c, i) = calloc(1, bytes[i]))) {
             kv_cache_done(c);
-            return error_set(e, "out of host memory for a %zu-byte cache array", bytes[i]);
+            return error_runtime(e, "out of host memory for a %zu-byte cache array", bytes[i]);
         }
     return 0;
 }
@@ -176,14 +177,16 @@ static float amax(const float *x, size_t n, size_t stride)
     return m;
 }
 
-/* int8: one symmetric FP16 scale per vector. */
+/* int8: one symmetric FP16 scale per vector; each code the true x / s
+ * rounded once, as calc's quantizers round (quotient.h). */
 static void put_int8(const float *x, size_t D, int8_t *q, uint16_t *scale)
 {
     float s = fp16_value(fp16_bits(amax(x, D, 1) / 127.0f));
     *scale = fp16_bits(s);
+    const Quotient qs = quotient_of(1, 0, s, 0);
     for (size_t i = 0; i < D; i++) {
-        float r = s > 0 ? rintf(x[i] / s) : 0;
-        q[i] = (int8_t)fmaxf(-127, fminf(127, r));
+        double r = s > 0 ? quotient_rint(&qs, x[i]) : 0;
+        q[i] = (int8_t)fmax(-127, fmin(127, r));
     }
 }
 
@@ -198,9 +201,10 @@ static void put_int4_group(const float *x, size_t n, size_t stride, uint8_t *cod
     float m = fp16_value(fp16_bits(lo)), s = fp16_value(fp16_bits((hi - lo) / 15.0f));
     *scale = fp16_bits(s);
     *zero = fp16_bits(m);
+    const Quotient qs = quotient_of(1, m, s, 0);    // (x - m) / s, rounded once
     for (size_t i = 0; i < n; i++) {
-        float r = s > 0 ? rintf((x[i * stride] - m) / s) : 0;
-        code[i] = (uint8_t)fmaxf(0, fminf(15, r));
+        double r = s > 0 ? quotient_rint(&qs, x[i * stride]) : 0;
+        code[i] = (uint8_t)fmax(0, fmin(15, r));
     }
 }
 

@@ -24,17 +24,21 @@ const KvCudaApi *gpu_open(Error *e)
     PathList paths;                     // the order paths.h gives
     paths_candidates(PATH_PLUGIN, &paths);
     void *h = NULL;
-    const char *last = "not found";
+    /* Why the first plugin that was there would not load: what a user must
+     * fix, where a later place (the library path's bare name) would only
+     * add "no such file". */
+    char first[ERROR_MSG_MAX / 2] = "";
     for (size_t i = 0; i < paths.n && !h; i++) {
         if (strchr(paths.path[i], '/') && access(paths.path[i], R_OK) != 0)
             continue;
         h = dlopen(paths.path[i], RTLD_NOW | RTLD_LOCAL);
-        if (!h)
-            last = dlerror();
+        const char *err = h ? NULL : dlerror();
+        if (err && !first[0])
+            snprintf(first, sizeof first, "%s", err);
     }
     if (!h) {
         snprintf(why, sizeof why, "no GPU backend: libkvlab_cuda.so could not be loaded (%s); "
-                                  "build it with nvcc (make) or set KVLAB_CUDA_PLUGIN", last);
+                                  "build it with nvcc (make) or set KVLAB_CUDA_PLUGIN", first);
         goto fail;
     }
     KvCudaEntry entry = (KvCudaEntry)dlsym(h, KVLAB_CUDA_ENTRY);

@@ -40,6 +40,16 @@ START_TEST(plugin_with_every_target)
 }
 END_TEST
 
+/* With an nvcc that takes some of the plugin's GPU architectures, the
+ * plugin is built for those; with one that takes none or cannot build it,
+ * make (run, test) goes on without it, saying why in one line, and make
+ * plugin fails, saying why (a stand-in nvcc plays each). */
+START_TEST(plugin_where_nvcc_can)
+{
+    check("makefile.sh", "plugin_optional");
+}
+END_TEST
+
 /* The plugin is rebuilt after a change to a header its C or CUDA code
  * includes (calc/minifloat.h, kernels/kv_attn.h, kernels/kv_cuda.h). */
 START_TEST(plugin_tracks_headers)
@@ -57,7 +67,8 @@ START_TEST(objects_track_headers)
 END_TEST
 
 /* CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS and PREFIX given to make join the
- * build's own flags, never replace them, and rebuild what they change. */
+ * build's own flags, never replace them, and rebuild what they change:
+ * PREFIX calc/paths.c alone, without making a directory anew. */
 START_TEST(flags_join_and_rebuild)
 {
     check("makefile.sh", "flags");
@@ -108,7 +119,8 @@ END_TEST
 
 /* make install puts kvlab, the plugin where built, the data, the man page
  * and the completion under DESTDIR/PREFIX and nothing else; make uninstall
- * removes exactly those and the directories they leave empty. */
+ * removes exactly those and kvlab's own directories, never a shared one
+ * that was there before (bin, share/man/man1). */
 START_TEST(install_and_uninstall)
 {
     check("install.sh", "install");
@@ -123,7 +135,8 @@ START_TEST(installed_tree_moves)
 }
 END_TEST
 
-/* A kvlab run from the build tree uses the tree's data and plugin. */
+/* A kvlab run from the build tree uses the tree's data and plugin, also
+ * where an installed tree lies above the tree. */
 START_TEST(build_tree_uses_its_own)
 {
     check("install.sh", "tree");
@@ -131,7 +144,8 @@ START_TEST(build_tree_uses_its_own)
 END_TEST
 
 /* kvlab --help and the man page list the same commands, and each
- * command's --help the same options as the man page. */
+ * command's options in the man page are what make man writes from its
+ * --help: names, value names and defaults, kept in one place. */
 START_TEST(man_page_matches_help)
 {
     check("manpage.sh", "options");
@@ -173,6 +187,7 @@ Suite *suite_build(void)
     } else if (test_suite_selected("build")) {
         printf("build: the CUDA plugin's checks skipped: the Makefile found no nvcc\n");
     }
+    tcase_add_test(t, plugin_where_nvcc_can);
     tcase_add_test(t, objects_track_headers);
     tcase_add_test(t, flags_join_and_rebuild);
     tcase_add_test(t, clean_removes_every_build);

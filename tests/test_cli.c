@@ -273,11 +273,16 @@ START_TEST(calc_errors)
     usage_error(RUN("calc", "--pool", "20 GiBs"), "--pool", "unknown unit");
     usage_error(RUN("calc", "--bandwidth", "3TB"), "--bandwidth", "per second");
     usage_error(RUN("calc", "--gpu", "h100"), "unknown GPU 'h100'", "h100-sxm");
-    usage_error(RUN("calc", "--model", "llama-3.1-8b", "--tp", "3"), "tensor-parallel", NULL);
-    usage_error(RUN("calc", "--bf16-layers", "0,99"), "layer 99", NULL);
+    /* calc's checks of the workload as a whole name the option behind each */
+    usage_error(RUN("calc", "--model", "llama-3.1-8b", "--tp", "3"), "--tp: tensor-parallel degree 3", NULL);
+    usage_error(RUN("calc", "--layers", "32", "--kv-heads", "8", "--head-dim", "128", "--q-heads", "32", "--mha",
+                    "--tp", "3"), "--tp: tensor-parallel", NULL);
+    usage_error(RUN("calc", "--bf16-layers", "0,99"), "--bf16-layers: layer 99", NULL);
+    usage_error(RUN("calc", "--bf16-layers", "31,32"), "--bf16-layers: layer 32", NULL);
+    usage_error(RUN("calc", "--context", "18446744073709551615"), "--context: overflow", NULL);
     usage_error(RUN("calc", "--layers", "1000000000000", "--kv-heads", "1000000000000",
                     "--head-dim", "4000000000", "--context", "1000000000000", "--batch",
-                    "4000000000"), "overflow", NULL);
+                    "4000000000"), "--context, --batch, --layers, --kv-heads, --head-dim: overflow", NULL);
     usage_error(RUN("calc", "--model", "llama-3.1-405b", "--gpu", "l4"), "--gpu", "KV cache");
     usage_error(RUN("frobnicate"), "unknown command 'frobnicate'", "calc");
     usage_error(RUN("calc", "--bandwidth", "3.35Tb/s"), "bits", NULL);
@@ -319,6 +324,15 @@ START_TEST(formats_and_help)
     r = RUN("formats");
     ck_assert(strstr(r.out, "int8") && strstr(r.out, "1.015625") && strstr(r.out, "3.56x"));
     run_free(&r);
+    /* -h and help are --help; what follows a word kvlab takes alone is refused */
+    for (int i = 0; i < 2; i++) {
+        r = i ? RUN("help") : RUN("-h");
+        ck_assert_msg(r.status == 0 && strstr(r.out, "kvlab --help | -h | help | --version"), "%s", r.out);
+        run_free(&r);
+    }
+    usage_error(RUN("--version", "--bogus"), "--version takes nothing after it", "'--bogus'");
+    usage_error(RUN("--help", "calc"), "--help takes nothing after it", "kvlab COMMAND --help");
+    usage_error(RUN("help", "x", "y"), "help takes nothing after it", "'x'");
 }
 END_TEST
 
@@ -430,6 +444,11 @@ START_TEST(quant_command)
     run_free(&r);
     usage_error(RUN("quant", "--bits", "9"), "--bits", "out of range");
     usage_error(RUN("quant", "--granularity", "row"), "unknown granularity 'row'", "tgroup:G");
+    /* a group size is a count like any other: 1e3 as --tokens reads it */
+    r = RUN("quant", "--preset", "worked-4x4", "--granularity", "tgroup:1e3", "--json");
+    ck_assert_msg(r.status == 0 && strstr(r.out, "\"tgroup:1000\""), "%s", r.err);
+    run_free(&r);
+    usage_error(RUN("quant", "--granularity", "group:1.5"), "the group size", "not a whole number");
     usage_error(RUN("quant", "--scheme", "int5"), "unknown scheme 'int5'", NULL);
     usage_error(RUN("quant", "--preset", "worked-4x4", "--query", "1,2"), "--query", "4 values, one per channel, not 2");
     usage_error(RUN("quant", "--preset", "worked-4x4", "--query", "1,2,3,4,5"), "--query", "at most 4 values, not 5");
@@ -533,6 +552,31 @@ START_TEST(bench_command)
     ck_assert_msg(once && !strstr(once + 1, "needs two or more contexts") && !strstr(r.out, "nan"), "%s", r.out);
     run_free(&r);
 
+    /* every point is a row, in the text and the CSV alike, past the 64 a
+     * table once held: 6 formats x 3 batches x 4 contexts */
+    for (int csv = 0; csv < 2; csv++) {
+        const char *argv[] = {"bench", "--backend", "cpu", "--kv-heads", "1", "--head-dim", "32", "--layers", "1",
+                              "--batch", "1,2,3", "--contexts", "64,128,192,256", "--iters", "1", "--csv", NULL};
+        if (!csv)
+            argv[N_OF(argv) - 2] = NULL;
+        r = run_kvlab(argv, NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        static const char *const FMTS[] = {"bf16", "fp8_e4m3", "int8", "int4", "nvfp4", "mxfp4"};
+        size_t rows = 0;
+        for (size_t f = 0; f < N_OF(FMTS); f++)
+            for (int b = 1; b <= 3; b++)
+                for (int c = 64; c <= 256; c += 64) {
+                    char line[64];
+                    int len = csv ? snprintf(line, sizeof line, "\n%s,%d,%d,", FMTS[f], b, c)
+                                  : snprintf(line, sizeof line, "\n%-8s  %5d  %7d  ", FMTS[f], b, c);
+                    const char *at = strstr(r.out, line);
+                    ck_assert_msg(at && !strstr(at + len, line), "no row '%s' (or more than one) in:\n%s", line + 1,
+                                  r.out);
+                    rows++;
+                }
+        ck_assert_uint_eq(rows, 72);
+        run_free(&r);
+    }
     usage_error(RUN("bench", "--backend", "tpu"), "backend", "tpu");
     usage_error(RUN("bench", "--format", "fp7"), "fp7", NULL);
     usage_error(RUN("bench", "--contexts", "1k,x"), "--contexts", NULL);
@@ -558,6 +602,30 @@ START_TEST(bench_command)
     usage_error(RUN("bench", "--format", "bf16", "--format", "fp8", "--format", "int8", "--format", "int4",
                     "--format", "nvfp4", "--format", "mxfp4", "--format", "bf16"),
                 "--format", "at most 6");
+}
+END_TEST
+
+/* A plugin that is found but will not load is named with why (here a file
+ * too short to be a library), by bench --backend cuda as by --help's line,
+ * not hidden behind the library path's "no such file" that comes after. */
+START_TEST(broken_plugin_named)
+{
+    char dir[] = "/tmp/kvlab-plugin-XXXXXX", cmd[512], out[2048];
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(cmd, sizeof cmd, "cp '%s' %s/kvlab && echo junk > %s/libkvlab_cuda.so", test_bin(), dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "env -u KVLAB_CUDA_PLUGIN %s/kvlab bench --backend cuda --format bf16 "
+                              "--contexts 1k --batch 1 2>&1; echo \"exit $?\"", dir);
+    FILE *p = popen(cmd, "r");
+    ck_assert(p != NULL);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    pclose(p);
+    char want[128];
+    snprintf(want, sizeof want, "(%s/libkvlab_cuda.so: file too short)", dir);
+    ck_assert_msg(strstr(out, want) && strstr(out, "exit 3"), "want '%s' and exit 3 in: %s", want, out);
+    snprintf(cmd, sizeof cmd, "rm -r %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -588,6 +656,26 @@ static RunResult run_shell(const char *args, const char *redirect)
     return r;
 }
 
+/* JSON text as kvlab prints it: whole UTF-8, and no DEL or C1 control raw
+ * (in a string they are \u escapes). */
+static bool json_safe(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == 0x7F || (*p == 0xC2 && p[1] >= 0x80 && p[1] < 0xA0))
+            return false;
+        if (*p >= 0x80) {
+            int n = *p >= 0xF0 ? 3 : *p >= 0xE0 ? 2 : *p >= 0xC2 ? 1 : -1;
+            for (int k = 1; k <= n; k++)
+                if ((p[k] & 0xC0) != 0x80)
+                    return false;
+            if (n < 0)
+                return false;
+            p += n;
+        }
+    }
+    return true;
+}
+
 /* What a terminal may be shown: no control character but a newline where
  * lines are allowed, no DEL, no C1 (U+0080 to U+009F), only whole UTF-8. */
 static bool terminal_safe(const char *s, bool lines)
@@ -610,6 +698,27 @@ static bool terminal_safe(const char *s, bool lines)
     }
     return true;
 }
+
+/* A run-time failure is exit 3, whatever the command: out of memory (the
+ * address space held to 2 GB, a generated head of 16 GiB) is not bad usage,
+ * and its message says what ran out. (AddressSanitizer reserves more
+ * address space than that limit allows, so this is for the plain build.) */
+START_TEST(out_of_memory_is_runtime)
+{
+#ifndef __SANITIZE_ADDRESS__
+    static const char *const RUNS[] = {
+        "quant --tokens 1048576 --head-dim 4096 --granularity token",
+        "quant --tokens 1048576 --head-dim 4096 --json",
+    };
+    for (size_t i = 0; i < sizeof RUNS / sizeof RUNS[0]; i++) {
+        RunResult r = run_shell(RUNS[i], "ulimit -v 2000000;");
+        ck_assert_msg(r.status == 3 && strstr(r.err, "out of memory") && !*r.out, "kvlab %s: exit %d, %s",
+                      RUNS[i], r.status, r.err);
+        run_free(&r);
+    }
+#endif
+}
+END_TEST
 
 /* Floats kvlab computes with are finite and within a float's range: nan,
  * inf and 1e39 in --query, in a --matrix file (named by line and column)
@@ -737,15 +846,29 @@ START_TEST(control_characters_escaped)
             ck_assert(strstr(r.out, "tests \\u009b2J\n") && strstr(r.out, "a\\rb"));
         run_free(&r);
     }
+    /* JSON escapes what cJSON leaves raw, DEL, the C1 controls and bytes
+     * that are not UTF-8, and reads back the same (the last as U+FFFD) */
     RunResult r = RUN("scenario", "show", path, "--json");
+    ck_assert_msg(json_safe(r.out), "%s", r.out);
     cJSON *j = json_of(&r);
     ck_assert_str_eq(cJSON_GetObjectItem(j, "title")->valuestring, "\x1b]0;retitled\aA title\nwith a second line");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "source")->valuestring, "tests \xc2\x9b" "2J");
     cJSON_Delete(j);
     run_free(&r);
-    usage_error(RUN("calc", "--context", "\x1b]0;x\a8k\n"), "'\\e]0;x\\x078k\\n'", NULL);
-    usage_error(RUN("calc", "--model", "\x9b" "2J\xc2\x9b"), "'\\x9b2J\\u009b'", NULL);
     char dir[] = "/tmp/kvlab-esc-XXXXXX", file[1200], cmd[2600];
     ck_assert(mkdtemp(dir) != NULL);
+    snprintf(file, sizeof file, "%s/m\x7f\xff\xc2\x85.json", dir);
+    snprintf(cmd, sizeof cmd, "cp '%s/worked-4x4.json' '%s'", test_testdata(), file);
+    ck_assert_int_eq(system(cmd), 0);
+    r = RUN("quant", "--matrix", file, "--granularity", "token", "--json");
+    ck_assert_msg(r.status == 0 && json_safe(r.out), "%s", r.out);
+    j = json_of(&r);
+    ck_assert_msg(strstr(cJSON_GetObjectItem(j, "input")->valuestring, "/m\x7f\xef\xbf\xbd\xc2\x85.json"), "%s", r.out);
+    cJSON_Delete(j);
+    run_free(&r);
+    unlink(file);
+    usage_error(RUN("calc", "--context", "\x1b]0;x\a8k\n"), "'\\e]0;x\\x078k\\n'", NULL);
+    usage_error(RUN("calc", "--model", "\x9b" "2J\xc2\x9b"), "'\\x9b2J\\u009b'", NULL);
     snprintf(file, sizeof file, "%s/m\x1b[2J.json", dir);
     snprintf(cmd, sizeof cmd, "cp '%s/worked-4x4.json' '%s'", test_testdata(), file);
     ck_assert_int_eq(system(cmd), 0);
@@ -799,7 +922,8 @@ END_TEST
 
 /* An option that would change nothing is refused, saying what it needs,
  * in every command; a single-valued option given twice is refused in
- * every command; --bits takes what its help says, no more, no less. */
+ * every command that takes one, and a word too many in those that take
+ * words; --bits takes what its help says, no more, no less. */
 START_TEST(options_that_do_nothing)
 {
     static const struct { const char *argv[14], *want; } NOTHING[] = {
@@ -827,13 +951,17 @@ START_TEST(options_that_do_nothing)
     };
     for (size_t i = 0; i < N_OF(NOTHING); i++)
         usage_error(run_kvlab(NOTHING[i].argv, NULL), NOTHING[i].want, NULL);
+    /* every command that takes a valued option refuses one given twice; the
+     * others (roundtrip, scenario) take words, and refuse a word too many */
     static const char *const TWICE[][3] = {{"calc", "--context", "8k"}, {"formats", "--head-dim", "64"},
-                                           {"quant", "--seed", "2"}, {"bench", "--batch", "1"},
-                                           {"roundtrip", "e4m3", NULL}, {"scenario", "list", NULL}};
+                                           {"quant", "--seed", "2"}, {"bench", "--batch", "1"}};
     for (size_t i = 0; i < N_OF(TWICE); i++)
-        if (TWICE[i][2])
-            usage_error(RUN(TWICE[i][0], TWICE[i][1], TWICE[i][2], TWICE[i][1], TWICE[i][2]), TWICE[i][1],
-                        "given twice");
+        usage_error(RUN(TWICE[i][0], TWICE[i][1], TWICE[i][2], TWICE[i][1], TWICE[i][2]), TWICE[i][1],
+                    "given twice");
+    usage_error(RUN("roundtrip", "e4m3", "e5m2"), "unexpected argument 'e5m2'", NULL);
+    usage_error(RUN("scenario", "list", "list"), "list takes no argument", NULL);
+    usage_error(RUN("scenario", "show", "pool-20gib", "budget-60gb-32k"), "unexpected argument 'budget-60gb-32k'",
+                NULL);
     /* --bits: every width the help names is taken, and none beside them */
     RunResult r = RUN("quant", "--help");
     const char *h = strstr(r.out, "--bits N");
@@ -952,6 +1080,117 @@ START_TEST(models_and_gpus)
 }
 END_TEST
 
+/* Runs kvlab with KVLAB_DATA at dir. */
+static RunResult run_with_data(const char *dir, const char *const *argv)
+{
+    char saved[1024];
+    snprintf(saved, sizeof saved, "%s", test_datadir());
+    setenv("KVLAB_DATA", dir, 1);
+    RunResult r = run_kvlab(argv, NULL);
+    setenv("KVLAB_DATA", saved, 1);
+    return r;
+}
+
+/* Writes n model files m0 ... into dir/models, each llama-3.1-8b under
+ * another name. */
+static void write_models(const char *dir, int from, int to)
+{
+    char src[1200], text[4096];
+    snprintf(src, sizeof src, "%s/models/llama-3.1-8b.json", test_datadir());
+    FILE *f = fopen(src, "r");
+    ck_assert(f != NULL);
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[len] = '\0';
+    const char *rest = strstr(text, "\"display\"");
+    ck_assert(rest != NULL);
+    for (int i = from; i < to; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/models/m%03d.json", dir, i);
+        ck_assert((f = fopen(path, "w")) != NULL);
+        fprintf(f, "{\"name\": \"m%03d\", %s", i, rest);
+        fclose(f);
+    }
+}
+
+/* Tables hold every row and whole cells: 128 models are 128 rows (once 64
+ * were shown, the last written over), a scenario title of 127 bytes with
+ * control characters (escaped, four times as long) is shown whole; a data
+ * directory with more files than kvlab lists, or a name longer than it
+ * takes, is refused, naming the directory or file, not listed in part. */
+START_TEST(tables_hold_every_row)
+{
+    char tmp[] = "/tmp/kvlab-rows-XXXXXX", cmd[2048];
+    ck_assert(mkdtemp(tmp) != NULL);
+    snprintf(cmd, sizeof cmd, "cp -r %s/models %s/gpus %s/pool-20gib.json %s/", test_datadir(), test_datadir(),
+             test_datadir(), tmp);
+    ck_assert_int_eq(system(cmd), 0);
+    DIR *d = opendir(strcat(strcpy(cmd, tmp), "/models"));
+    int shipped = 0;
+    for (struct dirent *de; (de = readdir(d));)
+        shipped += de->d_name[0] != '.';
+    closedir(d);
+    const int full = 128 - shipped;          // kvlab lists at most 128
+    write_models(tmp, 0, full);
+    size_t files = 128;
+    RunResult r = run_with_data(tmp, (const char *const[]){"models", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    size_t rows = 0;
+    for (const char *p = r.out; (p = strchr(p, '\n')); p++)
+        rows++;
+    ck_assert_msg(rows == files + 2, "%zu files, %zu lines (a heading and a rule):\n%s", files, rows, r.out);
+    for (int i = 0; i < full; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "\nm%03d ", i);
+        ck_assert_msg(strstr(r.out, name), "no row %s in:\n%s", name + 1, r.out);
+    }
+    run_free(&r);
+
+    /* a title of 127 bytes, control characters and all */
+    char title[128], path[1200];
+    for (int i = 0; i < 127; i++)
+        title[i] = i % 9 == 8 ? '\x07' : (char)('a' + i % 26);
+    title[127] = '\0';
+    snprintf(path, sizeof path, "%s/pool-20gib.json", tmp);
+    FILE *f = fopen(path, "r+");
+    ck_assert(f != NULL);
+    char text[8192];
+    size_t len = fread(text, 1, sizeof text - 1, f);
+    text[len] = '\0';
+    char *t0 = strstr(text, "\"title\": \""), *t1 = t0 ? strchr(t0 + 10, '"') : NULL;
+    ck_assert(t1 != NULL);
+    ck_assert(freopen(path, "w", f) != NULL);
+    fprintf(f, "%.*s", (int)(t0 + 10 - text), text);
+    char shown[1024];                   // as kvlab shows it: BEL escaped as \x07
+    size_t at = 0;
+    for (int i = 0; i < 127; i++) {
+        fputs(title[i] == '\x07' ? "\\u0007" : (char[]){title[i], 0}, f);
+        at += (size_t)sprintf(shown + at, title[i] == '\x07' ? "\\x07" : "%c", title[i]);
+    }
+    fputs(t1, f);
+    fclose(f);
+    r = run_with_data(tmp, (const char *const[]){"scenario", "list", NULL});
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, shown), "the title is not whole in:\n%s", r.out);
+    run_free(&r);
+
+    /* one file more than kvlab lists, then a name too long */
+    write_models(tmp, full, full + 1);
+    r = run_with_data(tmp, (const char *const[]){"models", NULL});
+    ck_assert_msg(r.status == 2 && strstr(r.err, "/models: more than 128 model files"), "exit %d: %s", r.status,
+                  r.err);
+    run_free(&r);
+    snprintf(cmd, sizeof cmd, "rm %s/models/m*.json && cp %s/models/llama-3-8b.json %s/models/%0100d.json", tmp,
+             test_datadir(), tmp, 0);
+    ck_assert_int_eq(system(cmd), 0);
+    r = run_with_data(tmp, (const char *const[]){"models", NULL});
+    ck_assert_msg(r.status == 2 && strstr(r.err, "a model name of 100 bytes"), "exit %d: %s", r.status, r.err);
+    run_free(&r);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -959,6 +1198,8 @@ Suite *suite_cli(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, calc_default);
     tcase_add_test(t, bench_command);
+    tcase_add_test(t, broken_plugin_named);
+    tcase_add_test(t, out_of_memory_is_runtime);
     tcase_add_test(t, calc_json_fields);
     tcase_add_test(t, calc_typed_shapes_random);
     tcase_add_test(t, calc_gpu_budget);
@@ -979,6 +1220,7 @@ Suite *suite_cli(void)
     tcase_add_test(t, options_that_do_nothing);
     tcase_add_test(t, calc_smaller);
     tcase_add_test(t, models_and_gpus);
+    tcase_add_test(t, tables_hold_every_row);
     suite_add_tcase(s, t);
     return s;
 }

@@ -1,4 +1,5 @@
-/* test_main.c - runs every suite; the exit status is the failure count.
+/* test_main.c - runs every suite; exits EXIT_FAILURE when a test failed (or
+ * one that passed wrote to stderr), EXIT_SUCCESS otherwise.
  *
  * The GPU suite runs only where a GPU can be used. Elsewhere `make test`
  * says once that it skips it, and `make test-gpu` (KVLAB_NEED_GPU=1),

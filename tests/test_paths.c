@@ -1,6 +1,6 @@
 /* test_paths.c - where kvlab looks for its data and its plugin (paths.h):
  * the environment's place alone where it is set; else beside the program,
- * the installed layout before the build tree's, then under PREFIX. The
+ * the build tree's before the installed layout's, then under PREFIX. The
  * whole of it, installed and moved, is checked by the build suite. */
 #include "testutil.h"
 
@@ -39,26 +39,27 @@ static void assert_places(PathKind kind, const char *const *beside, size_t n_bes
         ck_assert_str_eq(l.path[n_beside + i], last[i]);
 }
 
-/* Without KVLAB_DATA, the data is looked for beside the program (an
- * installed tree's share/kvlab, then a build's scenarios/), then under
- * the compiled-in PREFIX. */
+/* Without KVLAB_DATA, the data is looked for beside the program (a
+ * build's scenarios/, then an installed tree's share/kvlab), then under
+ * the compiled-in PREFIX: a build tree with an installed tree above it
+ * (~/kvlab after make install PREFIX=$HOME) uses its own. */
 START_TEST(data_places)
 {
     unsetenv("KVLAB_DATA");
-    static const char *const BESIDE[] = {"../" KVLAB_DATADIR, "scenarios"};
+    static const char *const BESIDE[] = {"scenarios", "../" KVLAB_DATADIR};
     static const char *const LAST[] = {KVLAB_PREFIX "/" KVLAB_DATADIR};
     assert_places(PATH_DATA, BESIDE, N_OF(BESIDE), LAST, N_OF(LAST));
 }
 END_TEST
 
 /* Without KVLAB_CUDA_PLUGIN, the plugin is looked for beside the program
- * (an installed tree's lib/kvlab, then the build's own), then under the
+ * (the build's own, then an installed tree's lib/kvlab), then under the
  * compiled-in PREFIX, then on the library path. */
 START_TEST(plugin_places)
 {
     unsetenv("KVLAB_CUDA_PLUGIN");
-    static const char *const BESIDE[] = {"../" KVLAB_PLUGINDIR "/libkvlab_cuda.so",
-                                         "libkvlab_cuda.so"};
+    static const char *const BESIDE[] = {"libkvlab_cuda.so",
+                                         "../" KVLAB_PLUGINDIR "/libkvlab_cuda.so"};
     static const char *const LAST[] = {KVLAB_PREFIX "/" KVLAB_PLUGINDIR "/libkvlab_cuda.so",
                                        "libkvlab_cuda.so"};
     assert_places(PATH_PLUGIN, BESIDE, N_OF(BESIDE), LAST, N_OF(LAST));

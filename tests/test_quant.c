@@ -8,6 +8,7 @@
 #include "quant.h"
 #include "rotate.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,23 +241,200 @@ START_TEST(integer_ties_to_even)
 }
 END_TEST
 
-/* KIVI rounds its halves to even too: keys per channel in groups of G
- * tokens, values per token in groups of G channels, every bit width. */
+/* ------------------------------------------------------------------------
+ * An exact reference: the codes of quant.h's integer formulas in integer
+ * arithmetic. Every float of a group is an integer times 2^E, E the lowest
+ * exponent among them; the quotient (x - min) (2^b - 1) / (max - min) (or
+ * x Q / amax) is then a ratio of integers, rounded half to even by integer
+ * division. Groups spanning up to 100 binades fit in 128 bits.
+ */
+
+typedef __int128 i128;
+
+/* x = m 2^e with |m| < 2^24; 0 for x = 0. */
+static int float_exponent(float x)
+{
+    int e;
+    frexpf(x, &e);
+    return x == 0 ? INT_MAX : e - 24;
+}
+
+/* x as an integer count of 2^E (E at most x's own exponent). */
+static i128 float_units(float x, int E)
+{
+    if (x == 0)
+        return 0;
+    int e;
+    i128 m = (i128)ldexpf(frexpf(x, &e), 24);
+    ck_assert_msg(e - 24 - E <= 100, "a group spans more than 100 binades");
+    return m * ((i128)1 << (e - 24 - E));         // a product: m may be negative
+}
+
+/* num / den rounded half to even (den > 0, num of any sign); *tie when the
+ * quotient is exactly a half. */
+static i128 div_half_even(i128 num, i128 den, bool *tie)
+{
+    bool neg = num < 0;
+    i128 a = neg ? -num : num, q = a / den, r2 = 2 * (a % den);
+    *tie = r2 == den;
+    q += r2 > den || (r2 == den && (q & 1));
+    return neg ? -q : q;
+}
+
+static i128 clamp128(i128 v, i128 lo, i128 hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* quantize_ref's output for an integer scheme, from codes computed exactly;
+ * counts the exact halves met in *ties. The read-back is quant.h's: min +
+ * q s (int-min), (q - z) s, q s, with s in double, rounded once to float. */
+static void integer_exact(const QuantSpec *q, const float *x, size_t rows, size_t cols, float *out,
+                          size_t *ties)
+{
+    size_t n = rows * cols, *id = malloc(n * sizeof *id);
+    size_t groups = group_ids(&q->gran, rows, cols, id);
+    float *lo = malloc(groups * sizeof *lo), *hi = malloc(groups * sizeof *hi);
+    int *E = malloc(groups * sizeof *E);
+    for (size_t g = 0; g < groups; g++)
+        lo[g] = INFINITY, hi[g] = -INFINITY, E[g] = INT_MAX;
+    for (size_t i = 0; i < n; i++) {
+        size_t g = id[i];
+        lo[g] = fminf(lo[g], x[i]), hi[g] = fmaxf(hi[g], x[i]);
+        int e = float_exponent(x[i]);
+        E[g] = e < E[g] ? e : E[g];
+    }
+    const i128 top = (1 << q->bits) - 1, qmax = (1 << (q->bits - 1)) - 1;
+    for (size_t i = 0; i < n; i++) {
+        size_t g = id[i];
+        float l = lo[g], h = hi[g];
+        i128 X = float_units(x[i], E[g]), L = float_units(l, E[g]), H = float_units(h, E[g]);
+        bool tie = false, tz = false;
+        if (q->scheme == SCHEME_INT_SYM) {
+            float amax = fmaxf(fabsf(l), fabsf(h));
+            i128 A = H > -L ? H : -L;
+            i128 k = A ? clamp128(div_half_even(X * qmax, A, &tie), -qmax, qmax) : 0;
+            out[i] = (float)((double)k * ((double)amax / (double)qmax));
+        } else if (q->scheme == SCHEME_INT_MIN) {
+            i128 k = H > L ? clamp128(div_half_even((X - L) * top, H - L, &tie), 0, top) : 0;
+            out[i] = H > L ? (float)(l + (double)k * (((double)h - l) / (double)top)) : l;
+        } else {
+            l = fminf(l, 0), h = fmaxf(h, 0), L = L < 0 ? L : 0, H = H > 0 ? H : 0;
+            i128 z = H > L ? clamp128(div_half_even(-L * top, H - L, &tz), 0, top) : 0;
+            i128 k = H > L ? clamp128(div_half_even(X * top, H - L, &tie) + z, 0, top) : 0;
+            out[i] = (float)((double)(k - z) * (((double)h - l) / (double)top));
+        }
+        *ties += tie;
+    }
+    free(id), free(lo), free(hi), free(E);
+}
+
+/* A matrix rich in exact halves on steps with no binary form, each group
+ * integers times its own unit 2^e (e from subnormal to 2^20): with T =
+ * 2^b - 1 (int-sym: Q) and d an odd divisor of T (1 where it has none), a
+ * group's range R = 2 (T / d) m has the step 2m / d, which has no binary
+ * form where d does not divide m ([0, 9] at 3 bits is R = 9, step 9/7),
+ * and its quotient is an exact half at every odd multiple of m from its
+ * origin (the minimum for int-min, 0 for the others, whose ranges hold 0:
+ * int-zp's zero point lands on halves too). */
+static void tie_matrix(Rng *r, const QuantSpec *q, size_t rows, size_t cols, float *x)
+{
+    size_t n = rows * cols, *id = malloc(n * sizeof *id);
+    size_t groups = group_ids(&q->gran, rows, cols, id), *seen = calloc(groups, sizeof *seen);
+    struct { long lo, range, m, halves; int e; } *g = malloc(groups * sizeof *g);
+    const long T = q->scheme == SCHEME_INT_SYM ? (1 << (q->bits - 1)) - 1 : (1 << q->bits) - 1;
+    for (size_t k = 0; k < groups; k++) {
+        long div[8], nd = 0;
+        for (long d = 3; d <= T; d += 2)
+            if (T % d == 0)
+                div[nd++] = d;
+        long d = nd ? div[rng_range(r, 0, (uint64_t)nd - 1)] : 1, m = 2 * (long)rng_range(r, 0, 200) + 1;
+        if (d > 1 && m % d == 0)
+            m += 2;
+        g[k].m = m, g[k].halves = T / d, g[k].range = 2 * (T / d) * m;
+        g[k].lo = q->scheme == SCHEME_INT_MIN ? (long)rng_range(r, 0, 2000) - 1000
+                  : q->scheme == SCHEME_INT_ZP ? -(long)rng_range(r, 0, (uint64_t)g[k].range)
+                                               : -g[k].range;
+        g[k].e = (int)rng_range(r, 0, 169) - 149;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t k = id[i], j = seen[k]++;
+        long lo = g[k].lo, hi = lo + (q->scheme == SCHEME_INT_SYM ? 2 : 1) * g[k].range;
+        long origin = q->scheme == SCHEME_INT_MIN ? lo : 0;
+        long half = (2 * (long)rng_range(r, 0, (uint64_t)g[k].halves - 1) + 1) * g[k].m;
+        bool sym = q->scheme == SCHEME_INT_SYM;
+        long v = j == 0 ? (sym && rng_range(r, 0, 1) ? hi : lo)        // the range's ends
+                 : j == 1 && !sym ? hi
+                 : rng_range(r, 0, 7) == 0 ? lo + (long)rng_range(r, 0, (uint64_t)(hi - lo))
+                 : origin + half <= hi ? origin + half
+                 : origin - half;
+        x[i] = ldexpf((float)v, g[k].e);
+    }
+    free(id), free(seen), free(g);
+}
+
+/* quantize_ref(q) of x equals the exact reference; returns the exact
+ * halves x holds. */
+static size_t assert_exact(const QuantSpec *q, const float *x, size_t rows, size_t cols)
+{
+    float *want = malloc(rows * cols * sizeof *want);
+    size_t ties = 0;
+    integer_exact(q, x, rows, cols, want, &ties);
+    assert_quantized_as(q, x, rows, cols, want);
+    free(want);
+    return ties;
+}
+
+/* Exact halves on steps with no binary form ([0, 9] at 3 bits: 9/7, where
+ * a quotient of exactly 3.5 computed through a rounded step comes out a
+ * hair below 3.5), every integer scheme, bit width and granularity, units
+ * from subnormal to 2^20: every code is the exact reference's, and the
+ * matrices do hold halves (at least one element in ten). */
+START_TEST(integer_ties_any_step)
+{
+    Rng r = {test_seed() ^ 0x7E57};
+    size_t ties = 0, total = 0;
+    for (int it = 0; it < 420; it++) {
+        QuantSpec q = spec_of((Scheme)(SCHEME_INT_SYM + it % 3), GRAN_TENSOR);
+        q.bits = QUANT_BITS_MIN + (unsigned)(it / 3) % (QUANT_BITS_MAX - QUANT_BITS_MIN + 1);
+        q.gran = (Granularity){(GranKind)(GRAN_TENSOR + (it / 21) % 5), rng_range(&r, 1, 12)};
+        size_t rows = rng_range(&r, 1, 24), cols = rng_range(&r, 1, 24);
+        float *x = malloc(rows * cols * sizeof *x);
+        tie_matrix(&r, &q, rows, cols, x);
+        ties += assert_exact(&q, x, rows, cols);
+        total += rows * cols;
+        free(x);
+    }
+    ck_assert_msg(ties * 10 > total, "only %zu exact halves in %zu values", ties, total);
+}
+END_TEST
+
+/* KIVI rounds as int-min does, on exact halves of binary steps and of
+ * steps with no binary form: keys per channel in groups of G tokens, values
+ * per token in groups of G channels, every bit width, each code the exact
+ * reference's. */
 START_TEST(kivi_ties_to_even)
 {
     Rng r = {test_seed() ^ 0x1C1};
     for (int it = 0; it < 100; it++) {
         KiviSpec s = {QUANT_BITS_MIN + (unsigned)it % (QUANT_BITS_MAX - QUANT_BITS_MIN + 1),
                       rng_range(&r, 2, 8), 0};
-        size_t tokens = s.group * rng_range(&r, 1, 4), d = rng_range(&r, 2, 20), n = tokens * d;
+        size_t tokens = s.group * rng_range(&r, 1, 4), d = rng_range(&r, 2, 20), n = tokens * d, ties = 0;
         float *k = malloc(n * sizeof *k), *v = malloc(n * sizeof *v), *kw = malloc(n * sizeof *kw),
               *vw = malloc(n * sizeof *vw), *ko = malloc(n * sizeof *ko), *vo = malloc(n * sizeof *vo);
-        QuantSpec q = spec_of(SCHEME_INT_MIN, GRAN_GROUP_TOKENS);
-        q.bits = s.bits;
-        q.gran.size = s.group;
-        build_ties(&r, &q, tokens, d, &TIES_NORMAL, k, kw);
-        q.gran.kind = GRAN_GROUP_CHANNELS;
-        build_ties(&r, &q, tokens, d, &TIES_SUBNORMAL, v, vw);
+        QuantSpec qk = spec_of(SCHEME_INT_MIN, GRAN_GROUP_TOKENS), qv = qk;
+        qk.bits = qv.bits = s.bits;
+        qk.gran.size = qv.gran.size = s.group;
+        qv.gran.kind = GRAN_GROUP_CHANNELS;
+        if (it % 2) {
+            tie_matrix(&r, &qk, tokens, d, k);
+            tie_matrix(&r, &qv, tokens, d, v);
+        } else {
+            build_ties(&r, &qk, tokens, d, &TIES_NORMAL, k, kw);
+            build_ties(&r, &qv, tokens, d, &TIES_SUBNORMAL, v, vw);
+        }
+        integer_exact(&qk, k, tokens, d, kw, &ties);
+        integer_exact(&qv, v, tokens, d, vw, &ties);
         ck_assert_int_eq(kivi_ref(&s, k, v, tokens, d, ko, vo, NULL), 0);
         for (size_t i = 0; i < n; i++) {
             ck_assert_seeded(ko[i] == kw[i], "KIVI %u-bit key %a -> %a, want %a", s.bits, k[i], ko[i], kw[i]);
@@ -267,40 +445,28 @@ START_TEST(kivi_ties_to_even)
 }
 END_TEST
 
-/* quant.h's integer formulas written out once more, independently, in
- * double with libm's rint (round half to even): per group, the range or
- * amax, the scale, the quotient divided, the clamp and the dequantized
- * value rounded once to float. */
-static void integer_ref(const QuantSpec *q, const float *x, size_t rows, size_t cols, float *out)
+/* The reproductions by hand: 4.5 in [0, 9] at 3 bits is the quotient 3.5
+ * exactly, code 4 (36/7 = 5.142857), not 3 (27/7); and 4.5 in [2^-70, 9]
+ * is a hair below the half, code 3, which a quotient computed in double
+ * (4.5 - 2^-70 rounds to 4.5) would put on 4. */
+START_TEST(integer_ties_by_hand)
 {
-    size_t n = rows * cols, *id = malloc(n * sizeof *id);
-    size_t groups = group_ids(&q->gran, rows, cols, id);
-    double *lo = malloc(groups * sizeof *lo), *hi = malloc(groups * sizeof *hi);
-    for (size_t g = 0; g < groups; g++)
-        lo[g] = INFINITY, hi[g] = -INFINITY;
-    for (size_t i = 0; i < n; i++)
-        lo[id[i]] = fmin(lo[id[i]], x[i]), hi[id[i]] = fmax(hi[id[i]], x[i]);
-    const double top = (1 << q->bits) - 1, qmax = (1 << (q->bits - 1)) - 1;
-    for (size_t i = 0; i < n; i++) {
-        double l = lo[id[i]], h = hi[id[i]], v = x[i];
-        if (q->scheme == SCHEME_INT_SYM) {
-            double s = fmax(fabs(l), fabs(h)) / qmax;
-            out[i] = s == 0 ? 0.0f : (float)(fmin(fmax(rint(v / s), -qmax), qmax) * s);
-        } else if (q->scheme == SCHEME_INT_MIN) {
-            double s = (h - l) / top;
-            out[i] = s == 0 ? (float)l : (float)(l + fmin(fmax(rint((v - l) / s), 0), top) * s);
-        } else {
-            l = fmin(l, 0), h = fmax(h, 0);
-            double s = (h - l) / top, z = s == 0 ? 0 : fmin(fmax(rint(-l / s), 0), top);
-            out[i] = s == 0 ? 0.0f : (float)((fmin(fmax(rint(v / s) + z, 0), top) - z) * s);
-        }
-    }
-    free(id), free(lo), free(hi);
+    QuantSpec q = spec_of(SCHEME_INT_MIN, GRAN_TOKEN);
+    q.bits = 3;
+    float x[4] = {0, 9, 4.5f, 1}, out[4];
+    ck_assert_int_eq(quantize_ref(&q, x, 1, 4, out, NULL), 0);
+    ck_assert_float_eq(out[2], (float)(4 * (9.0 / 7)));
+    x[0] = ldexpf(1, -70);
+    ck_assert_int_eq(quantize_ref(&q, x, 1, 4, out, NULL), 0);
+    ck_assert_float_eq(out[2], (float)((double)x[0] + 3 * ((9.0 - x[0]) / 7)));
+    assert_exact(&q, x, 1, 4);
 }
+END_TEST
 
-/* Random matrices whose magnitudes run from subnormal (2^-149) to 2^100,
- * every integer scheme, bit width and granularity: quantize_ref equals the
- * independent reference exactly. */
+/* Random matrices whose groups span up to 60 binades (a value near a half
+ * of a range far larger than itself), at magnitudes from subnormal
+ * (2^-149) to 2^100, every integer scheme, bit width and granularity:
+ * quantize_ref equals the exact reference. */
 START_TEST(integer_matches_reference_random)
 {
     Rng r = {test_seed() ^ 0x2EF};
@@ -309,14 +475,13 @@ START_TEST(integer_matches_reference_random)
         q.bits = (unsigned)rng_range(&r, QUANT_BITS_MIN, QUANT_BITS_MAX);
         q.gran = any_granularity(&r);
         size_t rows = rng_range(&r, 1, 40), cols = rng_range(&r, 1, 40), n = rows * cols;
-        float *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want);
-        int mag = (int)rng_range(&r, 0, 249) - 149;
-        float shift = it % 2 ? ldexpf(rng_uniform(&r, 1), mag) : 0;   // ranges away from 0 too
+        float *x = malloc(n * sizeof *x);
+        int top = (int)rng_range(&r, 0, 249) - 149, span = (int)rng_range(&r, 0, 60);
+        float shift = it % 2 ? ldexpf(rng_uniform(&r, 1), top) : 0;   // ranges away from 0 too
         for (size_t i = 0; i < n; i++)
-            x[i] = shift + ldexpf(rng_uniform(&r, 1), mag);
-        integer_ref(&q, x, rows, cols, want);
-        assert_quantized_as(&q, x, rows, cols, want);
-        free(x), free(want);
+            x[i] = shift + ldexpf(rng_uniform(&r, 1), top - (int)rng_range(&r, 0, (uint64_t)span));
+        assert_exact(&q, x, rows, cols);
+        free(x);
     }
 }
 END_TEST
@@ -745,6 +910,8 @@ Suite *suite_quant(void)
     tcase_add_test(t, integer_bounds_random);
     tcase_add_test(t, integer_ties_to_even);
     tcase_add_test(t, kivi_ties_to_even);
+    tcase_add_test(t, integer_ties_any_step);
+    tcase_add_test(t, integer_ties_by_hand);
     tcase_add_test(t, integer_matches_reference_random);
     tcase_add_test(t, most_moved_random);
     tcase_add_test(t, most_moved_fixed);

@@ -58,6 +58,46 @@ START_TEST(sizes_refused)
 }
 END_TEST
 
+/* Each refusal says what is wrong with the number as written: a whole
+ * number of 40 digits is out of range (not "not a whole number"), one with
+ * a digit past the 38 kept after the point is not whole; a fraction of one
+ * digit below 1e-38 is too small to compute with (not "too many digits"),
+ * one with 39 decimal places has too many; an exponent any number of
+ * digits long is read, and refused only where the number is not 0; a text
+ * longer than QUOTE_MAX (48) bytes is quoted by its start. */
+START_TEST(refusals_say_why)
+{
+    static const struct {
+        int kind;                   // 0 count (1 to 100), 1 fraction
+        const char *text, *why;
+    } T[] = {
+        {0, "1234567890123456789012345678901234567890", "is out of range; expected 1 to 100"},
+        {0, "12345678901234567890123456789012345678901.5", "is out of range"},
+        {0, "1.0000000000000000000000000000000000000001", "is not a whole number"},
+        {0, "0e99999999999999999999", "'0e99999999999999999999' is out of range"},
+        {0, "1e99999999999999999999", "has an exponent out of range"},
+        {1, "1e-39", "'1e-39' is below 1e-38, the smallest kvlab computes with"},
+        {1, "0.00000000000000000000000000000000000000009", "is below 1e-38"},
+        {1, "0.123456789012345678901234567890123456789", "has more than 38 decimal places"},
+        {1, "0.12345678901234567890123456789012345678901", "has more than 38 significant digits"},
+        {1, "1.5e0", "'1.5e0' is out of range"},
+        {0, "1000000000000000000000000000000000000000000000000000000000000",
+         "'100000000000000000000000000000000000000000000000...' is out of range"},
+    };
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
+        uint64_t v;
+        Q q;
+        Error e;
+        int rc = T[i].kind ? units_parse_fraction(T[i].text, &q, &e) : units_parse_count(T[i].text, 1, 100, &v, &e);
+        ck_assert_msg(rc == -1 && strstr(e.msg, T[i].why), "%s: want '%s' in '%s'", T[i].text, T[i].why,
+                      rc ? e.msg : "accepted");
+    }
+    Q q;
+    ck_assert_int_eq(units_parse_fraction("1e-38", &q, NULL), 0);
+    ck_assert_int_eq(units_parse_fraction("0.12345678901234567890123456789012345678", &q, NULL), 0);
+}
+END_TEST
+
 /* Rates need a unit of bytes per second, contexts are a whole positive
  * number of tokens (k = 1024, M = 1024^2), counts a whole number in range
  * and fractions at most 1; what breaks a rule is refused. */
@@ -264,6 +304,7 @@ Suite *suite_units(void)
     TCase *t = tcase_create("core");
     tcase_add_test(t, sizes_fixed);
     tcase_add_test(t, sizes_refused);
+    tcase_add_test(t, refusals_say_why);
     tcase_add_test(t, rates_and_contexts);
     tcase_add_test(t, sizes_round_trip_random);
     tcase_add_test(t, decimals_exact);

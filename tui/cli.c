@@ -4,6 +4,7 @@
 #include "paths.h"
 #include "units.h"
 
+#include <errno.h>
 #include <float.h>
 #include <locale.h>
 #include <math.h>
@@ -64,7 +65,7 @@ int opt_gather(Args *a, const OptSpec *specs, size_t n, int repeat_opt, int max_
         if (k == OPT_ERROR)
             return -1;
         if (k == OPT_POSITIONAL) {
-            if (g->n_words >= max_words || g->n_words >= 4)
+            if (g->n_words >= max_words || g->n_words >= OPT_WORDS_MAX)
                 return error_set(e, "unexpected argument '%s' (see kvlab %s --help)", v, a->cmd);
             g->words[g->n_words++] = v;
             continue;
@@ -87,10 +88,10 @@ void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n)
 {
     fprintf(out, "%s\n\noptions:\n", synopsis);
     for (size_t k = 0; k < n; k++) {
-        char left[64];
+        char left[128];
         snprintf(left, sizeof left, "--%s%s%s", specs[k].name, specs[k].arg ? " " : "",
                  specs[k].arg ? specs[k].arg : "");
-        fprintf(out, "  %-24s %s\n", left, specs[k].help);
+        fprintf(out, "  %-24s  %s\n", left, specs[k].help);   // two blanks at least: where the value ends
     }
 }
 
@@ -99,7 +100,7 @@ int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g)
     Args a = {argc, argv, 0, c->name};
     Error e;
     if (opt_gather(&a, c->opts, c->n_opts, c->repeat_opt, c->max_words, g, &e))
-        return cli_fail(c->name, EXIT_USAGE, &e);
+        return cli_error(c->name, &e);
     if (g->set[c->help_opt]) {
         opt_usage(stdout, c->usage, c->opts, c->n_opts);
         if (c->more_help)
@@ -120,7 +121,9 @@ int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g)
     return CLI_GO_ON;
 }
 
-bool cli_parse_float(const char *s, float *out)
+/* cli_parse_float, and whether strtof found the number beyond a float's
+ * range (ERANGE with an infinity: 1e39, not "inf"). */
+static bool parse_float(const char *s, float *out, bool *overflow)
 {
     char buf[256];
     while (*s == ' ' || *s == '\t')
@@ -137,9 +140,17 @@ bool cli_parse_float(const char *s, float *out)
         c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
     locale_t old = uselocale(c_locale);
     char *end;
+    errno = 0;
     *out = strtof(buf, &end);
+    *overflow = errno == ERANGE && isinf(*out);
     uselocale(old);
     return end != buf && *end == '\0';
+}
+
+bool cli_parse_float(const char *s, float *out)
+{
+    bool overflow;
+    return parse_float(s, out, &overflow);
 }
 
 /* Splits s at its commas and hands each entry to item (with its index);
@@ -174,13 +185,14 @@ static int split_list(const char *s, size_t max, size_t *n,
 
 int cli_parse_finite(const char *s, float *out, Error *e)
 {
-    if (!cli_parse_float(s, out))
+    bool overflow;
+    if (!parse_float(s, out, &overflow))
         return error_set(e, "'%s' is not a number", s);
-    if (isnan(*out) || (isinf(*out) && strpbrk(s, "iI")))     // nan, inf, infinity
-        return error_set(e, "'%s' is not a finite number", s);
-    if (isinf(*out))        // a number beyond FLT_MAX, which strtof takes to infinity
+    if (overflow)           // a number beyond FLT_MAX, which strtof takes to infinity
         return error_set(e, "'%s' is beyond the range of a float (-%g to %g)", s, (double)FLT_MAX,
                          (double)FLT_MAX);
+    if (!isfinite(*out))    // nan, inf, infinity
+        return error_set(e, "'%s' is not a finite number", s);
     return 0;
 }
 
@@ -227,11 +239,28 @@ int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, si
     return split_list(s, max, n, u64_item, &u, e) ? error_prefix(e, "--%s", opt) : 0;
 }
 
+int cli_parse_batch(const char *s, uint64_t *v, Error *e)
+{
+    return units_parse_count(s, 1, CLI_BATCH_MAX, v, e);
+}
+
+int cli_parse_layer(const char *s, uint64_t *v, Error *e)
+{
+    return units_parse_count(s, 0, UINT32_MAX, v, e);
+}
+
 int cli_rules(const Given *g, const OptSpec *specs, const OptRule *rules, size_t n, const void *ctx, Error *e)
 {
     for (size_t i = 0; i < n; i++)
         if (g->set[rules[i].opt] && !rules[i].holds(g, ctx))
             return error_set(e, "--%s %s", specs[rules[i].opt].name, rules[i].needs);
+    return 0;
+}
+
+int cli_count(const Given *g, const OptSpec *specs, int k, uint64_t lo, uint64_t hi, uint64_t *out, Error *e)
+{
+    if (g->set[k] && units_parse_count(g->val[k], lo, hi, out, e))
+        return error_prefix(e, "--%s", specs[k].name);
     return 0;
 }
 
@@ -254,10 +283,10 @@ int cli_shape(const Given *g, const OptSpec *specs, const ShapeOptions *so, Shap
     uint64_t v[SHAPE_FIELDS];
     for (int i = 0; i < SHAPE_FIELDS; i++) {
         int k = so->opt[i];
-        if (i == SHAPE_Q_HEADS && !g->set[k])
-            v[i] = v[SHAPE_KV_HEADS];           // as many as KV heads
-        else if (units_parse_count(g->val[k], 1, so->max[i], &v[i], e))
-            return error_prefix(e, "--%s", specs[k].name);
+        if (i == SHAPE_Q_HEADS)
+            v[i] = v[SHAPE_KV_HEADS];           // as many as KV heads where not given
+        if (cli_count(g, specs, k, 1, so->max[i], &v[i], e))
+            return -1;
     }
     if (shape_init(out, v[SHAPE_LAYERS], v[SHAPE_Q_HEADS], v[SHAPE_KV_HEADS], v[SHAPE_HEAD_DIM], e))
         return error_prefix(e, "--%s", specs[so->opt[SHAPE_Q_HEADS]].name);
@@ -272,10 +301,15 @@ int cli_fail(const char *cmd, int code, const Error *e)
     return code;
 }
 
+int cli_error(const char *cmd, const Error *e)
+{
+    return cli_fail(cmd, e->runtime ? EXIT_RUNTIME : EXIT_USAGE, e);
+}
+
 const char *cli_datadir(void)
 {
     const char *dir = paths_find(PATH_DATA);
-    return dir ? dir : KVLAB_PREFIX "/" KVLAB_DATADIR;     // not there: named in the errors
+    return dir ? dir : paths_installed(PATH_DATA);     // not there: named in the errors
 }
 
 /* ------------------------------------------------------------------------
@@ -376,11 +410,49 @@ void text_put(FILE *out, const char *s, bool keep_newlines)
  * Tables
  */
 
+/* Text beyond what a Table holds itself: chunks on the heap, newest first. */
+struct TableChunk {
+    TableChunk *next;
+    size_t size, used;
+    char text[];
+};
+
+#define TABLE_CHUNK 65536
+
 void table_init(Table *t, size_t cols)
 {
     t->cols = cols < TABLE_COLS ? cols : TABLE_COLS;
-    t->rows = 0;
-    t->col = 0;
+    t->rows = t->col = t->used = t->more_cap = 0;
+    t->lost = false;
+    t->more = NULL;
+    t->chunks = NULL;
+}
+
+void table_free(Table *t)
+{
+    while (t->chunks) {
+        TableChunk *c = t->chunks;
+        t->chunks = c->next;
+        free(c);
+    }
+    free(t->more);
+    table_init(t, t->cols);
+}
+
+int table_check(const Table *t, Error *e)
+{
+    return t->lost ? error_runtime(e, "out of memory for a table of %zu rows", t->rows) : 0;
+}
+
+/* Row r's cells, in the table or past it on the heap. */
+static char **row_cells(const Table *t, size_t r)
+{
+    return r < TABLE_ROWS ? (char **)t->cell[r] : t->more[r - TABLE_ROWS];
+}
+
+const char *table_at(const Table *t, size_t r, size_t c)
+{
+    return row_cells(t, r)[c];
 }
 
 void table_header(Table *t, const char *name, ...)
@@ -397,23 +469,76 @@ void table_header(Table *t, const char *name, ...)
 
 void table_row(Table *t)
 {
-    if (t->rows < TABLE_ROWS) {
-        t->rows++;
-        memset(t->cell[t->rows - 1], 0, sizeof t->cell[0]);
-    }
     t->col = 0;
+    if (t->rows >= TABLE_ROWS && t->rows - TABLE_ROWS == t->more_cap) {   // twice the rows past, on the heap
+        size_t cap = t->more_cap ? 2 * t->more_cap : TABLE_ROWS;
+        char *(*more)[TABLE_COLS] = realloc(t->more, cap * sizeof *more);
+        if (!more) {
+            t->lost = true;
+            t->col = t->cols;           // the row's cells go nowhere
+            return;
+        }
+        t->more = more;
+        t->more_cap = cap;
+    }
+    static char empty[] = "";
+    char **row = row_cells(t, t->rows++);
+    for (size_t c = 0; c < TABLE_COLS; c++)
+        row[c] = empty;
+}
+
+/* n bytes for a cell's text: in the table while it has room, else in a
+ * chunk; NULL when out of memory. */
+static char *table_text(Table *t, size_t n)
+{
+    if (t->used + n <= TABLE_TEXT) {
+        t->used += n;
+        return t->text + t->used - n;
+    }
+    TableChunk *c = t->chunks;
+    if (!c || c->size - c->used < n) {
+        size_t size = n > TABLE_CHUNK ? n : TABLE_CHUNK;
+        if (!(c = malloc(sizeof *c + size)))
+            return NULL;
+        *c = (TableChunk){t->chunks, size, 0};
+        t->chunks = c;
+    }
+    c->used += n;
+    return c->text + c->used - n;
+}
+
+/* The bytes text_escape writes for s, its NUL included. */
+static size_t escaped_size(const char *s)
+{
+    size_t n = 1;
+    char one[8];
+    while (*s)
+        n += escape_next(&s, one, false);
+    return n;
 }
 
 void table_cell(Table *t, const char *fmt, ...)
 {
     if (!t->rows || t->col >= t->cols)
         return;
-    char raw[TABLE_CELL];
-    va_list ap;
+    char small[256], *raw = small;
+    va_list ap, again;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_copy(again, ap);
+    int len = vsnprintf(small, sizeof small, fmt, ap);
+    if (len >= (int)sizeof small && (raw = malloc((size_t)len + 1)))
+        vsnprintf(raw, (size_t)len + 1, fmt, again);
+    va_end(again);
     va_end(ap);
-    text_escape(t->cell[t->rows - 1][t->col++], TABLE_CELL, raw, false);
+    size_t n = raw ? escaped_size(raw) : 0;
+    char *dst = raw ? table_text(t, n) : NULL;
+    if (dst)
+        row_cells(t, t->rows - 1)[t->col] = text_escape(dst, n, raw, false);
+    else
+        t->lost = true;
+    t->col++;
+    if (raw != small)
+        free(raw);
 }
 
 size_t text_columns(const char *s)
@@ -438,7 +563,7 @@ size_t cell_columns(const char *s)
 static bool numeric_column(const Table *t, size_t c)
 {
     for (size_t r = 1; r < t->rows; r++) {
-        const char *s = t->cell[r][c];
+        const char *s = table_at(t, r, c);
         if ((*s == '-' || *s == '+') && s[1] >= '0' && s[1] <= '9')
             s++;
         if (!(*s >= '0' && *s <= '9') && strcmp(s, "-") != 0 && strcmp(s, "never") != 0 && *s)
@@ -455,28 +580,23 @@ void table_print(const Table *t, FILE *out)
         right[c] = c > 0 && numeric_column(t, c);
     for (size_t r = 0; r < t->rows; r++)
         for (size_t c = 0; c < t->cols; c++) {
-            size_t w = text_columns(t->cell[r][c]);
+            size_t w = text_columns(table_at(t, r, c));
             if (w > width[c])
                 width[c] = w;
         }
     for (size_t r = 0; r < t->rows; r++) {
-        char line[TABLE_COLS * (TABLE_CELL + 2) * 2];
-        size_t len = 0;
+        size_t blanks = 0;                      // written before the next text, so none trail
         for (size_t c = 0; c < t->cols; c++) {
-            size_t pad = width[c] - text_columns(t->cell[r][c]);
-            const char *sep = c ? "  " : "";
-            if (right[c])
-                len += (size_t)snprintf(line + len, sizeof line - len, "%s%*s%s", sep, (int)pad, "",
-                                        t->cell[r][c]);
-            else
-                len += (size_t)snprintf(line + len, sizeof line - len, "%s%s%*s", sep,
-                                        t->cell[r][c], (int)pad, "");
-            if (len >= sizeof line)
-                len = sizeof line - 1;
+            const char *s = table_at(t, r, c);
+            size_t pad = width[c] - text_columns(s);
+            blanks += (c ? 2 : 0) + (right[c] ? pad : 0);
+            if (*s) {
+                fprintf(out, "%*s%s", (int)blanks, "", s);
+                blanks = 0;
+            }
+            blanks += right[c] ? 0 : pad;
         }
-        while (len && line[len - 1] == ' ')     // no trailing blanks
-            len--;
-        fprintf(out, "%.*s\n", (int)len, line);
+        fputc('\n', out);
         if (r == 0) {
             size_t total = 0;
             for (size_t c = 0; c < t->cols; c++)
@@ -494,8 +614,8 @@ int table_width(const Table *t)
     for (size_t c = 0; c < t->cols; c++) {
         size_t w = 0;
         for (size_t r = 0; r < t->rows; r++)
-            if (cell_columns(t->cell[r][c]) > w)
-                w = cell_columns(t->cell[r][c]);
+            if (cell_columns(table_at(t, r, c)) > w)
+                w = cell_columns(table_at(t, r, c));
         total += (int)w + (c ? 2 : 0);
     }
     return total;
@@ -504,9 +624,11 @@ int table_width(const Table *t)
 bool table_drop_column(Table *t, const char *name)
 {
     for (size_t c = 0; c < t->cols; c++)
-        if (t->rows && strcmp(t->cell[0][c], name) == 0) {
-            for (size_t r = 0; r < t->rows; r++)
-                memmove(t->cell[r][c], t->cell[r][c + 1], (t->cols - c - 1) * sizeof t->cell[r][c]);
+        if (t->rows && strcmp(table_at(t, 0, c), name) == 0) {
+            for (size_t r = 0; r < t->rows; r++) {
+                char **row = row_cells(t, r);
+                memmove(&row[c], &row[c + 1], (t->cols - c - 1) * sizeof row[c]);
+            }
             t->cols--;
             return true;
         }
@@ -517,7 +639,7 @@ void table_csv(const Table *t, FILE *out)
 {
     for (size_t r = 0; r < t->rows; r++)
         for (size_t c = 0; c < t->cols; c++) {
-            const char *s = t->cell[r][c];
+            const char *s = table_at(t, r, c);
             bool quote = strpbrk(s, ",\"\n") != NULL;
             if (quote) {
                 fputc('"', out);
@@ -549,15 +671,35 @@ void json_add_q(cJSON *obj, const char *name, Q q)
     cJSON_AddNumberToObject(obj, name, q_to_double(q));
 }
 
-int json_emit(cJSON *root)
+/* JSON text as cJSON printed it, with what a terminal must not get raw
+ * escaped too (cJSON escapes only the C0 controls): DEL and the C1 controls
+ * (U+0080 to U+009F) as \u007f ... \u009f, the same characters; a byte that
+ * is not UTF-8 as \ufffd, the replacement character, as JSON text must be
+ * UTF-8. Outside its strings JSON is ASCII, so every such byte is in one. */
+static void json_put(const char *s, FILE *out)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t len = utf8_length(p);
+        if (len == 1 && *p == 0x7F)
+            fputs("\\u007f", out);
+        else if (len == 2 && p[0] == 0xC2 && p[1] < 0xA0)
+            fprintf(out, "\\u%04x", p[1]);
+        else if (len == 0)
+            fputs("\\ufffd", out);
+        else
+            fwrite(p, 1, len, out);
+        p += len ? len : 1;
+    }
+    fputc('\n', out);
+}
+
+int json_emit(cJSON *root, Error *e)
 {
     char *s = cJSON_Print(root);
     cJSON_Delete(root);
-    if (!s) {
-        fprintf(stderr, "kvlab: out of memory printing JSON\n");
-        return EXIT_RUNTIME;
-    }
-    puts(s);
+    if (!s)
+        return error_runtime(e, "out of memory printing JSON");
+    json_put(s, stdout);
     cJSON_free(s);
-    return EXIT_OK;         // write errors are caught once, in main
+    return 0;               // write errors are caught once, in main
 }

@@ -50,13 +50,14 @@ void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n);
  * most max_words of them). */
 #define OPT_MAX 32
 #define OPT_REPEAT_MAX 16
+#define OPT_WORDS_MAX 4
 typedef struct {
     const char *val[OPT_MAX];
     bool set[OPT_MAX];
     size_t n_repeat;
     const char *repeat[OPT_REPEAT_MAX];
     int n_words;
-    const char *words[4];
+    const char *words[OPT_WORDS_MAX];
 } Given;
 
 /* repeat_opt: index of the repeatable option, or -1. */
@@ -99,6 +100,11 @@ int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e)
  * twice is an error, and every error begins "--opt: ". */
 int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
                    int (*fn)(const char *, uint64_t *, Error *), Error *e);
+/* The entries of bench --batch (sequences, 1 to CLI_BATCH_MAX) and of calc
+ * --bf16-layers (layer indices, 0 to 2^32 - 1), for cli_parse_u64s. */
+#define CLI_BATCH_MAX 4096
+int cli_parse_batch(const char *s, uint64_t *v, Error *e);
+int cli_parse_layer(const char *s, uint64_t *v, Error *e);
 
 /* An option that means something only with others: where holds() is
  * false it would change nothing, and cli_rules refuses it with "--opt " +
@@ -109,6 +115,10 @@ typedef struct {
     const char *needs;
 } OptRule;
 int cli_rules(const Given *g, const OptSpec *specs, const OptRule *rules, size_t n, const void *ctx, Error *e);
+
+/* Option k's value as a whole number from lo to hi, where it is given
+ * (*out untouched where not); an error begins "--opt: ". */
+int cli_count(const Given *g, const OptSpec *specs, int k, uint64_t lo, uint64_t hi, uint64_t *out, Error *e);
 
 /* A shape typed as options, as calc and bench both take it: the options'
  * indices in the command's OptSpec and the largest value of each. */
@@ -127,6 +137,9 @@ int cli_shape(const Given *g, const OptSpec *specs, const ShapeOptions *so, Shap
 /* Prints "kvlab CMD: message" on stderr (cmd may be NULL), the message
  * through text_put, and returns code. */
 int cli_fail(const char *cmd, int code, const Error *e);
+/* cli_fail with the code the error's kind gives: EXIT_RUNTIME where the
+ * machine failed (e->runtime), EXIT_USAGE where the input was wrong. */
+int cli_error(const char *cmd, const Error *e);
 
 /* ------------------------------------------------------------------------
  * Text that reaches a terminal: arguments and data files may hold control
@@ -152,18 +165,40 @@ bool text_safe(const char *s);
 const char *cli_datadir(void);
 
 /* ------------------------------------------------------------------------
- * Aligned text tables: add cells row by row, then print.
+ * Aligned text tables: add cells row by row, then print. A table holds any
+ * number of rows and cells of any length. What the lab's tables need (at
+ * most TABLE_ROWS rows and TABLE_TEXT bytes of text: the formats, a
+ * scenario's figures with their longest labels escaped) it keeps in itself,
+ * so that a table in a screen's state or a static, rebuilt again and again,
+ * allocates nothing, and a copy of it (made to drop a column from) is a
+ * table of its own that reads the same text. Beyond that it grows on the
+ * heap, which table_free gives back: the command line's tables, whose rows
+ * come from the data, end with it. The lab reads its cells as t->cell;
+ * rows past TABLE_ROWS are read with table_at.
  */
 #define TABLE_COLS 16
 #define TABLE_ROWS 64
+#define TABLE_TEXT 65536
+/* A buffer for one cell's text, formatted before table_cell (a figure's
+ * value): cells themselves have no limit. */
 #define TABLE_CELL 80
+
+typedef struct TableChunk TableChunk;
 
 typedef struct {
     size_t cols, rows;
-    size_t col;         // next cell of the current row
-    char cell[TABLE_ROWS][TABLE_COLS][TABLE_CELL];
+    size_t col;                         // next cell of the current row
+    bool lost;                          // a row or cell could not be stored: out of memory
+    char *cell[TABLE_ROWS][TABLE_COLS]; // the first TABLE_ROWS rows: each cell's text
+    char *(*more)[TABLE_COLS];          // (more_cap, cols) the rows past them, on the heap
+    size_t more_cap;
+    size_t used;                        // bytes of `text` taken
+    char text[TABLE_TEXT];              // the cells' text, while it fits
+    TableChunk *chunks;                 // the text beyond, on the heap
 } Table;
 
+/* Starts t empty, whatever its memory held (a table that grew onto the
+ * heap is table_free'd first). */
 void table_init(Table *t, size_t cols);
 /* table_init with a header row: the column names, then NULL; as many
  * columns as names. */
@@ -172,9 +207,16 @@ void table_header(Table *t, const char *name, ...) __attribute__((sentinel));
 void table_row(Table *t);
 /* The cell's text goes through text_escape. */
 void table_cell(Table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Cell (r, c)'s text, for every row. */
+const char *table_at(const Table *t, size_t r, size_t c);
 /* Numeric columns right-aligned, words left-aligned, a rule under row 0. */
 void table_print(const Table *t, FILE *out);
 void table_csv(const Table *t, FILE *out);
+/* 0, or -1 with a run-time error when a row or cell could not be stored
+ * (out of memory): for a command to check before it prints. */
+int table_check(const Table *t, Error *e);
+/* Gives back what t took from the heap; t is then empty. */
+void table_free(Table *t);
 /* Terminal columns of a UTF-8 string (every glyph kvlab uses is one
  * column wide). */
 size_t text_columns(const char *s);
@@ -195,7 +237,8 @@ bool table_drop_column(Table *t, const char *name);
  */
 void json_add_u128(cJSON *obj, const char *name, u128 v);
 void json_add_q(cJSON *obj, const char *name, Q q);
-/* Prints the object on stdout with a newline and frees it. */
-int json_emit(cJSON *root);
+/* Prints the object on stdout with a newline and frees it; -1 with a
+ * run-time error where it cannot be printed (out of memory). */
+int json_emit(cJSON *root, Error *e);
 
 #endif

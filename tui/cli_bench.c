@@ -32,17 +32,20 @@ enum {
 };
 
 static const OptSpec OPTS[O_COUNT] = {
-    [O_BACKEND] = {"backend", "B", "auto (default: CUDA if it works, else CPU), cuda or cpu"},
-    [O_MODEL] = {"model", "NAME", "attention shape of a model (default llama-3.1-8b)"},
-    [O_LAYERS] = {"layers", "L", "or a shape: layers (shown; one layer is timed) ..."},
-    [O_KV_HEADS] = {"kv-heads", "H", "... KV heads ..."},
-    [O_Q_HEADS] = {"q-heads", "H", "... query heads (default: as many as KV heads) ..."},
-    [O_HEAD_DIM] = {"head-dim", "D", "... head dimension"},
+    [O_BACKEND] = {"backend", "auto|cuda|cpu", "auto (the default: CUDA where it works, else the CPU reference), cuda "
+                                               "or cpu"},
+    [O_MODEL] = {"model", "NAME", "the attention shape of a model (default llama-3.1-8b; kvlab models)"},
+    [O_LAYERS] = {"layers", "L", "or a shape: the layers (shown in the output; one layer is timed) ..."},
+    [O_KV_HEADS] = {"kv-heads", "H", "... the KV heads ..."},
+    [O_Q_HEADS] = {"q-heads", "H", "... the query heads (default: as many as KV heads) ..."},
+    [O_HEAD_DIM] = {"head-dim", "D", "... and the head dimension"},
     [O_BATCH] = {"batch", "LIST", "sequences, comma-separated (default 1,16)"},
     [O_CONTEXTS] = {"contexts", "LIST", "tokens (default 1k,4k,16k,32k,64k,128k; CPU 1k,4k)"},
-    [O_FORMAT] = {"format", "F", "bf16, fp8_e4m3, int8, int4, nvfp4, mxfp4; repeatable (default all)"},
+    [O_FORMAT] = {"format", "bf16|fp8_e4m3|int8|int4|nvfp4|mxfp4", "a format the kernels take, repeatable (default "
+                                                                 "all)"},
     [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): recent tokens kept in BF16 (default 128)"},
-    [O_FP8_PATH] = {"fp8-path", "P", "CUDA, fp8_e4m3: B (default), codes to FP16 tensor-core operands; A, E4M3 operands for q.k (sm_89+)"},
+    [O_FP8_PATH] = {"fp8-path", "A|B", "fp8_e4m3 on CUDA: B (the default), codes converted to FP16 tensor-core "
+                                       "operands; A, E4M3 operands for q.k (compute capability 8.9 or later)"},
     [O_PROMOTE] = {"promote", "N", "FP8 path A: add the MMA sums into FP32 every N blocks of 32 channels (default: once per score)"},
     [O_ITERS] = {"iters", "N", "timed runs per point (default 50 on a GPU, 3 on the CPU)"},
     [O_ITL] = {"itl", NULL, "add the model's weight stream (measured) to each step: step_ms"},
@@ -84,11 +87,6 @@ typedef struct {
 
 static const ShapeOptions SHAPE = {
     {O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM}, {1000, 1024, 8192, KV_HEAD_DIM_MAX}};
-
-static int parse_batch(const char *s, uint64_t *v, Error *e)
-{
-    return units_parse_count(s, 1, 4096, v, e);
-}
 
 static int parse_context(const char *s, uint64_t *v, Error *e)
 {
@@ -152,8 +150,8 @@ static int fp8_options(const Given *g, Bench *b, Error *e)
     }
     if (g->set[O_PROMOTE]) {
         uint64_t n;
-        if (units_parse_count(g->val[O_PROMOTE], 1, 64, &n, e))
-            return error_prefix(e, "--promote");
+        if (cli_count(g, OPTS, O_PROMOTE, 1, 64, &n, e))
+            return -1;
         if (!fp8a_chosen(b))
             return error_set(e, "--promote applies to --fp8-path A");
         b->cuda.fp8_promote = (int)n;
@@ -196,10 +194,8 @@ static int options(const Given *g, Bench *b, Error *e)
     if (kv_shape_check(&ks, e))
         return error_prefix(e, "%s", b->have_model ? "--model" : "--head-dim");
     uint64_t res = 128, iters = 0;
-    if (g->set[O_RESIDUAL] && units_parse_count(g->val[O_RESIDUAL], 0, 1u << 20, &res, e))
-        return error_prefix(e, "--residual");
-    if (g->set[O_ITERS] && units_parse_count(g->val[O_ITERS], 1, 100000, &iters, e))
-        return error_prefix(e, "--iters");
+    if (cli_count(g, OPTS, O_RESIDUAL, 0, 1u << 20, &res, e) || cli_count(g, OPTS, O_ITERS, 1, 100000, &iters, e))
+        return -1;
     if (res % KV_KIVI_GROUP)
         return error_set(e, "--residual: a multiple of 32 tokens, not %llu", (unsigned long long)res);
     if (g->set[O_RESIDUAL] && !has_format(b, KV_INT4))
@@ -209,7 +205,7 @@ static int options(const Given *g, Bench *b, Error *e)
     if (g->set[O_ITL] && !b->have_model)
         return error_set(e, "--itl needs --model (its weights)");
     if (cli_parse_u64s("batch", g->set[O_BATCH] ? g->val[O_BATCH] : "1,16", b->batches, MAX_POINTS, &b->nb,
-                       parse_batch, e))
+                       cli_parse_batch, e))
         return -1;
     if (g->set[O_CONTEXTS] && cli_parse_u64s("contexts", g->val[O_CONTEXTS], b->contexts, MAX_POINTS,
                                              &b->nc, parse_context, e))
@@ -260,8 +256,8 @@ static int open_backend(const Given *g, Bench *b, Error *e)
     return EXIT_OK;
 }
 
-static void print_json(const BenchSetup *b, const Row *rows, size_t n, const KvFormat *fmts, size_t nf,
-                       const uint64_t *batches, size_t nb, bool itl)
+static int print_json(const BenchSetup *b, const Row *rows, size_t n, const KvFormat *fmts, size_t nf,
+                      const uint64_t *batches, size_t nb, bool itl, Error *e)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "backend", b->cuda ? "cuda" : "cpu");
@@ -312,7 +308,40 @@ static void print_json(const BenchSetup *b, const Row *rows, size_t n, const KvF
             cJSON_AddNumberToObject(o, "ratio_to_bf16", sl / base);
             cJSON_AddItemToArray(fits, o);
         }
-    json_emit(root);
+    return json_emit(root, e);
+}
+
+/* The measured rows as a table: the CSV's columns are named as the JSON's
+ * fields, the text's for people, each value in the form its reader wants
+ * (the fraction of the copy rate in the CSV, a percentage in the text). */
+static void rows_table(const BenchSetup *bs, const Row *rows, size_t n, bool itl, bool csv, Table *t)
+{
+    enum { C_COPY = 6, C_STEP = 7 };
+    static const char *const HEAD[][2] = {
+        {"format", "format"},     {"batch", "batch"}, {"context", "context"},      {"attention_ms", "attention ms"},
+        {"kv_bytes", "KV bytes"}, {"GBps", "GB/s"},   {"copy_fraction", "of copy"}, {"step_ms", "step ms"},
+    };
+    table_init(t, TABLE_COLS);
+    table_row(t);
+    for (size_t k = 0; k < sizeof HEAD / sizeof HEAD[0]; k++)
+        if ((k != C_COPY || bs->cuda) && (k != C_STEP || itl))
+            table_cell(t, "%s", HEAD[k][!csv]);
+    t->cols = t->col;
+    for (size_t i = 0; i < n; i++) {
+        const Row *r = &rows[i];
+        char kb[64];
+        table_row(t);
+        table_cell(t, "%s", kv_format_id(r->format));
+        table_cell(t, "%u", r->batch);
+        table_cell(t, "%llu", (unsigned long long)r->context);
+        table_cell(t, csv ? "%.6f" : "%.4f", r->ms);
+        table_cell(t, "%s", u128_str(kb, sizeof kb, r->kv_bytes, !csv));
+        table_cell(t, "%.*f", csv || r->gbps < 10 ? 2 : 0, r->gbps);
+        if (bs->cuda)
+            table_cell(t, csv ? "%.4f" : "%.1f%%", (csv ? 1 : 100) * r->gbps / bs->copy_gbps);
+        if (itl)
+            table_cell(t, csv ? "%.4f" : "%.3f", r->step_ms);
+    }
 }
 
 /* The ITL slopes as text: once, where one context cannot make a slope. */
@@ -346,7 +375,7 @@ int cmd_bench(int argc, char **argv)
     static Bench b;
     memset(&b, 0, sizeof b);
     if (options(&g, &b, &e))
-        return cli_fail("bench", EXIT_USAGE, &e);
+        return cli_error("bench", &e);
     if ((rc = open_backend(&g, &b, &e)) != EXIT_OK)
         return cli_fail("bench", rc, &e);
     const BenchSetup *bs = &b.s;
@@ -358,7 +387,7 @@ int cmd_bench(int argc, char **argv)
     const size_t nf = b.nf, nb = b.nb, nc = b.nc;
     Row *rows = calloc(nf * nb * nc, sizeof *rows);
     if (!rows) {
-        error_set(&e, "out of memory for %zu points", nf * nb * nc);
+        error_runtime(&e, "out of memory for %zu points", nf * nb * nc);
         return cli_fail("bench", EXIT_RUNTIME, &e);
     }
     size_t n = 0;
@@ -380,7 +409,10 @@ int cmd_bench(int argc, char **argv)
         return cli_fail("bench", EXIT_RUNTIME, &e);
     }
     if (g.set[O_JSON]) {
-        print_json(bs, rows, n, b.fmts, nf, b.batches, nb, g.set[O_ITL]);
+        if (print_json(bs, rows, n, b.fmts, nf, b.batches, nb, g.set[O_ITL], &e)) {
+            free(rows);
+            return cli_error("bench", &e);
+        }
     } else {
         if (!g.set[O_CSV]) {
             printf("%s, ", bs->cuda ? "CUDA" : "CPU reference");
@@ -389,28 +421,15 @@ int cmd_bench(int argc, char **argv)
                    (unsigned long long)bs->shape.q_heads, (unsigned long long)bs->shape.kv_heads,
                    (unsigned long long)bs->shape.head_dim, fp8_note(bs));
         }
-        printf(g.set[O_CSV] ? "format,batch,context,attention_ms,kv_bytes,GBps%s%s\n"
-                            : "%-9s %5s %8s %12s %14s %8s%s%s\n",
-               g.set[O_CSV] ? (bs->cuda ? ",copy_fraction" : "") : "format",
-               g.set[O_CSV] ? (g.set[O_ITL] ? ",step_ms" : "") : "batch",
-               "context", "attention ms", "KV bytes", "GB/s", bs->cuda ? "  of copy" : "",
-               g.set[O_ITL] ? "  step ms" : "");
-        for (size_t i = 0; i < n; i++) {
-            char kb[64];
-            u128_str(kb, sizeof kb, rows[i].kv_bytes, !g.set[O_CSV]);
-            if (g.set[O_CSV])
-                printf("%s,%u,%llu,%.6f,%s,%.2f", kv_format_id(rows[i].format), rows[i].batch,
-                       (unsigned long long)rows[i].context, rows[i].ms, kb, rows[i].gbps);
-            else
-                printf("%-9s %5u %8llu %12.4f %14s %8.*f", kv_format_id(rows[i].format),
-                       rows[i].batch, (unsigned long long)rows[i].context, rows[i].ms, kb,
-                       rows[i].gbps < 10 ? 2 : 0, rows[i].gbps);
-            if (bs->cuda)
-                printf(g.set[O_CSV] ? ",%.4f" : " %8.1f%%", (g.set[O_CSV] ? 1 : 100) * rows[i].gbps / bs->copy_gbps);
-            if (g.set[O_ITL])
-                printf(g.set[O_CSV] ? ",%.4f" : " %8.3f", rows[i].step_ms);
-            putchar('\n');
+        Table t;
+        rows_table(bs, rows, n, g.set[O_ITL], g.set[O_CSV], &t);
+        if (table_check(&t, &e)) {
+            table_free(&t);
+            free(rows);
+            return cli_error("bench", &e);
         }
+        (g.set[O_CSV] ? table_csv : table_print)(&t, stdout);
+        table_free(&t);
         if (!g.set[O_CSV]) {
             if (bs->cuda)
                 printf("\ncopy bandwidth (device to device, read + write): %.0f GB/s\n", bs->copy_gbps);

@@ -25,29 +25,31 @@ enum {
 
 static const OptSpec OPTS[O_COUNT] = {
     [O_SCENARIO] = {"scenario", "NAME", "start from a walk-through scenario (kvlab scenario list)"},
-    [O_MODEL] = {"model", "NAME", "a model from scenarios/models, e.g. llama-3.1-8b"},
-    [O_LAYERS] = {"layers", "L", "or type a shape: layers ..."},
-    [O_KV_HEADS] = {"kv-heads", "H", "... KV heads ..."},
-    [O_Q_HEADS] = {"q-heads", "H", "... query heads (default: as many as KV heads) ..."},
-    [O_HEAD_DIM] = {"head-dim", "D", "... and head dimension"},
+    [O_MODEL] = {"model", "NAME", "a model from the data directory (kvlab models), e.g. llama-3.1-8b"},
+    [O_LAYERS] = {"layers", "L", "or type a shape: the layers ..."},
+    [O_KV_HEADS] = {"kv-heads", "H", "... the KV heads ..."},
+    [O_Q_HEADS] = {"q-heads", "H", "... the query heads (without them MHA or GQA is unknown: --mha and --tp need "
+                                   "them) ..."},
+    [O_HEAD_DIM] = {"head-dim", "D", "... and the head dimension"},
     [O_MHA] = {"mha", NULL, "the same model with one KV head per query head"},
     [O_CONTEXT] = {"context", "S", "tokens per sequence: 8192, 8k, 128K (default 8k)"},
     [O_BATCH] = {"batch", "B", "sequences (default 1; the default scenario has 16)"},
     [O_FORMAT] = {"format", "F", "a storage format, repeatable (default all; kvlab formats)"},
     [O_POOL] = {"pool", "SIZE", "bytes for the KV cache: 20GiB, 60GB"},
-    [O_GPU] = {"gpu", "NAME", "a GPU from scenarios/gpus: bandwidth, and the pool unless --pool"},
+    [O_GPU] = {"gpu", "NAME", "a GPU from the data directory (kvlab gpus): its bandwidth, and the pool unless --pool "
+                              "is given"},
     [O_MEMORY] = {"memory", "SIZE", "the GPU's memory, instead of what its driver reports"},
-    [O_UTIL] = {"utilization", "FRACTION", "share of GPU memory for weights + KV (default 0.9)"},
+    [O_UTIL] = {"utilization", "FRACTION", "the share of GPU memory for weights and KV cache (default 0.9)"},
     [O_RESERVE] = {"reserve", "SIZE", "GPU memory kept back for the runtime (default 0)"},
-    [O_WEIGHTS] = {"weights", "SIZE", "bytes of weights (default: the model's, BF16)"},
+    [O_WEIGHTS] = {"weights", "SIZE", "bytes of weights (default: the model's, in BF16)"},
     [O_BANDWIDTH] = {"bandwidth", "RATE", "memory bandwidth: 3.35TB/s, 3352GB/s"},
     [O_TP] = {"tp", "N", "tensor-parallel degree: every figure per GPU"},
     [O_BLOCK] = {"block", "N", "paged-attention block size in tokens (default 16)"},
     [O_RESIDUAL] = {"residual", "R", "keep the most recent R tokens in BF16 (KIVI)"},
-    [O_HEAD_SCALES] = {"head-scales", NULL, "FP8/NVFP4 tensor scales per KV head, not per layer"},
+    [O_HEAD_SCALES] = {"head-scales", NULL, "FP8 and NVFP4 tensor scales per KV head, not per layer"},
     [O_BF16_LAYERS] = {"bf16-layers", "LIST", "keep these layers in BF16: 0,1,31"},
-    [O_BF16_SLIDING] = {"bf16-sliding", NULL, "keep sliding-window layers in BF16"},
-    [O_CONTEXTS] = {"contexts", "LIST", "speedup over BF16 at each context: 1k,8k,32k"},
+    [O_BF16_SLIDING] = {"bf16-sliding", NULL, "keep the sliding-window layers in BF16"},
+    [O_CONTEXTS] = {"contexts", "LIST", "the speedup over BF16 at each context: 1k,8k,32k"},
     [O_JSON] = {"json", NULL, "print one JSON object"},
     [O_CSV] = {"csv", NULL, "print the formats table as CSV"},
     [O_HELP] = {"help", NULL, "show this help"},
@@ -68,20 +70,6 @@ static const CmdSpec CMD = {
 
 static const ShapeOptions SHAPE = {
     {O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM}, {UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT32_MAX}};
-
-static int parse_layer(const char *s, uint64_t *v, Error *e)
-{
-    return units_parse_count(s, 0, UINT32_MAX, v, e);
-}
-
-static int count_opt(const Given *g, int k, uint64_t min, uint64_t max, uint64_t *out, Error *e)
-{
-    if (!g->set[k])
-        return 0;
-    if (units_parse_count(g->val[k], min, max, out, e))
-        return error_prefix(e, "--%s", OPTS[k].name);
-    return 0;
-}
 
 /* Everything needed to fill a Report, with the pool decided last. */
 typedef struct {
@@ -152,9 +140,9 @@ static int workload_options(const Given *g, Setup *s, Error *e)
     Workload *w = &s->rp.w;
     if (g->set[O_CONTEXT] && units_parse_context(g->val[O_CONTEXT], &w->context, e))
         return error_prefix(e, "--context");
-    if (count_opt(g, O_BATCH, 1, UINT32_MAX, &w->batch, e) ||
-        count_opt(g, O_TP, 1, 1u << 16, &w->tp, e) ||
-        count_opt(g, O_BLOCK, 1, 1u << 20, &w->block_tokens, e))
+    if (cli_count(g, OPTS, O_BATCH, 1, UINT32_MAX, &w->batch, e) ||
+        cli_count(g, OPTS, O_TP, 1, 1u << 16, &w->tp, e) ||
+        cli_count(g, OPTS, O_BLOCK, 1, 1u << 20, &w->block_tokens, e))
         return -1;
     if (g->set[O_RESIDUAL] && units_parse_context(g->val[O_RESIDUAL], &w->kv.residual, e))
         return error_prefix(e, "--residual");
@@ -166,7 +154,7 @@ static int workload_options(const Given *g, Setup *s, Error *e)
         w->kv.bf16_sliding = true;
     if (g->set[O_BF16_LAYERS] &&
         cli_parse_u64s("bf16-layers", g->val[O_BF16_LAYERS], w->kv.bf16_layers, KV_OVERRIDES_MAX,
-                       &w->kv.n_bf16_layers, parse_layer, e))
+                       &w->kv.n_bf16_layers, cli_parse_layer, e))
         return -1;
     if (g->set[O_CONTEXTS] &&
         cli_parse_u64s("contexts", g->val[O_CONTEXTS], s->rp.contexts, REPORT_CONTEXTS_MAX,
@@ -317,13 +305,13 @@ static bool grouped_query(const Given *g, const void *ctx)
     return s->rp.w.shape.q_heads != s->rp.w.shape.kv_heads;
 }
 
+/* Why a BF16 option does nothing where every format is BF16 or FP16. */
+#define ALL_16_BIT "; every --format here is 16-bit already"
+
 static const OptRule RULES[] = {
-    {O_RESIDUAL, quantized_format, "keeps recent tokens in BF16 ahead of a quantized format; "
-                                   "every --format here is 16-bit already"},
-    {O_BF16_LAYERS, quantized_format, "keeps layers in BF16 instead of a quantized format; "
-                                      "every --format here is 16-bit already"},
-    {O_BF16_SLIDING, quantized_format, "keeps layers in BF16 instead of a quantized format; "
-                                       "every --format here is 16-bit already"},
+    {O_RESIDUAL, quantized_format, "keeps recent tokens in BF16 ahead of a quantized format" ALL_16_BIT},
+    {O_BF16_LAYERS, quantized_format, "keeps layers in BF16 instead of a quantized format" ALL_16_BIT},
+    {O_BF16_SLIDING, quantized_format, "keeps layers in BF16 instead of a quantized format" ALL_16_BIT},
     {O_BF16_SLIDING, sliding_layers, "needs a model with sliding-window layers"},
     {O_HEAD_SCALES, tensor_scaled_format, "applies to formats with per-tensor scales (see kvlab formats)"},
     {O_BLOCK, pool_known, "sizes the paged slots, which need a pool (--pool or --gpu)"},
@@ -333,6 +321,39 @@ static const OptRule RULES[] = {
     {O_MHA, grouped_query, "changes nothing: the shape has a KV head per query head already"},
     {O_TP, q_heads_known, "needs --q-heads: tensor parallelism splits the query heads too"},
 };
+
+/* ------------------------------------------------------------------------
+ * The workload as a whole: calc's own checks (budget.h), made once every
+ * option is read, so that each error names the option behind it.
+ */
+
+/* The options whose values enter the figures' sizes: an overflow's. */
+static const int SIZE_OPTS[] = {O_CONTEXT, O_BATCH, O_BLOCK, O_RESIDUAL, O_WEIGHTS, O_POOL, O_BANDWIDTH,
+                                O_LAYERS, O_KV_HEADS, O_HEAD_DIM, O_MODEL};
+
+static int workload_checks(const Given *g, const Setup *s, Error *e)
+{
+    const Workload *w = &s->rp.w;
+    Shape full = w->mha ? shape_as_mha(&w->shape) : w->shape, per;
+    uint64_t replicas;
+    if (shape_split_tp(&full, w->tp ? w->tp : 1, &per, &replicas, e))
+        return g->set[O_TP] || g->set[O_MHA] ? error_prefix(e, "--%s", OPTS[g->set[O_TP] ? O_TP : O_MHA].name) : -1;
+    if (kv_options_check(&w->shape, &w->kv, e))
+        return error_prefix(e, "--bf16-layers");
+    for (size_t i = 0; i < s->rp.n_formats; i++) {
+        FormatResult r;
+        if (budget_compute(w, s->rp.formats[i], &r, e)) {
+            char opts[256] = "";
+            for (size_t k = 0; k < sizeof SIZE_OPTS / sizeof SIZE_OPTS[0]; k++)
+                if (g->set[SIZE_OPTS[k]]) {
+                    size_t l = strlen(opts);
+                    snprintf(opts + l, sizeof opts - l, "%s--%s", l ? ", " : "", OPTS[SIZE_OPTS[k]].name);
+                }
+            return opts[0] ? error_prefix(e, "%s", opts) : -1;
+        }
+    }
+    return 0;
+}
 
 int cmd_calc(int argc, char **argv)
 {
@@ -347,22 +368,22 @@ int cmd_calc(int argc, char **argv)
     bool shape_given = g.set[O_MODEL] || cli_shape_given(&g, &SHAPE);
     if (g.set[O_SCENARIO] || !shape_given) {
         if (from_scenario(&s, g.set[O_SCENARIO] ? g.val[O_SCENARIO] : DEFAULT_SCENARIO, &e))
-            return cli_fail("calc", EXIT_USAGE, &e);
+            return cli_error("calc", &e);
     } else {
         Shape none = {0};
         workload_init(&s.rp.w, &none, 8192, 1);
     }
     if (shape_options(&g, &s, &e) || workload_options(&g, &s, &e) ||
         machine_options(&g, &s, &e) || format_options(&g, &s, &e) ||
-        cli_rules(&g, OPTS, RULES, sizeof RULES / sizeof RULES[0], &s, &e))
-        return cli_fail("calc", EXIT_USAGE, &e);
+        cli_rules(&g, OPTS, RULES, sizeof RULES / sizeof RULES[0], &s, &e) || workload_checks(&g, &s, &e))
+        return cli_error("calc", &e);
     if (g.set[O_JSON]) {
         cJSON *j = report_json(&s.rp, &e);
-        if (!j)
-            return cli_fail("calc", EXIT_USAGE, &e);
-        return json_emit(j);
+        if (!j || json_emit(j, &e))
+            return cli_error("calc", &e);
+        return EXIT_OK;
     }
     if (report_text(&s.rp, g.set[O_CSV], stdout, &e))
-        return cli_fail("calc", EXIT_USAGE, &e);
+        return cli_error("calc", &e);
     return EXIT_OK;
 }

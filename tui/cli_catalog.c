@@ -8,6 +8,7 @@
 #include "gpu.h"
 #include "model.h"
 
+#include <stdio.h>
 #include <string.h>
 
 enum { O_JSON, O_HELP, O_COUNT };
@@ -23,24 +24,23 @@ typedef struct {
     char source[512];
 } Entry;
 
+static int entry(Entry *out, const char *display, const char *source)
+{
+    snprintf(out->display, sizeof out->display, "%s", display);
+    snprintf(out->source, sizeof out->source, "%s", source);
+    return 0;
+}
+
 static int read_model(const char *path, Entry *out, Error *e)
 {
     static Model m;
-    if (model_load(&m, path, e))
-        return -1;
-    memcpy(out->display, m.display, sizeof out->display);
-    memcpy(out->source, m.source, sizeof out->source);
-    return 0;
+    return model_load(&m, path, e) ? -1 : entry(out, m.display, m.source);
 }
 
 static int read_gpu(const char *path, Entry *out, Error *e)
 {
     static Gpu g;
-    if (gpu_load(&g, path, e))
-        return -1;
-    memcpy(out->display, g.display, sizeof out->display);
-    memcpy(out->source, g.source, sizeof out->source);
-    return 0;
+    return gpu_load(&g, path, e) ? -1 : entry(out, g.display, g.source);
 }
 
 /* One row per listing command. */
@@ -83,19 +83,19 @@ static int list(const Listing *l, int argc, char **argv)
     CatalogList names;
     Error e;
     if (catalog_list(cli_datadir(), l->kind, &names, &e))
-        return cli_fail(cmd, EXIT_USAGE, &e);
+        return cli_error(cmd, &e);
     cJSON *root = g.set[O_JSON] ? cJSON_CreateObject() : NULL;
     cJSON *arr = root ? cJSON_AddArrayToObject(root, cmd) : NULL;
     Table t;
     table_header(&t, "name", l->column, NULL);
-    int bad = 0;
+    int bad = EXIT_OK;              // the worst code of a file that did not load
     for (size_t i = 0; i < names.count; i++) {
         char path[1024];
         Entry en;
         if (catalog_path(cli_datadir(), l->kind, names.names[i], path, sizeof path, &e) ||
             l->read(path, &en, &e)) {
-            cli_fail(cmd, EXIT_USAGE, &e);
-            bad++;
+            int code = cli_error(cmd, &e);
+            bad = code > bad ? code : bad;
             continue;
         }
         if (root) {
@@ -110,8 +110,9 @@ static int list(const Listing *l, int argc, char **argv)
             table_cell(&t, "%s", en.display);
         }
     }
-    rc = root ? json_emit(root) : (table_print(&t, stdout), EXIT_OK);
-    return rc ? rc : bad ? EXIT_USAGE : EXIT_OK;
+    rc = root ? json_emit(root, &e) : table_check(&t, &e) ? -1 : (table_print(&t, stdout), 0);
+    table_free(&t);
+    return rc ? cli_error(cmd, &e) : bad;
 }
 
 int cmd_models(int argc, char **argv)

@@ -35,10 +35,8 @@ int cmd_formats(int argc, char **argv)
         return rc;
     Error e;
     uint64_t d = 128;
-    if (g.set[O_HEAD_DIM] && units_parse_count(g.val[O_HEAD_DIM], 1, 65536, &d, &e)) {
-        error_prefix(&e, "--head-dim");
-        return cli_fail("formats", EXIT_USAGE, &e);
-    }
+    if (cli_count(&g, OPTS, O_HEAD_DIM, 1, 65536, &d, &e))
+        return cli_error("formats", &e);
     const bool *set = g.set;
     if (set[O_JSON]) {
         cJSON *root = cJSON_CreateObject();
@@ -62,7 +60,7 @@ int cmd_formats(int argc, char **argv)
             cJSON_AddStringToObject(o, "note", f->note);
             cJSON_AddItemToArray(arr, o);
         }
-        return json_emit(root);
+        return json_emit(root, &e) ? cli_error("formats", &e) : EXIT_OK;
     }
     Table t;
     table_header(&t, "format", "name", "bits", "B/elem", "vs BF16", "metadata", "per-tensor scale",
@@ -82,10 +80,12 @@ int cmd_formats(int argc, char **argv)
     }
     if (set[O_CSV]) {
         table_csv(&t, stdout);
+        table_free(&t);
         return EXIT_OK;
     }
     printf("bytes per element at head dimension %llu, metadata included\n\n", (unsigned long long)d);
     table_print(&t, stdout);
+    table_free(&t);
     printf("\n");
     for (size_t i = 0; i < format_count(); i++)
         printf("%-9s %s\n", format_at(i)->id, format_at(i)->note);

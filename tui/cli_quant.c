@@ -32,9 +32,9 @@ enum {
 };
 
 static const OptSpec OPTS[O_COUNT] = {
-    [O_PRESET] = {"preset", "NAME", "worked-4x4: seed 001's 4x4 keys and query"},
+    [O_PRESET] = {"preset", "worked-4x4", "seed 001's 4x4 keys and query"},
     [O_GENERATE] = {"generate", NULL, "a synthetic head with outlier channels (the default)"},
-    [O_MATRIX] = {"matrix", "FILE", "JSON: rows of keys, or {\"keys\", \"values\", \"query\"}"},
+    [O_MATRIX] = {"matrix", "FILE", "JSON: rows of keys, or an object with \"keys\", \"values\" and \"query\""},
     [O_QUERY] = {"query", "LIST", "the query vector: 1,1,0.1,1"},
     [O_TOKENS] = {"tokens", "T", "generated tokens (default " STR(KVGEN_TOKENS_DEFAULT) ")"},
     [O_HEAD_DIM] = {"head-dim", "D", "generated head dimension (default " STR(KVGEN_HEAD_DIM_DEFAULT) ")"},
@@ -46,18 +46,21 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_SINK_STR] = {"sink-strength", "X", "logits a sink stands above other tokens (default 5)"},
     [O_V_OUT] = {"value-outliers", "N", "tokens with large values (default 2)"},
     [O_V_OUT_SCALE] = {"value-outlier-scale", "X", "their value norm over others (default 8)"},
-    [O_SCHEME] = {"scheme", "S", "int-min (default), int-zp, int-sym, fp8, nvfp4, mxfp4"},
+    [O_SCHEME] = {"scheme", "int-min|int-zp|int-sym|fp8|nvfp4|mxfp4", "the quantizer (default int-min)"},
     [O_BITS] = {"bits", "N", "integer bits: " STR(QUANT_BITS_MIN) " to " STR(QUANT_BITS_MAX) " (default 4)"},
-    [O_GRAN] = {"granularity", "G", "tensor, token, channel, group:G, tgroup:G (default: all)"},
-    [O_VALUES] = {"values", "G", "quantize values too, at this granularity (default exact)"},
-    [O_FP8] = {"fp8", "F", "fp8 scheme: e4m3 (default) or e5m2"},
-    [O_SCALE] = {"scale", "S", "fp8 scale: dynamic (default) or a static per-tensor number"},
-    [O_NO_SAT] = {"no-saturate", NULL, "fp8 overflow becomes NaN/Inf instead of the max"},
+    [O_GRAN] = {"granularity", "tensor|token|channel|group:G|tgroup:G",
+                "the keys that share a scale: the tensor, a token, a channel, G channels of a token or G tokens "
+                "of a channel (default: each, side by side)"},
+    [O_VALUES] = {"values", "exact|tensor|token|channel|group:G|tgroup:G",
+                  "the values exact (the default) or quantized too, at this granularity"},
+    [O_FP8] = {"fp8", "e4m3|e5m2", "the fp8 scheme's format (default e4m3)"},
+    [O_SCALE] = {"scale", "S", "the fp8 scale: dynamic (the default) or a static per-tensor number"},
+    [O_NO_SAT] = {"no-saturate", NULL, "fp8 overflow becomes NaN or Inf instead of the largest finite value"},
     [O_KIVI] = {"kivi", NULL, "KIVI: keys per channel over groups of tokens, values per token"},
     [O_GROUP] = {"group", "G", "KIVI group size (default 32)"},
     [O_RESIDUAL] = {"residual", "R", "KIVI: most recent tokens kept in BF16 (default 0)"},
-    [O_ROPE] = {"rope", "MODE", "none (default), pre or post: quantize keys before/after RoPE"},
-    [O_THETA] = {"rope-theta", "X", "RoPE base (default 500000, Llama 3)"},
+    [O_ROPE] = {"rope", "none|pre|post", "quantize the keys before (pre) or after (post) RoPE, or none (the default)"},
+    [O_THETA] = {"rope-theta", "X", "the RoPE base (default 500000, Llama 3)"},
     [O_ROTATE] = {"rotate", "hadamard", "rotate each vector before quantizing (QuaRot)"},
     [O_JSON] = {"json", NULL, "print one JSON object"},
     [O_MATRICES] = {"matrices", NULL, "with --json: the key, quantized key and error matrices"},
@@ -103,7 +106,7 @@ static int input_alloc(Input *in, size_t tokens, size_t d, Error *e)
     in->v = calloc(tokens * d, sizeof *in->v);
     in->q = calloc(d, sizeof *in->q);
     if (!in->k || !in->v || !in->q)
-        return error_set(e, "out of memory for %zu x %zu keys", tokens, d);
+        return error_runtime(e, "out of memory for %zu x %zu keys", tokens, d);
     return 0;
 }
 
@@ -156,13 +159,6 @@ static int float_opt(const Given *g, int k, float lo, float *out, Error *e)
     return 0;
 }
 
-static int count_opt(const Given *g, int k, uint64_t lo, uint64_t hi, uint64_t *out, Error *e)
-{
-    if (g->set[k] && units_parse_count(g->val[k], lo, hi, out, e))
-        return error_prefix(e, "--%s", OPTS[k].name);
-    return 0;
-}
-
 static int generate(const Given *g, Input *in, const Experiment *x, Error *e)
 {
     KvGenParams p;
@@ -170,10 +166,10 @@ static int generate(const Given *g, Input *in, const Experiment *x, Error *e)
     p.rope_theta = x->rope != ROPE_NONE ? x->rope_theta : 0;
     uint64_t t = p.tokens, d = p.head_dim, oc = p.outlier_channels, sk = p.sinks,
              vo = p.value_outliers;
-    if (count_opt(g, O_TOKENS, 1, 1u << 20, &t, e) || count_opt(g, O_HEAD_DIM, 1, 4096, &d, e) ||
-        count_opt(g, O_SEED, 0, UINT64_MAX, &p.seed, e) ||
-        count_opt(g, O_OUT_CH, 0, 4096, &oc, e) || count_opt(g, O_SINKS, 0, 1u << 20, &sk, e) ||
-        count_opt(g, O_V_OUT, 0, 1u << 20, &vo, e) || float_opt(g, O_OUT_SCALE, 0, &p.outlier_scale, e) ||
+    if (cli_count(g, OPTS, O_TOKENS, 1, 1u << 20, &t, e) || cli_count(g, OPTS, O_HEAD_DIM, 1, 4096, &d, e) ||
+        cli_count(g, OPTS, O_SEED, 0, UINT64_MAX, &p.seed, e) ||
+        cli_count(g, OPTS, O_OUT_CH, 0, 4096, &oc, e) || cli_count(g, OPTS, O_SINKS, 0, 1u << 20, &sk, e) ||
+        cli_count(g, OPTS, O_V_OUT, 0, 1u << 20, &vo, e) || float_opt(g, O_OUT_SCALE, 0, &p.outlier_scale, e) ||
         float_opt(g, O_Q_OUT, 0, &p.query_outlier_weight, e) ||
         float_opt(g, O_SINK_STR, 0, &p.sink_strength, e) ||
         float_opt(g, O_V_OUT_SCALE, 0, &p.value_outlier_scale, e))
@@ -226,7 +222,7 @@ static int source(const Given *g, Setup *s, Error *e)
         size_t got;
         float *tmp = malloc(s->in.d * sizeof *tmp);
         if (!tmp)
-            return error_set(e, "out of memory");
+            return error_runtime(e, "out of memory");
         int rc = cli_parse_floats(g->val[O_QUERY], tmp, s->in.d, &got, e);
         if (!rc && got != s->in.d)
             rc = error_set(e, "%zu values, one per channel, not %zu", s->in.d, got);
@@ -347,8 +343,8 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
     uint64_t bits = 4, group = 32, residual = 0;
     if (g->set[O_SCHEME] && scheme_parse(g->val[O_SCHEME], &x->key.scheme, e))
         return error_prefix(e, "--scheme");
-    if (count_opt(g, O_BITS, QUANT_BITS_MIN, QUANT_BITS_MAX, &bits, e) ||
-        count_opt(g, O_GROUP, 1, 1u << 20, &group, e) || count_opt(g, O_RESIDUAL, 0, 1u << 24, &residual, e))
+    if (cli_count(g, OPTS, O_BITS, QUANT_BITS_MIN, QUANT_BITS_MAX, &bits, e) ||
+        cli_count(g, OPTS, O_GROUP, 1, 1u << 20, &group, e) || cli_count(g, OPTS, O_RESIDUAL, 0, 1u << 24, &residual, e))
         return -1;
     x->key.bits = (unsigned)bits;
     bool integer = x->key.scheme == SCHEME_INT_SYM || x->key.scheme == SCHEME_INT_MIN ||
@@ -378,7 +374,7 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
     /* Values stay exact unless asked for; KIVI quantizes them by definition. */
     x->values_exact = g->set[O_VALUES] ? strcmp(g->val[O_VALUES], "exact") == 0 : !x->kivi;
     if (!x->values_exact && g->set[O_VALUES] && granularity_parse(g->val[O_VALUES], &x->value.gran, e))
-        return error_prefix(e, "--values");
+        return error_prefix(e, "--values: exact, or a granularity");
     if (g->set[O_ROPE]) {
         static const char *const M[] = {"none", "pre", "post"};
         size_t i = 0;
@@ -479,6 +475,7 @@ static void scores_text(const ExperimentResult *r, FILE *out)
     if (n > show)
         fprintf(out, "the %zu of %zu tokens whose scores moved most:\n", show, n);
     table_print(&t, out);
+    table_free(&t);
     fputc('\n', out);
     free(idx);
 }
@@ -559,7 +556,7 @@ static int run_one(const Setup *s, bool json, bool matrices, Error *e)
             add_matrix(o, "key_error", r.k_hat, r.k_ref, r.tokens, r.d);
         }
         experiment_result_free(&r);
-        return json_emit(o) ? -1 : 0;
+        return json_emit(o, e);
     }
     header(s, stdout);
     fputc('\n', stdout);
@@ -623,14 +620,17 @@ static int run_compare(Setup *s, bool json, Error *e)
         }
         experiment_result_free(&r[i]);
     }
-    if (json)
-        return json_emit(o) ? -1 : 0;
+    if (json) {
+        table_free(&t);
+        return json_emit(o, e);
+    }
     header(s, stdout);
     if (s->x.key.scheme == SCHEME_FP8)
         printf("scheme: fp8 %s, a dynamic scale per group\n\n", s->x.key.fp8->name);
     else
         printf("scheme: %s %u-bit\n\n", scheme_str(s->x.key.scheme), s->x.key.bits);
     table_print(&t, stdout);
+    table_free(&t);
     printf("\nK error: ||K^ - K|| / ||K||; score error: largest |q.k^ - q.k|; softmax TV: "
            "how much attention moved (0 to 1);\noutput err: ||o^ - o|| / ||o||; top token: "
            "whether the most-attended token stays on top.\n");
@@ -647,15 +647,10 @@ int cmd_quant(int argc, char **argv)
     static Setup s;
     memset(&s, 0, sizeof s);
     experiment_init(&s.x);
-    rc = EXIT_USAGE;
-    if (scheme_options(&g, &s, &e) || source(&g, &s, &e))
-        goto done;
-    if (s.compare ? run_compare(&s, g.set[O_JSON], &e) : run_one(&s, g.set[O_JSON], g.set[O_MATRICES], &e))
-        goto done;
     rc = EXIT_OK;
-done:
-    if (rc != EXIT_OK)
-        cli_fail("quant", rc, &e);
+    if (scheme_options(&g, &s, &e) || source(&g, &s, &e) ||
+        (s.compare ? run_compare(&s, g.set[O_JSON], &e) : run_one(&s, g.set[O_JSON], g.set[O_MATRICES], &e)))
+        rc = cli_error("quant", &e);        // exit 3 where the machine failed (out of memory)
     input_free(&s.in);
     return rc;
 }

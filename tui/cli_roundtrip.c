@@ -21,9 +21,9 @@ static const OptSpec OPTS[O_COUNT] = {
 
 static const CmdSpec CMD = {
     .name = "roundtrip",
-    .usage = "usage: kvlab roundtrip FORMAT [--saturate] < floats\n\n"
+    .usage = "usage: kvlab roundtrip e4m3|e5m2|e2m1 [--saturate] < floats\n\n"
              "Encodes each float on stdin (one a line, decimal or hex-float) in\n"
-             "FORMAT (e4m3, e5m2 or e2m1), decodes it, and prints the result.\n"
+             "the format (e4m3, e5m2 or e2m1), decodes it, and prints the result.\n"
              "Without --saturate, E4M3FN overflow is nan and E5M2 overflow inf;\n"
              "E2M1 always clamps to +-6. A number beyond a float's range (1e39) is\n"
              "read as an infinity, which every format rounds as it would the number.",
@@ -77,7 +77,7 @@ int cmd_roundtrip(int argc, char **argv)
             error_set(&e, "unknown format '%s'; expected e4m3, e5m2 or e2m1", g.words[0]);
         else
             error_set(&e, "expected a FORMAT: e4m3, e5m2 or e2m1");
-        return cli_fail("roundtrip", EXIT_USAGE, &e);
+        return cli_error("roundtrip", &e);
     }
     char *line = NULL;
     size_t cap = 0;

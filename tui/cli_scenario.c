@@ -60,17 +60,17 @@ static int list(bool json)
     Error e;
     static Scenario sc;
     if (catalog_list(cli_datadir(), CATALOG_SCENARIOS, &names, &e))
-        return cli_fail("scenario", EXIT_USAGE, &e);
+        return cli_error("scenario", &e);
     cJSON *root = json ? cJSON_CreateObject() : NULL;
     cJSON *arr = json ? cJSON_AddArrayToObject(root, "scenarios") : NULL;
     Table t;
     table_header(&t, "name", "title", "source", NULL);
-    int bad = 0;
+    int bad = EXIT_OK;              // the worst code of a file that did not load
     for (size_t i = 0; i < names.count; i++) {
         /* A broken file is reported and skipped; the good ones still list. */
         if (load(names.names[i], &sc, &e)) {
-            cli_fail("scenario list", EXIT_USAGE, &e);
-            bad++;
+            int code = cli_error("scenario list", &e);
+            bad = code > bad ? code : bad;
             continue;
         }
         if (json) {
@@ -86,11 +86,9 @@ static int list(bool json)
             table_cell(&t, "%s", sc.source);
         }
     }
-    if (json)
-        json_emit(root);
-    else
-        table_print(&t, stdout);
-    return bad ? EXIT_USAGE : EXIT_OK;
+    int rc = json ? json_emit(root, &e) : table_check(&t, &e) ? -1 : (table_print(&t, stdout), 0);
+    table_free(&t);
+    return rc ? cli_error("scenario list", &e) : bad;
 }
 
 /* Evaluates every figure; *bad counts the ones that make check say no. */
@@ -144,6 +142,7 @@ static void figures_text(const Scenario *sc, const FigureResult *res, FILE *out)
         table_cell(&t, "%s", figure_verdict_name(res[i].verdict));
     }
     table_print(&t, out);
+    table_free(&t);
     FigureVerdict v[SCENARIO_FIGURES_MAX];
     char legend[1024];
     for (size_t i = 0; i < sc->n_figures; i++)
@@ -170,15 +169,15 @@ static int show(const char *name, bool json, bool check_only)
     int bad;
     const char *cmd = check_only ? "scenario check" : "scenario show";
     if (load(name, &sc, &e))
-        return cli_fail(cmd, EXIT_USAGE, &e);
+        return cli_error(cmd, &e);
     if (figures(&sc, res, &bad, &e))
-        return cli_fail(cmd, EXIT_USAGE, &e);
+        return cli_error(cmd, &e);
     Report rp;
     report_from_scenario(&sc, &rp);
     if (json) {
         cJSON *root = check_only ? cJSON_CreateObject() : report_json(&rp, &e);
         if (!root)
-            return cli_fail(cmd, EXIT_USAGE, &e);
+            return cli_error(cmd, &e);
         cJSON_AddStringToObject(root, "scenario", sc.name);
         cJSON_AddStringToObject(root, "title", sc.title);
         if (!check_only) {
@@ -187,8 +186,9 @@ static int show(const char *name, bool json, bool check_only)
         }
         cJSON_AddItemToObject(root, "figures", figures_json(&sc, res));
         cJSON_AddBoolToObject(root, "ok", bad == 0);
-        int rc = json_emit(root);
-        return rc ? rc : (check_only && bad ? EXIT_NO : EXIT_OK);
+        if (json_emit(root, &e))
+            return cli_error(cmd, &e);
+        return check_only && bad ? EXIT_NO : EXIT_OK;
     }
     text_put(stdout, sc.title, false);          // one line each, whatever the file holds
     putchar('\n');
@@ -197,7 +197,7 @@ static int show(const char *name, bool json, bool check_only)
     text_put(stdout, sc.story, true);
     fputs("\n\n", stdout);
     if (!check_only && report_text(&rp, false, stdout, &e))
-        return cli_fail(cmd, EXIT_USAGE, &e);
+        return cli_error(cmd, &e);
     if (sc.n_figures) {
         if (!check_only)
             printf("\nfigures the seed quotes\n");
@@ -234,5 +234,5 @@ int cmd_scenario(int argc, char **argv)
         error_set(&e, "expected list, show NAME or check FILE");
     else
         error_set(&e, "unknown action '%s'; expected list, show NAME or check FILE", verb);
-    return cli_fail("scenario", EXIT_USAGE, &e);
+    return cli_error("scenario", &e);
 }

@@ -34,7 +34,8 @@ static void usage(FILE *out)
 {
     fprintf(out, "kvlab %s - a lab for KV-cache quantization in LLM serving\n\n"
                  "usage: kvlab                       the interactive lab (in a terminal)\n"
-                 "       kvlab COMMAND [options]     (kvlab COMMAND --help for its options)\n\n"
+                 "       kvlab COMMAND [options]     (kvlab COMMAND --help for its options)\n"
+                 "       kvlab --help | -h | help | --version\n\n"
                  "commands:\n", KVLAB_VERSION);
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
@@ -47,23 +48,38 @@ static void usage(FILE *out)
     fprintf(out, " (set KVLAB_CUDA_PLUGIN to use another)\n");
 }
 
+static void version(FILE *out)
+{
+    fprintf(out, "kvlab %s\n", KVLAB_VERSION);
+}
+
+/* The words kvlab takes alone, in place of a command. */
+static const struct {
+    const char *word;
+    void (*print)(FILE *out);
+} ALONE[] = {
+    {"--help", usage}, {"-h", usage}, {"help", usage}, {"--version", version},
+};
+
 int main(int argc, char **argv)
 {
+    Error e;
     if (argc < 2) {
-        Error e;
         if (crt_usable(&e))
             return cli_fail(NULL, EXIT_USAGE, &e);
         return lab_run();
     }
     const char *cmd = argv[1];
-    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-        usage(stdout);
-        return EXIT_OK;
-    }
-    if (strcmp(cmd, "--version") == 0) {
-        printf("kvlab %s\n", KVLAB_VERSION);
-        return EXIT_OK;
-    }
+    for (size_t i = 0; i < sizeof ALONE / sizeof ALONE[0]; i++)
+        if (strcmp(cmd, ALONE[i].word) == 0) {
+            if (argc > 2) {
+                error_set(&e, "%s takes nothing after it, not '%s' (a command's options: kvlab COMMAND --help)",
+                          cmd, argv[2]);
+                return cli_fail(NULL, EXIT_USAGE, &e);
+            }
+            ALONE[i].print(stdout);
+            return EXIT_OK;
+        }
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (strcmp(cmd, COMMANDS[i].name) == 0) {
             int rc = COMMANDS[i].run(argc - 2, argv + 2);
@@ -75,7 +91,6 @@ int main(int argc, char **argv)
             }
             return rc;
         }
-    Error e;
     size_t len = (size_t)snprintf(e.msg, sizeof e.msg, "unknown command '%s'; expected one of:", cmd);
     for (size_t i = 0; i < N_COMMANDS && len < sizeof e.msg; i++)
         len += (size_t)snprintf(e.msg + len, sizeof e.msg - len, " %s", COMMANDS[i].name);

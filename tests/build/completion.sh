@@ -40,7 +40,33 @@ offers "$models" bench --batch 1 --model ""
 offers "$gpus" calc --context 8k --gpu ""
 offers "$scenarios" calc --scenario ""
 offers "$formats" calc --format ""
-offers "$formats" bench --format ""
+offers "$(tr ' ' '\n' <<<"$formats" | grep -vx int4 | tr '\n' ' ')" calc --format int4 --format ""   # not twice
+offers "" --version ""                                  # nothing follows --version
+offers "" --help ""
+
+# The values of an option that takes a fixed set, and a command's words:
+# what kvlab refuses a value with names each one offered, and each one it
+# names after "expected" is offered (kvlab CMD ARGS... bogus).
+named_in_refusal() {
+    local err
+    err=$("$KVLAB_BIN" "$@" kvlab-no-such-value 2>&1 </dev/null || true)
+    local offered
+    offered=$(COMP_WORDS=("$KVLAB_BIN" "$@" ""); COMP_CWORD=$(( $# + 1 )); COMPREPLY=(); _kvlab
+              printf '%s\n' "${COMPREPLY[@]}")
+    [[ -n $offered ]] || fail "kvlab $* offers nothing"
+    for w in $offered; do
+        grep -qF -- "$w" <<<"$err" || fail "kvlab $* offers '$w', which its refusal does not name: $err"
+    done
+    local listed
+    listed=$(sed -e 's/.*expected //' -e "s/, not '.*//" -e 's/ ([^)]*)//g' -e 's/ or /, /g' <<<"$err" | tr ',' '\n' |
+             sed 's/^ *//; s/ *$//' | grep .)
+    for w in $listed; do
+        grep -qxF -- "$w" <<<"$offered" || fail "kvlab $* does not offer '$w', which its refusal names: $err"
+    done
+}
+named_in_refusal roundtrip
+for o in --scheme --granularity --values --fp8 --rope --preset --rotate; do named_in_refusal quant "$o"; done
+for o in --backend --format --fp8-path; do named_in_refusal bench "$o"; done
 offers "list show check" scenario ""
 offers "$scenarios" scenario show ""
 offers "" calc --context ""                             # a number: nothing to offer

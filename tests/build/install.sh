@@ -26,7 +26,10 @@ case $1 in
 install)
     # make install puts kvlab, the plugin where built, the data, the man
     # page and the completion under PREFIX, and nothing else; make
-    # uninstall removes exactly those and the directories left empty
+    # uninstall removes exactly those and kvlab's own directories, never a
+    # shared one that was there before (bin, lib, share/man/man1, ...)
+    shared="bin lib share/man/man1 share/bash-completion/completions"
+    for d in $shared; do mkdir -p "$root/$d"; done
     install_tree
     want=$(
         echo bin/kvlab
@@ -45,9 +48,10 @@ install)
     mkdir -p "$root/share/doc/other"
     touch "$root/share/doc/other/README" "$root/bin/other"
     kmake -s uninstall DESTDIR="$stage" >/dev/null
-    got=$(cd "$root" && find . | sort | tr '\n' ' ')
-    [[ $got == ". ./bin ./bin/other ./share ./share/doc ./share/doc/other ./share/doc/other/README " ]] ||
-        fail "make uninstall left: $got" ;;
+    got=$(cd "$root" && find . | LC_ALL=C sort | tr '\n' ' ')
+    want=". ./bin ./bin/other ./lib ./share ./share/bash-completion ./share/bash-completion/completions "
+    want+="./share/doc ./share/doc/other ./share/doc/other/README ./share/man ./share/man/man1 "
+    [[ $got == "$want" ]] || fail "make uninstall left: $got"$'\n'"not: $want" ;;
 moved)
     # an installed tree moved elsewhere finds its data and plugin from any
     # working directory, and its completion lists the data it finds
@@ -72,11 +76,20 @@ moved)
     diff <(cd "$moved/share/kvlab/scenarios/models" && ls | sed 's/\.json$//') <(sort <<<"$names") >&2 ||
         fail "the installed completion's models differ from the installed data's" ;;
 tree)
-    # a kvlab run from the build tree uses the tree's data and plugin
+    # a kvlab run from the build tree uses the tree's data and plugin, also
+    # where an installed tree lies above it (the tree in ~/kvlab after make
+    # install PREFIX=$HOME puts share/kvlab and lib/kvlab beside ~/kvlab)
     tree=$(pwd -P)
     plugin="none found; make builds libkvlab_cuda.so where nvcc is found"
     if plugin_built; then plugin=$(cd "$BUILD" && pwd -P)/libkvlab_cuda.so; fi
-    has_places "$(from_root "$KVLAB_BIN" --help)" "$tree/scenarios" "$plugin" ;;
+    has_places "$(from_root "$KVLAB_BIN" --help)" "$tree/scenarios" "$plugin"
+    home=$(cd "$scratch" && pwd -P)
+    mkdir -p "$home/kvlab" "$home/share/kvlab/scenarios" "$home/lib/kvlab"
+    cp "$KVLAB_BIN" "$home/kvlab/kvlab"
+    cp -r scenarios "$home/kvlab/scenarios"
+    : >"$home/kvlab/libkvlab_cuda.so"
+    : >"$home/lib/kvlab/libkvlab_cuda.so"
+    has_places "$(from_root "$home/kvlab/kvlab" --help)" "$home/kvlab/scenarios" "$home/kvlab/libkvlab_cuda.so" ;;
 *)
     fail "unknown case '$1'" ;;
 esac

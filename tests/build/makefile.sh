@@ -17,6 +17,44 @@ plugin_targets)
         grep -q -- "-shared -o $BUILD/libkvlab_cuda.so" <<<"$out" ||
             fail "make $goal does not build the CUDA plugin:"$'\n'"$out"
     done ;;
+plugin_optional)
+    # with an nvcc that takes some of the plugin's architectures, the
+    # plugin is built for those; with one that takes none, or that cannot
+    # build it, make (run, test) goes on without it, saying why in one line,
+    # and make plugin fails, saying why
+    nvcc=$scratch/nvcc
+    cat >"$nvcc" <<'EOF_NVCC'
+#!/bin/sh
+# takes the architectures in $FAKE_ARCHS (compute_80 ...); compiles nothing
+for a; do
+    case $a in -gencode=*) arch=${a#-gencode=arch=}; arch=${arch%%,*}
+        case " $FAKE_ARCHS " in *" $arch "*) ;; *) echo "nvcc fatal   : Unsupported gpu architecture '$arch'" >&2; exit 1;; esac;;
+    esac
+done
+case " $* " in *" --dryrun "*) exit 0;; esac
+echo "kernels/cuda/kv_attn.cu(1): error: this nvcc cannot build it" >&2
+exit 1
+EOF_NVCC
+    chmod +x "$nvcc"
+    out=$(FAKE_ARCHS="compute_80 compute_89" plan -B NVCC="$nvcc" plugin | grep -- " -c -o .*\.cu") ||
+        fail "make plugin compiles nothing with an nvcc that takes sm_80 and sm_89"
+    [[ $out == *sm_80* && $out == *sm_89* && $out != *90a* ]] ||
+        fail "with an nvcc that takes sm_80 and sm_89 only, the plugin is compiled as: $out"
+    build=$scratch/build
+    for archs in "" "compute_80 compute_89 compute_90a"; do
+        why="takes none of the GPU architectures the plugin is for (sm_80, sm_89, sm_90a)"
+        [[ -z $archs ]] || why="this nvcc cannot build it"
+        out=$(FAKE_ARCHS=$archs kmake -s BUILD="$build" NVCC="$nvcc" plugin-if-possible 2>&1) ||
+            fail "with an nvcc that cannot build the plugin (takes: '$archs'), make failed:"$'\n'"$out"
+        [[ $(grep -c . <<<"$out") == 1 && $out == "kvlab: the CUDA plugin is not built: "*"$why"* ]] ||
+            fail "with an nvcc that cannot build the plugin (takes: '$archs'), make said:"$'\n'"$out"
+        if out=$(FAKE_ARCHS=$archs kmake -s BUILD="$build" NVCC="$nvcc" plugin 2>&1); then
+            fail "make plugin passed with an nvcc that cannot build it (takes: '$archs')"
+        fi
+        grep -qF "$why" <<<"$out" || fail "make plugin did not say why:"$'\n'"$out"
+    done
+    grep -q -- "the CUDA plugin is not built" <<<"$(plan NVCC="$nvcc" all)" ||
+        fail "make all does not go on without the plugin where nvcc cannot build it" ;;
 plugin_headers)
     # the plugin is rebuilt after a change to a header of its C or CUDA code
     out=$(plan "$BUILD/libkvlab_cuda.so")
@@ -48,11 +86,12 @@ objects_track_headers)
     done ;;
 flags)
     # flags given on the command line join the build's own (never replace
-    # them) and rebuild what they change
+    # them) and rebuild what they change: linking flags relink, and
+    # compile nothing again
     out=$(plan "$BUILD/kvlab")
     [[ -z $(compile_lines "$out") ]] || fail "$BUILD/kvlab is not up to date:"$'\n'"$out"
     total=$(ls calc/*.c kernels/*.c kernels/cpu/*.c tui/*.c | wc -l)
-    for v in CFLAGS=-O0 CPPFLAGS=-DKVLAB_FLAG_CHECK PREFIX=/kvlab-elsewhere; do
+    for v in CFLAGS=-O0 CPPFLAGS=-DKVLAB_FLAG_CHECK; do
         lines=$(compile_lines "$(plan "$v" "$BUILD/kvlab")")
         [[ $(grep -c . <<<"$lines") == "$total" ]] ||
             fail "make $v rebuilds $(grep -c . <<<"$lines") of the $total objects of kvlab"
@@ -62,7 +101,19 @@ flags)
             done
         done <<<"$lines"
     done
-    link=$(plan LDFLAGS=-Wl,-O1 LDLIBS=-lkvlabcheck "$BUILD/kvlab" | grep -- "-o $BUILD/kvlab ")
+    # PREFIX is compiled into calc/paths.c alone: another rebuilds that one
+    # object (and relinks), and no stamp's directory is made anew (sudo make
+    # install PREFIX=... leaves the user's build writable)
+    out=$(plan PREFIX=/kvlab-elsewhere "$BUILD/kvlab")
+    lines=$(compile_lines "$out")
+    [[ $(grep -c . <<<"$lines") == 1 && $lines == *"-o $BUILD/calc/paths.o "* && $lines == *"/kvlab-elsewhere"* ]] ||
+        fail "make PREFIX=/kvlab-elsewhere rebuilds other than calc/paths.o:"$'\n'"$lines"
+    if grep -q "rm -rf" <<<"$(kmake -n --trace PREFIX=/kvlab-elsewhere "$BUILD/kvlab" 2>&1)"; then
+        fail "make PREFIX=... removes a directory"
+    fi
+    out=$(plan LDFLAGS=-Wl,-O1 LDLIBS=-lkvlabcheck "$BUILD/kvlab")
+    [[ -z $(compile_lines "$out") ]] || fail "make LDFLAGS=... LDLIBS=... compiles again:"$'\n'"$out"
+    link=$(grep -- "-o $BUILD/kvlab " <<<"$out")
     for want in -Wl,-O1 -lkvlabcheck -lm -lcjson; do
         [[ $link == *"$want"* ]] || fail "make LDFLAGS=... LDLIBS=... links without $want: $link"
     done ;;
@@ -84,10 +135,18 @@ clean)
         [[ -e $tree/Makefile.keep ]] || fail "make clean BUILD=$b removed the tree"
     done ;;
 phony)
-    # every target that names no file is .PHONY and listed by make help
-    phony=$( { kmake -pq 2>/dev/null || true; } | sed -n 's/^\.PHONY: //p' | tr ' ' '\n')
+    # every target that names no file is .PHONY and listed by make help:
+    # the targets of make's own database (make -p), however the Makefile
+    # writes them, but files (a path, a name with a dot, the copies at the
+    # top) and make's special targets
+    db=$( { kmake -pq help 2>/dev/null || true; } )
+    phony=$(sed -n 's/^\.PHONY: //p' <<<"$db" | tr ' ' '\n')
     listed=$(kmake -s help | awk '{ print $2 }')
-    for t in $(sed -n 's/^\([a-z][a-z-]*\):.*/\1/p' Makefile | grep -vx kvlab); do
+    targets=$(awk '/^# Files/ { on = 1 } /^# (Finished|VPATH)/ { on = 0 }
+                   on && /^[^#\t. %][^ \t=]*:/ && !/^[^:]*:=/ { sub(/:.*/, ""); print }' <<<"$db" |
+              grep -v '[/.]' | grep -vx -e kvlab -e Makefile | sort -u)
+    [[ -n $targets ]] || fail "no targets in make's database"
+    for t in $targets; do
         grep -qx -- "$t" <<<"$phony" || fail "make $t is not .PHONY"
         grep -qx -- "$t" <<<"$listed" || fail "make $t is not in make help"
     done ;;

@@ -6,10 +6,6 @@
 # The commands `kvlab --help` lists.
 help_commands() { "$KVLAB_BIN" --help | awk '/^commands:/ { on = 1; next } on && !NF { exit } on { print $1 }'; }
 
-# The options `kvlab CMD --help` lists, but --help, which every command
-# takes (the man page says so once).
-help_options() { "$KVLAB_BIN" "$1" --help | sed -n 's/^  \(--[a-z0-9-]*\).*/\1/p' | grep -vx -- --help; }
-
 # The variables the man page documents: the .TP items of ENVIRONMENT.
 man_environment() {
     awk '/^\.SH / { on = ($0 == ".SH ENVIRONMENT"); next }
@@ -20,13 +16,16 @@ man_environment() {
 case $1 in
 options)
     # kvlab --help and the man page list the same commands, and each
-    # command's --help the same options as its subsection of the man page
+    # command's options in the man page are what make man writes from its
+    # --help: names, value names, defaults and all, kept in one place
     diff <(help_commands | sort) <(man_commands | sort) >&2 ||
         fail "commands in kvlab --help (<) or only in $MAN (>)"
     for c in $(help_commands); do
-        diff <(help_options "$c" | sort) <(man_options "$c" | sort) >&2 ||
-            fail "options of kvlab $c in its --help (<) or only in $MAN (>)"
-    done ;;
+        grep -qxF ".\\\" The options of kvlab $c, from kvlab $c --help (make man):" "$MAN" ||
+            fail "$MAN has no place for the options of kvlab $c"
+    done
+    diff <(assets/man_options.sh "$KVLAB_BIN" "$MAN") "$MAN" >&2 ||
+        fail "$MAN is not what make man writes from kvlab CMD --help (<); run make man" ;;
 render)
     # the man page renders without a warning
     out=$(groff -man -Tutf8 -ww -z "$MAN" 2>&1)

@@ -19,6 +19,14 @@ stat_of() {     # stat_of LOG NAME: one of libFuzzer's final statistics
     sed -n "s/^stat::$2: *//p" "$1" | tail -n 1
 }
 
+# User + system seconds of the children that have ended, from sh's `times`
+# (run in this shell, not a subshell, whose children they are not).
+tf=$(mktemp)
+trap 'rm -f "$tf"' EXIT
+cpu_seconds() {
+    tail -n 1 "$tf" | awk '{ t = 0; for (i = 1; i <= NF; i++) { split($i, p, /[ms]/); t += p[1] * 60 + p[2] } printf "%d", t }'
+}
+
 for name in "$@"; do
     corpus=$dir/corpus/$name crashes=$here/crashes/$name log=$dir/$name.log
     mkdir -p "$corpus" "$crashes"
@@ -26,17 +34,19 @@ for name in "$@"; do
     dict=$here/$name.dict                   # its own words, else JSON's
     [ -f "$dict" ] || dict=$here/json.dict
     echo "fuzz: $name for ${seconds}s (log: $log)"
+    times > "$tf"; cpu0=$(cpu_seconds)
     # -timeout: any input slower than 10 s is a bug; -rss_limit_mb: so is 2 GiB.
     "$dir/fuzz_$name" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 \
         -rss_limit_mb=2048 -artifact_prefix="$crashes/" -dict="$dict" "$corpus" "$here/corpus/$name" \
         >"$log" 2>&1
     rc=$?
+    times > "$tf"; cpu=$(( $(cpu_seconds) - cpu0 ))
     found=$(( $(ls "$crashes" | wc -l) - before ))
     if [ "$rc" -ne 0 ] || [ "$found" -ne 0 ]; then
         broken="$broken $name"
         grep -E "ERROR|invariant broken|SUMMARY|Test unit written" "$log" | sed "s/^/fuzz: $name: /"
     fi
-    rows="$rows$(printf '| %s | %s | %s | %s | %s | %s |' "$name" "$seconds" \
+    rows="$rows$(printf '| %s | %s | %s | %s | %s | %s | %s |' "$name" "$seconds" "$cpu" \
         "$(stat_of "$log" number_of_executed_units)" "$(stat_of "$log" average_exec_per_sec)" \
         "$(ls "$corpus" | wc -l)" "$found")
 "
@@ -46,8 +56,8 @@ echo
 echo "$(${FUZZ_CC:-clang} --version | head -n 1), -fsanitize=fuzzer,address,undefined;" \
      "$(grep -m 1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(date +%Y-%m-%d)"
 echo
-echo "| harness | seconds | executions | per second | corpus | new crashes |"
-echo "|---|--:|--:|--:|--:|--:|"
+echo "| harness | seconds | CPU seconds | executions | per second | corpus | new crashes |"
+echo "|---|--:|--:|--:|--:|--:|--:|"
 printf '%s' "$rows"
 if [ -n "$broken" ]; then
     echo

@@ -3,8 +3,12 @@
 
 #include "ascii.h"
 
+#include <errno.h>
+#include <float.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------------
@@ -390,6 +394,55 @@ int units_parse_fraction(const char *s, Q *q, Error *e)
     if (r.num > r.den)
         return error_set(e, "fraction '%s' is out of range; expected more than 0 and at most 1", quoted(s).text);
     *q = r;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Floats
+ */
+
+/* units_parse_float, and whether strtof found the number beyond a float's
+ * range (ERANGE with an infinity: 1e39, not "inf"). */
+static bool parse_float(const char *s, float *out, bool *overflow)
+{
+    char buf[256];
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    if (!n || n >= sizeof buf)
+        return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    static locale_t c_locale;
+    if (!c_locale)
+        c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    locale_t old = uselocale(c_locale);
+    char *end;
+    errno = 0;
+    *out = strtof(buf, &end);
+    *overflow = errno == ERANGE && isinf(*out);
+    uselocale(old);
+    return end != buf && *end == '\0';
+}
+
+bool units_parse_float(const char *s, float *out)
+{
+    bool overflow;
+    return parse_float(s, out, &overflow);
+}
+
+int units_parse_finite(const char *s, float *out, Error *e)
+{
+    bool overflow;
+    if (!parse_float(s, out, &overflow))
+        return error_set(e, "'%s' is not a number", s);
+    if (overflow)           // a number beyond FLT_MAX, which strtof takes to infinity
+        return error_set(e, "'%s' is beyond the range of a float (-%g to %g)", s, (double)FLT_MAX,
+                         (double)FLT_MAX);
+    if (!isfinite(*out))    // nan, inf, infinity
+        return error_set(e, "'%s' is not a finite number", s);
     return 0;
 }
 

@@ -1,7 +1,8 @@
 /* report.c - see report.h. */
 #include "report.h"
 
-#include "cli.h"
+#include "jsonout.h"
+#include "text.h"
 #include "units.h"
 
 #include <string.h>
@@ -48,7 +49,9 @@ int report_compute(const Report *rp, Results *res, Error *e)
  * that a pool typed as printed fits. */
 static const char *gb_down(char *buf, size_t n, u128 bytes)
 {
-    return units_gb(buf, n, bytes - bytes % 10000000, 2);
+    enum { DECIMALS = 2 };
+    const u128 shown = GB / 100;            // the last of DECIMALS places: 10 MB
+    return units_gb(buf, n, bytes - bytes % shown, DECIMALS);
 }
 
 /* What would make the pool and the weights fit one GPU: tensor
@@ -172,7 +175,7 @@ static void header(const Report *rp, const Results *res, FILE *out)
 void report_table(const Report *rp, const Results *res, Table *t)
 {
     const FormatResult *r0 = &res->r[0];
-    table_init(t, 16);
+    table_init(t, TABLE_COLS);            // as many as it gets: t->cols below
     table_row(t);
     table_cell(t, "format");
     table_cell(t, "B/elem");

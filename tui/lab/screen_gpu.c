@@ -9,9 +9,9 @@
 #include "screens.h"
 
 #include "catalog.h"
-#include "cli.h"
 #include "doc.h"
 #include "kv_bench.h"
+#include "paths.h"
 #include "plotmath.h"
 #include "svg.h"
 #include "units.h"
@@ -63,7 +63,7 @@ static void *create(Error *e)
     GpuLab *s = lab_state_new(sizeof *s, e);
     if (!s)
         return NULL;
-    if (catalog_list(cli_datadir(), CATALOG_MODELS, &s->models, e)) {
+    if (catalog_list(paths_datadir(), CATALOG_MODELS, &s->models, e)) {
         free(s);
         return NULL;
     }
@@ -98,7 +98,7 @@ static int recompute(void *st, Error *e)
     if (s->loaded_model != s->model_i) {
         char path[1024];
         Model m;
-        if (catalog_path(cli_datadir(), CATALOG_MODELS, s->model_names[s->model_i], path, sizeof path, e) ||
+        if (catalog_path(paths_datadir(), CATALOG_MODELS, s->model_names[s->model_i], path, sizeof path, e) ||
             model_load(&m, path, e))
             return -1;
         s->b.shape = m.shape;

@@ -6,6 +6,7 @@
 #include "commands.h"
 
 #include "minifloat.h"
+#include "units.h"
 
 #include <errno.h>
 #include <math.h>
@@ -58,7 +59,7 @@ static int roundtrip_line(const Minifloat *f, bool saturate, char *line, size_t 
         return error_set(e, "line %lu: a NUL byte at column %zu", no, (size_t)(nul - line) + 1), EXIT_USAGE;
     line[n] = '\0';
     float x;
-    if (!cli_parse_float(line, &x))
+    if (!units_parse_float(line, &x))
         return error_set(e, "line %lu: '%.40s' is not a number", no, line), EXIT_USAGE;
     print_float(minifloat_round(f, x, saturate));
     return EXIT_OK;

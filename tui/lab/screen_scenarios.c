@@ -5,11 +5,11 @@
 #include "screens.h"
 
 #include "catalog.h"
-#include "cli.h"
 #include "doc.h"
-#include "report.h"
+#include "paths.h"
 #include "scenario.h"
 #include "svg.h"
+#include "tui/report.h"
 #include "units.h"
 
 #include <stdlib.h>
@@ -43,9 +43,9 @@ static void *create(Error *e)
     Scen *s = lab_state_new(sizeof *s, e);
     if (!s)
         return NULL;
-    if (catalog_list(cli_datadir(), CATALOG_SCENARIOS, &s->names, e) || !s->names.count) {
+    if (catalog_list(paths_datadir(), CATALOG_SCENARIOS, &s->names, e) || !s->names.count) {
         if (!s->names.count)
-            error_set(e, "no scenarios in %s", cli_datadir());
+            error_set(e, "no scenarios in %s", paths_datadir());
         free(s);
         return NULL;
     }
@@ -80,8 +80,8 @@ static int recompute(void *st, Error *e)
     if (s->loaded != s->pick) {
         char path[1024];
         static Scenario sc;
-        if (catalog_path(cli_datadir(), CATALOG_SCENARIOS, s->choices[s->pick], path, sizeof path, e) ||
-            scenario_load(&sc, path, cli_datadir(), e))
+        if (catalog_path(paths_datadir(), CATALOG_SCENARIOS, s->choices[s->pick], path, sizeof path, e) ||
+            scenario_load(&sc, path, paths_datadir(), e))
             return -1;
         s->sc = sc;
         s->base = sc.w;

@@ -7,7 +7,6 @@
  * and the same generated head (kvgen.h's defaults) as `kvlab quant`. */
 #include "screens.h"
 
-#include "cli.h"
 #include "experiment.h"
 #include "kvgen.h"
 #include "plotmath.h"

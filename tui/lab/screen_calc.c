@@ -1,14 +1,14 @@
 /* screen_calc.c - the calculator: model, GPU and every workload number
  * editable; the formats table, capacity bars and the speedup-vs-context
  * plot recompute on each keystroke. Figures come from calc/budget.h through
- * report.h, the same code as `kvlab calc`. */
+ * tui/report.h, the same code as `kvlab calc`. */
 #include "screens.h"
 
 #include "catalog.h"
-#include "cli.h"
 #include "doc.h"
-#include "report.h"
+#include "paths.h"
 #include "svg.h"
+#include "tui/report.h"
 #include "units.h"
 
 #include <stdlib.h>
@@ -48,10 +48,10 @@ static void *create(Error *e)
     Calc *c = lab_state_new(sizeof *c, e);
     if (!c)
         return NULL;
-    if (catalog_list(cli_datadir(), CATALOG_MODELS, &c->models, e) ||
-        catalog_list(cli_datadir(), CATALOG_GPUS, &c->gpus, e) || !c->models.count) {
+    if (catalog_list(paths_datadir(), CATALOG_MODELS, &c->models, e) ||
+        catalog_list(paths_datadir(), CATALOG_GPUS, &c->gpus, e) || !c->models.count) {
         if (!c->models.count)
-            error_set(e, "no models in %s/models", cli_datadir());
+            error_set(e, "no models in %s/models", paths_datadir());
         free(c);
         return NULL;
     }
@@ -99,13 +99,13 @@ static int recompute(void *st, Error *e)
     Calc *c = st;
     char path[1024];
     if (c->loaded_model != c->model_i) {
-        if (catalog_path(cli_datadir(), CATALOG_MODELS, c->model_names[c->model_i], path,
+        if (catalog_path(paths_datadir(), CATALOG_MODELS, c->model_names[c->model_i], path,
                          sizeof path, e) || model_load(&c->model, path, e))
             return -1;
         c->loaded_model = c->model_i;
     }
     if (c->gpu_i && c->loaded_gpu != c->gpu_i) {
-        if (catalog_path(cli_datadir(), CATALOG_GPUS, c->gpu_names[c->gpu_i], path, sizeof path, e) ||
+        if (catalog_path(paths_datadir(), CATALOG_GPUS, c->gpu_names[c->gpu_i], path, sizeof path, e) ||
             gpu_load(&c->gpu, path, e))
             return -1;
         c->loaded_gpu = c->gpu_i;

@@ -3,9 +3,9 @@
  * One table of commands; adding a command is adding a row. */
 #include "cli.h"
 #include "commands.h"
-#include "crt.h"
-#include "lab.h"
 #include "paths.h"
+#include "tui/lab/crt.h"
+#include "tui/lab/lab.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -41,7 +41,7 @@ static void usage(FILE *out)
         fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
     fprintf(out, "\nexit status: 0 success, 1 a check said no, 2 bad usage or input, "
                  "3 run-time failure\ndata: ");
-    text_put(out, cli_datadir(), false);
+    text_put(out, paths_datadir(), false);
     fprintf(out, " (set KVLAB_DATA to use another scenarios directory)\nGPU plugin: ");
     const char *plugin = paths_find(PATH_PLUGIN);
     text_put(out, plugin ? plugin : "none found; make builds libkvlab_cuda.so where nvcc is found", false);
@@ -65,9 +65,10 @@ int main(int argc, char **argv)
 {
     Error e;
     if (argc < 2) {
-        if (crt_usable(&e))
+        int sig = crt_usable(&e) ? -1 : lab_run(&e);
+        if (sig < 0)
             return cli_fail(NULL, EXIT_USAGE, &e);
-        return lab_run();
+        return sig ? 128 + sig : EXIT_OK;           // as the shell reports a signal
     }
     const char *cmd = argv[1];
     for (size_t i = 0; i < sizeof ALONE / sizeof ALONE[0]; i++)

@@ -13,7 +13,7 @@
 #ifndef KVLAB_DOC_H
 #define KVLAB_DOC_H
 
-#include "cli.h"
+#include "tui/text.h"
 #include "widget.h"
 
 #include <stdbool.h>

@@ -5,9 +5,10 @@
  * and says no (exit 1) when a disagreement is unexplained. */
 #include "cli.h"
 #include "commands.h"
-#include "report.h"
+#include "tui/report.h"
 
 #include "catalog.h"
+#include "paths.h"
 #include "scenario.h"
 #include "units.h"
 
@@ -49,9 +50,9 @@ static const CmdSpec CMD = {
 static int load(const char *name, Scenario *sc, Error *e)
 {
     char path[1024];
-    if (catalog_path(cli_datadir(), CATALOG_SCENARIOS, name, path, sizeof path, e))
+    if (catalog_path(paths_datadir(), CATALOG_SCENARIOS, name, path, sizeof path, e))
         return -1;
-    return scenario_load(sc, path, cli_datadir(), e);
+    return scenario_load(sc, path, paths_datadir(), e);
 }
 
 static int list(bool json)
@@ -59,7 +60,7 @@ static int list(bool json)
     CatalogList names;
     Error e;
     static Scenario sc;
-    if (catalog_list(cli_datadir(), CATALOG_SCENARIOS, &names, &e))
+    if (catalog_list(paths_datadir(), CATALOG_SCENARIOS, &names, &e))
         return cli_error("scenario", &e);
     cJSON *root = json ? cJSON_CreateObject() : NULL;
     cJSON *arr = json ? cJSON_AddArrayToObject(root, "scenarios") : NULL;

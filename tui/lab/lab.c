@@ -2,11 +2,11 @@
  * export. Screens live in screen_*.c. */
 #include "lab.h"
 
-#include "cli.h"
 #include "crt.h"
 #include "doc.h"
 #include "plotmath.h"
 #include "screens.h"
+#include "tui/text.h"
 
 #include <curses.h>
 #include <stdarg.h>
@@ -659,31 +659,26 @@ static int handle(Lab *lab, int ch)
     return flags;
 }
 
-int lab_run(void)
+int lab_run(Error *e)
 {
     static Lab lab;
     double started = now_s();
-    Error e;
-    int rc = EXIT_USAGE;
+    int rc = -1;
     size_t made = 0;                // screens created, to destroy
     FILE *cut_log = NULL;           // KVLAB_CUT_LOG
     memset(&lab, 0, sizeof lab);
     lab.started = started;
     for (; made < N_SCREENS; made++)
-        if (!(lab.state[made] = SCREENS[made]->create(&e))) {
-            cli_fail(NULL, EXIT_USAGE, &e);
+        if (!(lab.state[made] = SCREENS[made]->create(e)))
             goto done;
-        }
     const char *log = getenv("KVLAB_FRAME_LOG");
     if (log && *log)
         lab.frame_log = fopen(log, "a");
     const char *cuts = getenv("KVLAB_CUT_LOG");
     if (cuts && *cuts)
         widget_cut_log(cut_log = fopen(cuts, "a"));
-    if (crt_init(&e)) {
-        cli_fail(NULL, EXIT_USAGE, &e);
+    if (crt_init(e))
         goto done;
-    }
     for (size_t i = 0; i < N_SCREENS; i++) {
         lab.cur = i;
         recompute_or_restore(&lab, NULL);
@@ -718,7 +713,7 @@ int lab_run(void)
         log_frame(&lab, t0, ch);
     }
     crt_done();
-    rc = crt_quit_signal ? 128 + crt_quit_signal : EXIT_OK;     // as the shell reports a signal
+    rc = crt_quit_signal;
 done:
     for (size_t i = 0; i < made; i++)
         SCREENS[i]->destroy(lab.state[i]);

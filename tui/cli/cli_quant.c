@@ -152,7 +152,7 @@ static int float_opt(const Given *g, int k, float lo, float *out, Error *e)
 {
     if (!g->set[k])
         return 0;
-    if (cli_parse_finite(g->val[k], out, e))
+    if (units_parse_finite(g->val[k], out, e))
         return error_prefix(e, "--%s", OPTS[k].name);
     if (*out < lo)
         return error_set(e, "--%s: '%s' is below %g", OPTS[k].name, g->val[k], (double)lo);
@@ -358,7 +358,7 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
         return error_set(e, "--fp8: e2m1 is a 4-bit format; use --scheme nvfp4 or mxfp4");
     if (g->set[O_SCALE] && strcmp(g->val[O_SCALE], "dynamic") != 0) {
         Error why;
-        if (cli_parse_finite(g->val[O_SCALE], &x->key.static_scale, &why))
+        if (units_parse_finite(g->val[O_SCALE], &x->key.static_scale, &why))
             return error_set(e, "--scale: %s; expected dynamic or a positive number", why.msg);
         if (!(x->key.static_scale > 0))
             return error_set(e, "--scale: expected dynamic or a positive number, not '%s'",

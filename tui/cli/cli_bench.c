@@ -19,6 +19,7 @@
 #include "kv_bench.h"
 #include "kv_cuda.h"
 #include "model.h"
+#include "paths.h"
 #include "units.h"
 
 #include <math.h>
@@ -182,7 +183,7 @@ static int options(const Given *g, Bench *b, Error *e)
             return -1;
     } else {
         char path[1024];
-        if (catalog_path(cli_datadir(), CATALOG_MODELS, g->set[O_MODEL] ? g->val[O_MODEL] : "llama-3.1-8b",
+        if (catalog_path(paths_datadir(), CATALOG_MODELS, g->set[O_MODEL] ? g->val[O_MODEL] : "llama-3.1-8b",
                          path, sizeof path, e) || model_load(&b->model, path, e))
             return error_prefix(e, "--model");
         b->have_model = true;

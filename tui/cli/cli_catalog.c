@@ -7,6 +7,7 @@
 #include "catalog.h"
 #include "gpu.h"
 #include "model.h"
+#include "paths.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -82,7 +83,7 @@ static int list(const Listing *l, int argc, char **argv)
         return rc;
     CatalogList names;
     Error e;
-    if (catalog_list(cli_datadir(), l->kind, &names, &e))
+    if (catalog_list(paths_datadir(), l->kind, &names, &e))
         return cli_error(cmd, &e);
     cJSON *root = g.set[O_JSON] ? cJSON_CreateObject() : NULL;
     cJSON *arr = root ? cJSON_AddArrayToObject(root, cmd) : NULL;
@@ -92,7 +93,7 @@ static int list(const Listing *l, int argc, char **argv)
     for (size_t i = 0; i < names.count; i++) {
         char path[1024];
         Entry en;
-        if (catalog_path(cli_datadir(), l->kind, names.names[i], path, sizeof path, &e) ||
+        if (catalog_path(paths_datadir(), l->kind, names.names[i], path, sizeof path, &e) ||
             l->read(path, &en, &e)) {
             int code = cli_error(cmd, &e);
             bad = code > bad ? code : bad;

@@ -1,7 +1,7 @@
 /* field.c - see field.h. */
 #include "field.h"
 
-#include "cli.h"
+#include "tui/text.h"
 #include "units.h"
 
 #include <math.h>
@@ -84,7 +84,7 @@ static int parse_value(const Field *f, const char *text, Error *e)
         *(u128 *)f->value = b;
         return 0;
     case FK_FLOAT:
-        if (!cli_parse_float(text, &x) || !isfinite(x) || x < (float)f->min || x > (float)f->max)
+        if (!units_parse_float(text, &x) || !isfinite(x) || x < (float)f->min || x > (float)f->max)
             return error_set(e, "expected a number from %llu to %llu", (unsigned long long)f->min,
                              (unsigned long long)f->max);
         *(float *)f->value = x;

@@ -5,9 +5,10 @@
  * table or its JSON. Every figure comes from calc/budget.h. */
 #include "cli.h"
 #include "commands.h"
-#include "report.h"
+#include "tui/report.h"
 
 #include "catalog.h"
+#include "paths.h"
 #include "scenario.h"
 #include "units.h"
 
@@ -85,8 +86,8 @@ static int from_scenario(Setup *s, const char *name, Error *e)
 {
     static Scenario sc;
     char path[1024];
-    if (catalog_path(cli_datadir(), CATALOG_SCENARIOS, name, path, sizeof path, e) ||
-        scenario_load(&sc, path, cli_datadir(), e))
+    if (catalog_path(paths_datadir(), CATALOG_SCENARIOS, name, path, sizeof path, e) ||
+        scenario_load(&sc, path, paths_datadir(), e))
         return -1;
     snprintf(s->model, sizeof s->model, "%s", sc.model.display);
     s->rp.model = s->model;
@@ -113,7 +114,7 @@ static int shape_options(const Given *g, Setup *s, Error *e)
     if (g->set[O_MODEL]) {
         static Model m;
         char path[1024];
-        if (catalog_path(cli_datadir(), CATALOG_MODELS, g->val[O_MODEL], path, sizeof path, e) ||
+        if (catalog_path(paths_datadir(), CATALOG_MODELS, g->val[O_MODEL], path, sizeof path, e) ||
             model_load(&m, path, e))
             return error_prefix(e, "--model");
         snprintf(s->model, sizeof s->model, "%s", m.display);
@@ -187,7 +188,7 @@ static int machine_options(const Given *g, Setup *s, Error *e)
     Workload *w = &s->rp.w;
     if (g->set[O_GPU]) {
         char path[1024];
-        if (catalog_path(cli_datadir(), CATALOG_GPUS, g->val[O_GPU], path, sizeof path, e) ||
+        if (catalog_path(paths_datadir(), CATALOG_GPUS, g->val[O_GPU], path, sizeof path, e) ||
             gpu_load(&s->gpu, path, e))
             return error_prefix(e, "--gpu");
         s->has_gpu = true;

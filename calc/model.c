@@ -89,7 +89,7 @@ int model_param_count(const Model *m, u128 *params, Error *e)
                    + m->norms_per_layer * h;
     u128 embed = (u128)m->vocab * h * (m->tied_embeddings ? 1 : 2);
     u128 total;
-    if (!ck_mul(per_layer, s->layers, &total) || !ck_add(total, embed + h, &total))
+    if (!u128_mul_ok(per_layer, s->layers, &total) || !u128_add_ok(total, embed + h, &total))
         return error_set(e, "parameter count overflows");
     *params = total;       // + h: the final norm
     return 0;

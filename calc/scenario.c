@@ -182,8 +182,9 @@ static int m_throughput_ratio(const MetricInput *in, FigureResult *o, Error *e)
     FormatResult rf, rb;
     if (budget_compute(&wf, in->r->format, &rf, e) || budget_compute(&wb, format_bf16(), &rb, e))
         return -1;
-    Ck c = {0};
-    u128 num = ck_m(&c, in->r->slots, rb.bytes_read), den = ck_m(&c, in->b->slots, rf.bytes_read);
+    Checked c = {0};
+    u128 num = checked_mul(&c, in->r->slots, rb.bytes_read);
+    u128 den = checked_mul(&c, in->b->slots, rf.bytes_read);
     if (c.overflow)
         return error_set(e, "overflow in the throughput ratio");
     o->value = q_make(num, den);

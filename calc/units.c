@@ -114,8 +114,8 @@ static int decimal_parse(const char *s, Decimal *d, const char *what, Error *e)
             u128 t = m;
             bool fits = true;
             for (long k = 0; k <= zeros && t && fits; k++)
-                fits = ck_mul(t, 10, &t);
-            if (fits && ck_add(t, (u128)(*p - '0'), &t)) {
+                fits = u128_mul_ok(t, 10, &t);
+            if (fits && u128_add_ok(t, (u128)(*p - '0'), &t)) {
                 m = t;
             } else {
                 lost = true;            // this digit (not 0) and every one after it
@@ -202,10 +202,10 @@ static int decimal_scale(const Decimal *d, uint64_t factor, u128 *out, bool *who
     *whole = true;
     if (d->exp10 >= 0) {
         u128 v;
-        if (!ck_mul(d->mantissa, factor, &v))
+        if (!u128_mul_ok(d->mantissa, factor, &v))
             return -1;
         for (long k = 0; k < d->exp10; k++)
-            if (!ck_mul(v, 10, &v))
+            if (!u128_mul_ok(v, 10, &v))
                 return -1;
         *out = v;
         return d->lost;

@@ -42,14 +42,14 @@ int table_check(const Table *t, Error *e)
 }
 
 /* Row r's cells, in the table or past it on the heap. */
-static char **row_cells(const Table *t, size_t r)
+static char **table_row_cells(const Table *t, size_t r)
 {
     return r < TABLE_ROWS ? (char **)t->cell[r] : t->more[r - TABLE_ROWS];
 }
 
 const char *table_at(const Table *t, size_t r, size_t c)
 {
-    return row_cells(t, r)[c];
+    return table_row_cells(t, r)[c];
 }
 
 void table_header(Table *t, const char *name, ...)
@@ -79,7 +79,7 @@ void table_row(Table *t)
         t->more_cap = cap;
     }
     static char empty[] = "";
-    char **row = row_cells(t, t->rows++);
+    char **row = table_row_cells(t, t->rows++);
     for (size_t c = 0; c < TABLE_COLS; c++)
         row[c] = empty;
 }
@@ -120,7 +120,7 @@ void table_cell(Table *t, const char *fmt, ...)
     size_t n = raw ? text_escaped_size(raw) : 0;
     char *dst = raw ? table_text(t, n) : NULL;
     if (dst)
-        row_cells(t, t->rows - 1)[t->col] = text_escape(dst, n, raw, false);
+        table_row_cells(t, t->rows - 1)[t->col] = text_escape(dst, n, raw, false);
     else
         t->lost = true;
     t->col++;
@@ -139,7 +139,7 @@ size_t cell_columns(const char *s)
 }
 
 /* A column of numbers reads best right-aligned, a column of words left. */
-static bool numeric_column(const Table *t, size_t c)
+static bool table_numeric_column(const Table *t, size_t c)
 {
     for (size_t r = 1; r < t->rows; r++) {
         const char *s = table_at(t, r, c);
@@ -156,7 +156,7 @@ void table_print(const Table *t, FILE *out)
     size_t width[TABLE_COLS] = {0};
     bool right[TABLE_COLS] = {0};
     for (size_t c = 0; c < t->cols; c++)
-        right[c] = c > 0 && numeric_column(t, c);
+        right[c] = c > 0 && table_numeric_column(t, c);
     for (size_t r = 0; r < t->rows; r++)
         for (size_t c = 0; c < t->cols; c++) {
             size_t w = text_columns(table_at(t, r, c));
@@ -205,7 +205,7 @@ bool table_drop_column(Table *t, const char *name)
     for (size_t c = 0; c < t->cols; c++)
         if (t->rows && strcmp(table_at(t, 0, c), name) == 0) {
             for (size_t r = 0; r < t->rows; r++) {
-                char **row = row_cells(t, r);
+                char **row = table_row_cells(t, r);
                 memmove(&row[c], &row[c + 1], (t->cols - c - 1) * sizeof row[c]);
             }
             t->cols--;

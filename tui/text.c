@@ -20,7 +20,7 @@ enum {
  */
 
 /* Whether byte b continues a UTF-8 character (10xxxxxx) rather than starts one. */
-static bool utf8_continues(unsigned char b)
+static bool text_utf8_continues(unsigned char b)
 {
     return (b & 0xC0) == 0x80;
 }
@@ -28,7 +28,7 @@ static bool utf8_continues(unsigned char b)
 /* The length of the UTF-8 character at s, or 0 when s does not start one
  * (a stray continuation byte, an overlong form, a surrogate, past U+10FFFF,
  * or a sequence cut short). */
-static size_t utf8_length(const unsigned char *s)
+static size_t text_utf8_length(const unsigned char *s)
 {
     /* Well-formed UTF-8 (Unicode's table 3-7): a lead byte's range, the
      * range of the byte after it, and the length of the character. */
@@ -45,7 +45,7 @@ static size_t utf8_length(const unsigned char *s)
         if (s[1] < LEAD[i].lo2 || s[1] > LEAD[i].hi2)
             return 0;
         for (size_t k = 2; k < LEAD[i].len; k++)
-            if (!utf8_continues(s[k]))
+            if (!text_utf8_continues(s[k]))
                 return 0;
         return LEAD[i].len;
     }
@@ -53,7 +53,7 @@ static size_t utf8_length(const unsigned char *s)
 }
 
 /* Whether the character at p, len bytes long, is a C1 control. */
-static bool is_c1(const unsigned char *p, size_t len)
+static bool text_is_c1(const unsigned char *p, size_t len)
 {
     return len == 2 && p[0] == UTF8_C1_LEAD && p[1] < UTF8_C1_END;
 }
@@ -65,11 +65,11 @@ static bool is_c1(const unsigned char *p, size_t len)
 /* The next character of *s as it may be shown: itself, or an escape for a
  * control character (C0, DEL, C1) or a byte that is not UTF-8. Writes it
  * to out (at most ESCAPE_MAX bytes, its NUL included), advances *s and returns its length. */
-static size_t escape_next(const char **s, char out[ESCAPE_MAX], bool keep_newlines)
+static size_t text_escape_next(const char **s, char out[ESCAPE_MAX], bool keep_newlines)
 {
     static const char NAMED[][3] = {['\n'] = "\\n", ['\r'] = "\\r", ['\t'] = "\\t", [ASCII_ESC] = "\\e"};
     const unsigned char *p = (const unsigned char *)*s;
-    size_t len = utf8_length(p);
+    size_t len = text_utf8_length(p);
     if (len == 1 && p[0] >= ASCII_SPACE && p[0] != ASCII_DEL) {
         out[0] = (char)p[0];
         out[1] = '\0';
@@ -77,7 +77,7 @@ static size_t escape_next(const char **s, char out[ESCAPE_MAX], bool keep_newlin
         strcpy(out, "\n");
     } else if (len == 1 && p[0] < sizeof NAMED / sizeof NAMED[0] && NAMED[p[0]][0]) {
         strcpy(out, NAMED[p[0]]);
-    } else if (is_c1(p, len)) {
+    } else if (text_is_c1(p, len)) {
         snprintf(out, ESCAPE_MAX, "\\u%04x", p[1]);
     } else if (len == 0 || len == 1) {
         snprintf(out, ESCAPE_MAX, "\\x%02x", p[0]);
@@ -95,7 +95,7 @@ char *text_escape(char *dst, size_t n, const char *src, bool keep_newlines)
     size_t used = 0;
     char one[ESCAPE_MAX];
     while (*src && n) {
-        size_t k = escape_next(&src, one, keep_newlines);
+        size_t k = text_escape_next(&src, one, keep_newlines);
         if (used + k >= n)
             break;
         memcpy(dst + used, one, k);
@@ -111,7 +111,7 @@ bool text_safe(const char *s)
     char one[ESCAPE_MAX];
     while (*s) {
         const char *at = s;
-        size_t k = escape_next(&s, one, false);
+        size_t k = text_escape_next(&s, one, false);
         if (k != (size_t)(s - at) || memcmp(one, at, k) != 0)
             return false;
     }
@@ -122,7 +122,7 @@ void text_put(FILE *out, const char *s, bool keep_newlines)
 {
     char one[ESCAPE_MAX];
     while (*s) {
-        escape_next(&s, one, keep_newlines);
+        text_escape_next(&s, one, keep_newlines);
         fputs(one, out);
     }
 }
@@ -132,7 +132,7 @@ size_t text_escaped_size(const char *s)
     size_t n = 1;
     char one[ESCAPE_MAX];
     while (*s)
-        n += escape_next(&s, one, false);
+        n += text_escape_next(&s, one, false);
     return n;
 }
 
@@ -140,7 +140,7 @@ size_t text_columns(const char *s)
 {
     size_t w = 0;
     for (; *s; s++)
-        w += !utf8_continues((unsigned char)*s);
+        w += !text_utf8_continues((unsigned char)*s);
     return w;
 }
 
@@ -156,10 +156,10 @@ size_t text_columns(const char *s)
 void text_put_json(FILE *out, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        size_t len = utf8_length(p);
+        size_t len = text_utf8_length(p);
         if (len == 1 && *p == ASCII_DEL)
             fputs("\\u007f", out);
-        else if (is_c1(p, len))
+        else if (text_is_c1(p, len))
             fprintf(out, "\\u%04x", p[1]);
         else if (len == 0)
             fputs("\\ufffd", out);

@@ -116,8 +116,8 @@ int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g)
 
 /* Splits s at its commas and hands each entry to item (with its index);
  * refuses an empty entry, one too long for a number and more than max. */
-static int split_list(const char *s, size_t max, size_t *n,
-                      int (*item)(const char *tok, size_t i, void *ctx, Error *e), void *ctx, Error *e)
+static int cli_split_list(const char *s, size_t max, size_t *n,
+                          int (*item)(const char *tok, size_t i, void *ctx, Error *e), void *ctx, Error *e)
 {
     *n = 0;
     for (const char *p = s;;) {
@@ -149,7 +149,7 @@ typedef struct {
     float *out;
 } FloatList;
 
-static int float_item(const char *tok, size_t i, void *ctx, Error *e)
+static int cli_float_item(const char *tok, size_t i, void *ctx, Error *e)
 {
     FloatList *f = ctx;
     Error one;
@@ -161,7 +161,7 @@ static int float_item(const char *tok, size_t i, void *ctx, Error *e)
 int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e)
 {
     FloatList f = {s, out};
-    return split_list(s, max, n, float_item, &f, e);
+    return cli_split_list(s, max, n, cli_float_item, &f, e);
 }
 
 typedef struct {
@@ -169,7 +169,7 @@ typedef struct {
     int (*fn)(const char *, uint64_t *, Error *);
 } U64List;
 
-static int u64_item(const char *tok, size_t i, void *ctx, Error *e)
+static int cli_u64_item(const char *tok, size_t i, void *ctx, Error *e)
 {
     U64List *u = ctx;
     if (u->fn(tok, &u->out[i], e))
@@ -184,7 +184,7 @@ int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, si
                    int (*fn)(const char *, uint64_t *, Error *), Error *e)
 {
     U64List u = {out, fn};
-    return split_list(s, max, n, u64_item, &u, e) ? error_prefix(e, "--%s", opt) : 0;
+    return cli_split_list(s, max, n, cli_u64_item, &u, e) ? error_prefix(e, "--%s", opt) : 0;
 }
 
 int cli_parse_batch(const char *s, uint64_t *v, Error *e)

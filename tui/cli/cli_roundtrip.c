@@ -35,7 +35,7 @@ static const CmdSpec CMD = {
     .max_words = 1,
 };
 
-static void print_float(float v)
+static void cli_roundtrip_print_float(float v)
 {
     if (isnan(v))
         puts("nan");
@@ -47,8 +47,8 @@ static void print_float(float v)
 
 /* One line of input (n bytes, its newline included) round-tripped to
  * stdout; EXIT_USAGE with the line named when it is not one number. */
-static int roundtrip_line(const Minifloat *f, bool saturate, char *line, size_t n, unsigned long no,
-                          Error *e)
+static int cli_roundtrip_line(const Minifloat *f, bool saturate, char *line, size_t n, unsigned long no,
+                              Error *e)
 {
     if (n && line[n - 1] == '\n')
         n--;
@@ -61,7 +61,7 @@ static int roundtrip_line(const Minifloat *f, bool saturate, char *line, size_t 
     float x;
     if (!units_parse_float(line, &x))
         return error_set(e, "line %lu: '%.40s' is not a number", no, line), EXIT_USAGE;
-    print_float(minifloat_round(f, x, saturate));
+    cli_roundtrip_print_float(minifloat_round(f, x, saturate));
     return EXIT_OK;
 }
 
@@ -88,7 +88,7 @@ int cmd_roundtrip(int argc, char **argv)
     errno = 0;
     while (rc == EXIT_OK && (got = getline(&line, &cap, stdin)) != -1) {
         no++;
-        rc = roundtrip_line(f, g.set[O_SATURATE], line, (size_t)got, no, &e);
+        rc = cli_roundtrip_line(f, g.set[O_SATURATE], line, (size_t)got, no, &e);
     }
     if (rc == EXIT_OK && ferror(stdin)) {   // not the end of the input: it could not be read
         error_set(&e, "cannot read line %lu of the input: %s", no + 1, errno ? strerror(errno) : "read error");

@@ -30,7 +30,7 @@ static const Command COMMANDS[] = {
 
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
-static void usage(FILE *out)
+static void main_usage(FILE *out)
 {
     fprintf(out, "kvlab %s - a lab for KV-cache quantization in LLM serving\n\n"
                  "usage: kvlab                       the interactive lab (in a terminal)\n"
@@ -48,7 +48,7 @@ static void usage(FILE *out)
     fprintf(out, " (set KVLAB_CUDA_PLUGIN to use another)\n");
 }
 
-static void version(FILE *out)
+static void main_version(FILE *out)
 {
     fprintf(out, "kvlab %s\n", KVLAB_VERSION);
 }
@@ -58,7 +58,7 @@ static const struct {
     const char *word;
     void (*print)(FILE *out);
 } ALONE[] = {
-    {"--help", usage}, {"-h", usage}, {"help", usage}, {"--version", version},
+    {"--help", main_usage}, {"-h", main_usage}, {"help", main_usage}, {"--version", main_version},
 };
 
 int main(int argc, char **argv)

@@ -47,7 +47,7 @@ bool field_typeable(const Field *f)
 }
 
 /* field_parse without the label in front of its message. */
-static int parse_value(const Field *f, const char *text, Error *e)
+static int field_parse_value(const Field *f, const char *text, Error *e)
 {
     uint64_t u;
     u128 b;
@@ -96,7 +96,7 @@ static int parse_value(const Field *f, const char *text, Error *e)
 
 int field_parse(const Field *f, const char *text, Error *e)
 {
-    if (parse_value(f, text, e))
+    if (field_parse_value(f, text, e))
         return error_prefix(e, "%s", f->label);
     return 0;
 }

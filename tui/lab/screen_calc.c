@@ -37,13 +37,13 @@ typedef struct {
     char no_pool[ERROR_MSG_MAX + 16];
     double xs[SERIES_POINTS], ys[16][SERIES_POINTS];
     /* The formats table as drawn, rebuilt only when the figures changed
-     * (`stale`, set by recompute) or the view's width did. */
+     * (`stale`, set by screen_calc_recompute) or the view's width did. */
     bool stale;
     int table_w;                // the width `table` was fitted to
     Table table;
 } Calc;
 
-static void *create(Error *e)
+static void *screen_calc_create(Error *e)
 {
     Calc *c = lab_state_new(sizeof *c, e);
     if (!c)
@@ -75,7 +75,7 @@ static void *create(Error *e)
     return c;
 }
 
-static size_t fields(void *st, Field *f)
+static size_t screen_calc_fields(void *st, Field *f)
 {
     Calc *c = st;
     size_t n = 0;
@@ -94,7 +94,7 @@ static size_t fields(void *st, Field *f)
     return n;
 }
 
-static int recompute(void *st, Error *e)
+static int screen_calc_recompute(void *st, Error *e)
 {
     Calc *c = st;
     char path[1024];
@@ -154,7 +154,7 @@ static int recompute(void *st, Error *e)
 static const char *const PLOTTED[] = {"bf16", "fp8_e4m3", "int8", "int4", "int2", "nvfp4", "mxfp4"};
 #define N_PLOTTED (sizeof PLOTTED / sizeof PLOTTED[0])
 
-static size_t series(Calc *c, Series *s)
+static size_t screen_calc_series(Calc *c, Series *s)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->rp.n_formats; i++)
@@ -164,7 +164,7 @@ static size_t series(Calc *c, Series *s)
     return n;
 }
 
-static size_t bars(Calc *c, BarItem *b, char text[][48])
+static size_t screen_calc_bars(Calc *c, BarItem *b, char text[][48])
 {
     size_t n = 0;
     for (size_t i = 0; i < c->rp.n_formats && c->res.r[0].has_slots; i++) {
@@ -186,7 +186,7 @@ static size_t bars(Calc *c, BarItem *b, char text[][48])
 #define WIDE 80                 // columns for the bars and the plot side by side
 
 /* What the KV pool, weights and bandwidth are, per GPU under TP. */
-static void summary(const Calc *c, char *line, size_t n)
+static void screen_calc_summary(const Calc *c, char *line, size_t n)
 {
     const Workload *w = &c->rp.w;
     const bool tp = w->tp > 1;
@@ -213,20 +213,20 @@ static void summary(const Calc *c, char *line, size_t n)
 }
 
 /* The sequences each format's cache fits in the pool, a bar a line. */
-static void bars_layout(Calc *c, Doc *d)
+static void screen_calc_bars_layout(Calc *c, Doc *d)
 {
     BarItem items[16];
     char text[16][48];
-    doc_bars(d, "Sequences the pool holds", items, bars(c, items, text),
+    doc_bars(d, "Sequences the pool holds", items, screen_calc_bars(c, items, text),
              c->no_pool[0] ? "none: see above" : "give a GPU or a KV pool");
 }
 
 /* The plot under its title, in a block of h lines shown whole or not at
  * all: a plot is not cut into lines. */
-static void plot_layout(Calc *c, Doc *d, int h)
+static void screen_calc_plot_layout(Calc *c, Doc *d, int h)
 {
     Series s[16];
-    size_t ns = series(c, s);
+    size_t ns = screen_calc_series(c, s);
     Rect r;
     if (!doc_block(d, h, &r) || !doc_whole(d, r))
         return;
@@ -237,7 +237,7 @@ static void plot_layout(Calc *c, Doc *d, int h)
         put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_DIM), "give a GPU or a bandwidth");
 }
 
-static void layout(void *st, Doc *d)
+static void screen_calc_layout(void *st, Doc *d)
 {
     Calc *c = st;
     char a[64], line[480];
@@ -245,7 +245,7 @@ static void layout(void *st, Doc *d)
     snprintf(line, sizeof line, "%s, %s tokens x %llu", c->model.display,
              units_context(a, sizeof a, w->context), (unsigned long long)w->batch);
     doc_title(d, line);
-    summary(c, line, sizeof line);
+    screen_calc_summary(c, line, sizeof line);
     doc_text(d, 0, crt_attr(ROLE_DIM), line);
     if (c->no_figures[0]) {     // nothing more can be shown: why, in place of it all
         doc_text(d, 0, crt_attr(ROLE_WARN), c->no_figures);
@@ -267,17 +267,17 @@ static void layout(void *st, Doc *d)
     if (d->win.w >= WIDE) {     // the bars beside the plot
         const int bw = d->win.w * 2 / 5, h = doc_fill(d, 0, 1 + PLOT_MIN_ROWS);   // a title, the plot
         Doc left = doc_beside(d, 0, bw - 2), right = doc_beside(d, bw, d->win.w - bw);
-        bars_layout(c, &left);
-        plot_layout(c, &right, h);
+        screen_calc_bars_layout(c, &left);
+        screen_calc_plot_layout(c, &right, h);
         doc_below(d, &left, &right);
         return;
     }
-    bars_layout(c, d);
+    screen_calc_bars_layout(c, d);
     doc_gap(d, 1);
-    plot_layout(c, d, doc_fill(d, 0, 1 + PLOT_MIN_ROWS));
+    screen_calc_plot_layout(c, d, doc_fill(d, 0, 1 + PLOT_MIN_ROWS));
 }
 
-static int export(void *st, FILE *csv, FILE *svg, Error *e)
+static int screen_calc_export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     Calc *c = st;
     if (c->no_figures[0])
@@ -294,7 +294,7 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
                 r->has_step ? q_str(g, sizeof g, r->speedup, 6, true) : "");
     }
     Series s[16];
-    size_t ns = series(c, s);
+    size_t ns = screen_calc_series(c, s);
     char title[160];
     snprintf(title, sizeof title, "%s: step-floor speedup over BF16, batch %llu",
              c->model.display, (unsigned long long)c->rp.w.batch);
@@ -303,7 +303,7 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
     } else {
         BarItem items[16];
         char text[16][48];
-        svg_bars(svg, "Sequences the pool holds", items, bars(c, items, text));
+        svg_bars(svg, "Sequences the pool holds", items, screen_calc_bars(c, items, text));
     }
     return 0;
 }
@@ -320,10 +320,10 @@ const ScreenDef SCREEN_CALC = {
             "them, the screen says so and what would fix it, and shows the rest as a what-if. "
             "Under tensor parallelism the table is per GPU. The same figures come out of "
             "`kvlab calc`.",
-    .create = create,
+    .create = screen_calc_create,
     .destroy = free,
-    .fields = fields,
-    .recompute = recompute,
-    .layout = layout,
-    .export = export,
+    .fields = screen_calc_fields,
+    .recompute = screen_calc_recompute,
+    .layout = screen_calc_layout,
+    .export = screen_calc_export,
 };

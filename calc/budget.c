@@ -6,6 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#define MS_PER_S 1000
+/* The longest context crossover looks at: past any model's, and far from
+ * overflowing the footprint. */
+#define CROSSOVER_CONTEXT_MAX ((uint64_t)1 << 50)
+
 void workload_init(Workload *w, const Shape *s, uint64_t context, uint64_t batch)
 {
     memset(w, 0, sizeof *w);
@@ -150,7 +155,6 @@ static int per_gpu(const Workload *w, Shape *s, uint64_t *replicas, u128 *weight
 static uint64_t crossover(const Shape *s, const Format *f, const KvOptions *o, uint64_t batch,
                           u128 weights)
 {
-    const uint64_t limit = (uint64_t)1 << 50;
     Footprint fp;
     uint64_t lo = 0, hi = 1;
     u128 prev = 0;
@@ -159,7 +163,7 @@ static uint64_t crossover(const Shape *s, const Format *f, const KvOptions *o, u
             break;               // an overflow is far beyond the weights
         if (hi > 1 && fp.bytes == prev)
             return 0;            // stopped growing: every layer is windowed
-        if (hi >= limit)
+        if (hi >= CROSSOVER_CONTEXT_MAX)
             return 0;
         prev = fp.bytes;
         lo = hi;
@@ -216,7 +220,7 @@ int budget_compute(const Workload *w, const Format *f, FormatResult *r, Error *e
         r->has_step = true;
         r->bytes_read = step_bytes(&c, r->weights, &r->fp);
         u128 base_read = step_bytes(&c, r->weights, &base);
-        r->step_ms = q_make(checked_mul(&c, r->bytes_read, 1000), w->bandwidth);
+        r->step_ms = q_make(checked_mul(&c, r->bytes_read, MS_PER_S), w->bandwidth);
         r->speedup = q_make(base_read, r->bytes_read);
     }
     if (c.overflow)

@@ -98,8 +98,8 @@ const char *q_str(char *buf, size_t n, Q q, int decimals, bool trim)
 {
     if (decimals < 0)
         decimals = 0;
-    if (decimals > 30)
-        decimals = 30;
+    if (decimals > Q_DECIMALS_MAX)
+        decimals = Q_DECIMALS_MAX;
     /* Keep remainder x 10 from overflowing: a denominator this large only
      * comes from absurd inputs, and halving both sides loses < 2^-120. */
     while (q.den > U128_MAX / 10) {
@@ -107,7 +107,7 @@ const char *q_str(char *buf, size_t n, Q q, int decimals, bool trim)
         q.den >>= 1;
     }
     u128 ip = q.num / q.den, r = q.num % q.den;
-    char frac[32];
+    char frac[Q_DECIMALS_MAX];
     for (int i = 0; i < decimals; i++) {
         r *= 10;
         frac[i] = (char)('0' + (int)(r / q.den));

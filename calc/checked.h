@@ -48,7 +48,10 @@ int q_cmp(Q a, Q b);
 /* Decimal text of v: "17179869184", or grouped "17,179,869,184". */
 const char *u128_str(char *buf, size_t n, u128 v, bool grouped);
 
-/* Decimal text of q rounded half up to `decimals` places ("0.28125" with 5).
+/* The most places q_str writes. */
+#define Q_DECIMALS_MAX 30
+/* Decimal text of q rounded half up to `decimals` places (at most
+ * Q_DECIMALS_MAX; "0.28125" with 5).
  * With trim, trailing zeros after the point are dropped ("1.5", "2"). */
 const char *q_str(char *buf, size_t n, Q q, int decimals, bool trim);
 

@@ -145,10 +145,10 @@ static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
         json_string(d, r, "name", FIELD_REQUIRED, name, sizeof name, e) ||
         json_string(d, r, "display", FIELD_REQUIRED, m->display, sizeof m->display, e) ||
         json_string(d, r, "source", FIELD_REQUIRED, m->source, sizeof m->source, e) ||
-        json_uint(d, r, "layers", FIELD_REQUIRED, 1, 100000, &L, e) ||
-        json_uint(d, r, "q_heads", FIELD_REQUIRED, 1, 100000, &hq, e) ||
-        json_uint(d, r, "kv_heads", FIELD_REQUIRED, 1, 100000, &hkv, e) ||
-        json_uint(d, r, "head_dim", FIELD_REQUIRED, 1, 65536, &hd, e) ||
+        json_uint(d, r, "layers", FIELD_REQUIRED, 1, MODEL_LAYERS_MAX, &L, e) ||
+        json_uint(d, r, "q_heads", FIELD_REQUIRED, 1, MODEL_HEADS_MAX, &hq, e) ||
+        json_uint(d, r, "kv_heads", FIELD_REQUIRED, 1, MODEL_HEADS_MAX, &hkv, e) ||
+        json_uint(d, r, "head_dim", FIELD_REQUIRED, 1, MODEL_HEAD_DIM_MAX, &hd, e) ||
         json_uint(d, r, "hidden", FIELD_REQUIRED, 1, 1u << 24, &m->hidden, e) ||
         json_uint(d, r, "intermediate", FIELD_REQUIRED, 1, 1u << 26, &m->intermediate, e) ||
         json_uint(d, r, "vocab", FIELD_REQUIRED, 1, 1u << 26, &m->vocab, e) ||

@@ -413,7 +413,7 @@ static int load_workload(const JsonDoc *d, const cJSON *r, Scenario *sc, Error *
 {
     uint64_t context, batch, tp = 1, block = PAGED_BLOCK_DEFAULT;
     bool mha = false;
-    Q util = {9, 10};
+    Q util = GPU_UTILIZATION_DEFAULT;
     u128 reserve = 0;
     Workload *w = &sc->w;
     if (json_context(d, r, "context", FIELD_REQUIRED, &context, e) ||

@@ -22,14 +22,14 @@ typedef struct {
 
 static const Unit SIZE_UNITS[] = {
     {"B", 1},
-    {"KB", 1000},          {"KiB", KIB},
-    {"MB", 1000000},       {"MiB", MIB},
-    {"GB", 1000000000},    {"GiB", GIB},
-    {"TB", 1000000000000}, {"TiB", TIB},
+    {"KB", KB}, {"KiB", KIB},
+    {"MB", MB}, {"MiB", MIB},
+    {"GB", GB}, {"GiB", GIB},
+    {"TB", TB}, {"TiB", TIB},
 };
 
 static const Unit CONTEXT_UNITS[] = {
-    {"", 1}, {"k", 1024}, {"M", 1048576},
+    {"", 1}, {"k", CONTEXT_K}, {"M", CONTEXT_M},
 };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -478,8 +478,7 @@ static const char *scaled(char *buf, size_t n, u128 v, const Unit *t, size_t cnt
 }
 
 static const Unit BINARY[] = {{"B", 1}, {"KiB", KIB}, {"MiB", MIB}, {"GiB", GIB}, {"TiB", TIB}};
-static const Unit DECIMAL[] = {{"B", 1}, {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000},
-                               {"TB", 1000000000000}};
+static const Unit DECIMAL[] = {{"B", 1}, {"KB", KB}, {"MB", MB}, {"GB", GB}, {"TB", TB}};
 
 const char *units_size(char *buf, size_t n, u128 bytes)
 {

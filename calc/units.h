@@ -35,7 +35,13 @@
 #define MIB ((u128)1 << 20)
 #define GIB ((u128)1 << 30)
 #define TIB ((u128)1 << 40)
-#define GB ((u128)1000000000u)
+#define KB ((u128)1000u)
+#define MB (KB * 1000u)
+#define GB (MB * 1000u)
+#define TB (GB * 1000u)
+/* Contexts: k = 1024 tokens, M = 1024k. */
+#define CONTEXT_K 1024u
+#define CONTEXT_M (CONTEXT_K * CONTEXT_K)
 
 /* Each returns 0, or -1 with a message naming the text and what was expected. */
 int units_parse_size(const char *s, u128 *bytes, Error *e);

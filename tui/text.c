@@ -64,7 +64,8 @@ static bool text_is_c1(const unsigned char *p, size_t len)
 
 /* The next character of *s as it may be shown: itself, or an escape for a
  * control character (C0, DEL, C1) or a byte that is not UTF-8. Writes it
- * to out (at most ESCAPE_MAX bytes, its NUL included), advances *s and returns its length. */
+ * to out (at most ESCAPE_MAX bytes, its NUL included), advances *s and
+ * returns its length. */
 static size_t text_escape_next(const char **s, char out[ESCAPE_MAX], bool keep_newlines)
 {
     static const char NAMED[][3] = {['\n'] = "\\n", ['\r'] = "\\r", ['\t'] = "\\t", [ASCII_ESC] = "\\e"};

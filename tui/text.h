@@ -28,6 +28,11 @@ bool text_safe(const char *s);
 /* The bytes text_escape writes for s (no newline kept), its NUL included. */
 size_t text_escaped_size(const char *s);
 
+/* A macro's value as a string literal, for a help text that quotes a
+ * constant: "(default " TEXT_OF(KVGEN_TOKENS_DEFAULT) ")" is "(default 256)". */
+#define TEXT_OF_(x) #x
+#define TEXT_OF(x) TEXT_OF_(x)
+
 /* Terminal columns of a UTF-8 string (every glyph kvlab uses is one
  * column wide). */
 size_t text_columns(const char *s);

@@ -80,6 +80,10 @@ typedef struct {
     void (*more_help)(FILE *out);   // printed after the options by --help; may be NULL
 } CmdSpec;
 
+/* " (default X)", X a constant's value, for a help text that quotes a
+ * default: "generator seed" CLI_DEFAULT(KVGEN_SEED_DEFAULT). */
+#define CLI_DEFAULT(x) " (default " TEXT_OF(x) ")"
+
 enum { CLI_GO_ON = -1 };
 
 /* What every subcommand does first: gathers its options into g and answers

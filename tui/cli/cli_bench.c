@@ -27,6 +27,13 @@
 #include <string.h>
 #include <time.h>
 
+/* The defaults, each written once: the help quotes them. */
+#define BATCHES_DEFAULT "1,16"
+#define CONTEXTS_GPU_DEFAULT "1k,4k,16k,32k,64k,128k"
+#define CONTEXTS_CPU_DEFAULT "1k,4k"      // the CPU reference is slow
+#define ITERS_GPU_DEFAULT 50
+#define ITERS_CPU_DEFAULT 3
+
 enum {
     O_BACKEND, O_MODEL, O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM, O_BATCH, O_CONTEXTS,
     O_FORMAT, O_RESIDUAL, O_FP8_PATH, O_PROMOTE, O_ITERS, O_ITL, O_JSON, O_CSV, O_HELP, O_COUNT
@@ -35,20 +42,21 @@ enum {
 static const OptSpec OPTS[O_COUNT] = {
     [O_BACKEND] = {"backend", "auto|cuda|cpu", "auto (the default: CUDA where it works, else the CPU reference), cuda "
                                                "or cpu"},
-    [O_MODEL] = {"model", "NAME", "the attention shape of a model (default llama-3.1-8b; kvlab models)"},
+    [O_MODEL] = {"model", "NAME", "the attention shape of a model (default " MODEL_DEFAULT "; kvlab models)"},
     [O_LAYERS] = {"layers", "L", "or a shape: the layers (shown in the output; one layer is timed) ..."},
     [O_KV_HEADS] = {"kv-heads", "H", "... the KV heads ..."},
     [O_Q_HEADS] = {"q-heads", "H", "... the query heads (default: as many as KV heads) ..."},
     [O_HEAD_DIM] = {"head-dim", "D", "... and the head dimension"},
-    [O_BATCH] = {"batch", "LIST", "sequences, comma-separated (default 1,16)"},
-    [O_CONTEXTS] = {"contexts", "LIST", "tokens (default 1k,4k,16k,32k,64k,128k; CPU 1k,4k)"},
+    [O_BATCH] = {"batch", "LIST", "sequences, comma-separated (default " BATCHES_DEFAULT ")"},
+    [O_CONTEXTS] = {"contexts", "LIST", "tokens (default " CONTEXTS_GPU_DEFAULT "; CPU " CONTEXTS_CPU_DEFAULT ")"},
     [O_FORMAT] = {"format", "bf16|fp8_e4m3|int8|int4|nvfp4|mxfp4", "a format the kernels take, repeatable (default "
                                                                  "all)"},
-    [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): recent tokens kept in BF16 (default 128)"},
+    [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): recent tokens kept in BF16" CLI_DEFAULT(BENCH_RESIDUAL_DEFAULT)},
     [O_FP8_PATH] = {"fp8-path", "A|B", "fp8_e4m3 on CUDA: B (the default), codes converted to FP16 tensor-core "
                                        "operands; A, E4M3 operands for q.k (compute capability 8.9 or later)"},
     [O_PROMOTE] = {"promote", "N", "FP8 path A: add the MMA sums into FP32 every N blocks of 32 channels (default: once per score)"},
-    [O_ITERS] = {"iters", "N", "timed runs per point (default 50 on a GPU, 3 on the CPU)"},
+    [O_ITERS] = {"iters", "N", "timed runs per point (default " TEXT_OF(ITERS_GPU_DEFAULT) " on a GPU, "
+                               TEXT_OF(ITERS_CPU_DEFAULT) " on the CPU)"},
     [O_ITL] = {"itl", NULL, "add the model's weight stream (measured) to each step: step_ms"},
     [O_JSON] = {"json", NULL, "print one JSON object"},
     [O_CSV] = {"csv", NULL, "print the rows as CSV"},
@@ -70,8 +78,8 @@ static const CmdSpec CMD = {
 
 #define MAX_POINTS 16
 /* The cache counts a sequence's tokens in a uint32_t, rounded up to whole
- * groups of 32 (kv_attn.h's KvShape.capacity). */
-#define CONTEXT_MAX (UINT32_MAX / 32 * 32)
+ * KIVI groups (kv_attn.h's KvShape.capacity). */
+#define CONTEXT_MAX (UINT32_MAX / KV_KIVI_GROUP * KV_KIVI_GROUP)
 
 typedef BenchRow Row;
 
@@ -94,7 +102,7 @@ static int cli_bench_parse_context(const char *s, uint64_t *v, Error *e)
     if (units_parse_context(s, v, e))
         return -1;
     if (*v > CONTEXT_MAX)
-        return error_set(e, "context '%s' is %llu tokens; the cache holds at most %llu a sequence", s,
+        return error_set(e, "context '%s' is %llu tokens; the cache holds at most %llu per sequence", s,
                          (unsigned long long)*v, (unsigned long long)CONTEXT_MAX);
     return 0;
 }
@@ -183,7 +191,7 @@ static int cli_bench_options(const Given *g, Bench *b, Error *e)
             return -1;
     } else {
         char path[1024];
-        if (catalog_path(paths_datadir(), CATALOG_MODELS, g->set[O_MODEL] ? g->val[O_MODEL] : "llama-3.1-8b",
+        if (catalog_path(paths_datadir(), CATALOG_MODELS, g->set[O_MODEL] ? g->val[O_MODEL] : MODEL_DEFAULT,
                          path, sizeof path, e) || model_load(&b->model, path, e))
             return error_prefix(e, "--model");
         b->have_model = true;
@@ -191,22 +199,23 @@ static int cli_bench_options(const Given *g, Bench *b, Error *e)
     }
     /* the kernels' own limits on a shape, here rather than at the first point */
     KvShape ks = {KV_BF16, 1, (uint32_t)b->s.shape.kv_heads, (uint32_t)b->s.shape.q_heads,
-                  (uint32_t)b->s.shape.head_dim, 32, 0, false};
+                  (uint32_t)b->s.shape.head_dim, KV_KIVI_GROUP, 0, false};     // the least capacity
     if (kv_shape_check(&ks, e))
         return error_prefix(e, "%s", b->have_model ? "--model" : "--head-dim");
-    uint64_t res = 128, iters = 0;
+    uint64_t res = BENCH_RESIDUAL_DEFAULT, iters = 0;
     if (cli_count(g, OPTS, O_RESIDUAL, 0, 1u << 20, &res, e) || cli_count(g, OPTS, O_ITERS, 1, 100000, &iters, e))
         return -1;
     if (res % KV_KIVI_GROUP)
-        return error_set(e, "--residual: a multiple of 32 tokens, not %llu", (unsigned long long)res);
+        return error_set(e, "--residual: a multiple of %d tokens, not %llu", KV_KIVI_GROUP,
+                         (unsigned long long)res);
     if (g->set[O_RESIDUAL] && !cli_bench_has_format(b, KV_INT4))
         return error_set(e, "--residual applies to int4 (KIVI), which no --format asks for");
     b->s.residual = (uint32_t)res;
     b->s.iters = (int)iters;
     if (g->set[O_ITL] && !b->have_model)
         return error_set(e, "--itl needs --model (its weights)");
-    if (cli_parse_u64s("batch", g->set[O_BATCH] ? g->val[O_BATCH] : "1,16", b->batches, MAX_POINTS, &b->nb,
-                       cli_parse_batch, e))
+    if (cli_parse_u64s("batch", g->set[O_BATCH] ? g->val[O_BATCH] : BATCHES_DEFAULT, b->batches, MAX_POINTS,
+                       &b->nb, cli_parse_batch, e))
         return -1;
     if (g->set[O_CONTEXTS] && cli_parse_u64s("contexts", g->val[O_CONTEXTS], b->contexts, MAX_POINTS,
                                              &b->nc, cli_bench_parse_context, e))
@@ -225,10 +234,10 @@ static int cli_bench_open_backend(const Given *g, Bench *b, Error *e)
     }
     b->s.cuda_opts = b->cuda;
     if (!b->s.iters)
-        b->s.iters = b->s.cuda ? 50 : 3;
+        b->s.iters = b->s.cuda ? ITERS_GPU_DEFAULT : ITERS_CPU_DEFAULT;
     if (!b->nc)
-        cli_parse_u64s("contexts", b->s.cuda ? "1k,4k,16k,32k,64k,128k" : "1k,4k", b->contexts, MAX_POINTS,
-                       &b->nc, cli_bench_parse_context, NULL);
+        cli_parse_u64s("contexts", b->s.cuda ? CONTEXTS_GPU_DEFAULT : CONTEXTS_CPU_DEFAULT, b->contexts,
+                       MAX_POINTS, &b->nc, cli_bench_parse_context, NULL);
     if (!b->s.cuda && (g->set[O_FP8_PATH] || g->set[O_PROMOTE])) {
         error_set(e, "--%s chooses between CUDA kernels; the CPU reference is timed here (%s)",
                   g->set[O_FP8_PATH] ? "fp8-path" : "promote", b->s.why_cpu);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #define DEFAULT_SCENARIO "pool-20gib"
+#define CONTEXT_DEFAULT (8 * CONTEXT_K)     // a typed shape's: "8k" in the help
 
 enum {
     O_SCENARIO, O_MODEL, O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM, O_MHA, O_CONTEXT, O_BATCH,
@@ -365,14 +366,14 @@ int cmd_calc(int argc, char **argv)
     Error e;
     static Setup s;
     memset(&s, 0, sizeof s);
-    s.util = q_make(9, 10);
+    s.util = GPU_UTILIZATION_DEFAULT;
     bool shape_given = g.set[O_MODEL] || cli_shape_given(&g, &SHAPE);
     if (g.set[O_SCENARIO] || !shape_given) {
         if (cli_calc_from_scenario(&s, g.set[O_SCENARIO] ? g.val[O_SCENARIO] : DEFAULT_SCENARIO, &e))
             return cli_error("calc", &e);
     } else {
         Shape none = {0};
-        workload_init(&s.rp.w, &none, 8192, 1);
+        workload_init(&s.rp.w, &none, CONTEXT_DEFAULT, 1);
     }
     if (cli_calc_shape_options(&g, &s, &e) || cli_calc_workload_options(&g, &s, &e) ||
         cli_calc_machine_options(&g, &s, &e) || cli_calc_format_options(&g, &s, &e) ||

@@ -17,11 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A macro's value as a string literal: the generator's defaults and quant.h's
- * bit widths in --help. */
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
 enum {
     O_PRESET, O_GENERATE, O_MATRIX, O_QUERY,
     O_TOKENS, O_HEAD_DIM, O_SEED, O_OUT_CH, O_OUT_SCALE, O_Q_OUT, O_SINKS, O_SINK_STR,
@@ -36,18 +31,21 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_GENERATE] = {"generate", NULL, "a synthetic head with outlier channels (the default)"},
     [O_MATRIX] = {"matrix", "FILE", "JSON: rows of keys, or an object with \"keys\", \"values\" and \"query\""},
     [O_QUERY] = {"query", "LIST", "the query vector: 1,1,0.1,1"},
-    [O_TOKENS] = {"tokens", "T", "generated tokens (default " STR(KVGEN_TOKENS_DEFAULT) ")"},
-    [O_HEAD_DIM] = {"head-dim", "D", "generated head dimension (default " STR(KVGEN_HEAD_DIM_DEFAULT) ")"},
-    [O_SEED] = {"seed", "N", "generator seed (default 1)"},
-    [O_OUT_CH] = {"outlier-channels", "N", "key channels with outliers (default 2)"},
-    [O_OUT_SCALE] = {"outlier-scale", "X", "their magnitude over ordinary keys (default 20)"},
-    [O_Q_OUT] = {"query-outlier-weight", "X", "query weight on outlier channels (default 0.05)"},
-    [O_SINKS] = {"sinks", "N", "attention-sink tokens at the start (default 1)"},
-    [O_SINK_STR] = {"sink-strength", "X", "logits a sink stands above other tokens (default 5)"},
-    [O_V_OUT] = {"value-outliers", "N", "tokens with large values (default 2)"},
-    [O_V_OUT_SCALE] = {"value-outlier-scale", "X", "their value norm over others (default 8)"},
+    [O_TOKENS] = {"tokens", "T", "generated tokens" CLI_DEFAULT(KVGEN_TOKENS_DEFAULT)},
+    [O_HEAD_DIM] = {"head-dim", "D", "generated head dimension" CLI_DEFAULT(KVGEN_HEAD_DIM_DEFAULT)},
+    [O_SEED] = {"seed", "N", "generator seed" CLI_DEFAULT(KVGEN_SEED_DEFAULT)},
+    [O_OUT_CH] = {"outlier-channels", "N", "key channels with outliers" CLI_DEFAULT(KVGEN_OUTLIER_CHANNELS_DEFAULT)},
+    [O_OUT_SCALE] = {"outlier-scale", "X", "their magnitude over ordinary keys" CLI_DEFAULT(KVGEN_OUTLIER_SCALE_DEFAULT)},
+    [O_Q_OUT] = {"query-outlier-weight", "X",
+                 "query weight on outlier channels" CLI_DEFAULT(KVGEN_QUERY_OUTLIER_WEIGHT_DEFAULT)},
+    [O_SINKS] = {"sinks", "N", "attention-sink tokens at the start" CLI_DEFAULT(KVGEN_SINKS_DEFAULT)},
+    [O_SINK_STR] = {"sink-strength", "X", "logits a sink stands above other tokens" CLI_DEFAULT(KVGEN_SINK_STRENGTH_DEFAULT)},
+    [O_V_OUT] = {"value-outliers", "N", "tokens with large values" CLI_DEFAULT(KVGEN_VALUE_OUTLIERS_DEFAULT)},
+    [O_V_OUT_SCALE] = {"value-outlier-scale", "X",
+                       "their value norm over others" CLI_DEFAULT(KVGEN_VALUE_OUTLIER_SCALE_DEFAULT)},
     [O_SCHEME] = {"scheme", "int-min|int-zp|int-sym|fp8|nvfp4|mxfp4", "the quantizer (default int-min)"},
-    [O_BITS] = {"bits", "N", "integer bits: " STR(QUANT_BITS_MIN) " to " STR(QUANT_BITS_MAX) " (default 4)"},
+    [O_BITS] = {"bits", "N",
+                "integer bits: " TEXT_OF(QUANT_BITS_MIN) " to " TEXT_OF(QUANT_BITS_MAX) CLI_DEFAULT(QUANT_BITS_DEFAULT)},
     [O_GRAN] = {"granularity", "tensor|token|channel|group:G|tgroup:G",
                 "the keys that share a scale: the tensor, a token, a channel, G channels of a token or G tokens "
                 "of a channel (default: each, side by side)"},
@@ -57,7 +55,7 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_SCALE] = {"scale", "S", "the fp8 scale: dynamic (the default) or a static per-tensor number"},
     [O_NO_SAT] = {"no-saturate", NULL, "fp8 overflow becomes NaN or Inf instead of the largest finite value"},
     [O_KIVI] = {"kivi", NULL, "KIVI: keys per channel over groups of tokens, values per token"},
-    [O_GROUP] = {"group", "G", "KIVI group size (default 32)"},
+    [O_GROUP] = {"group", "G", "KIVI group size" CLI_DEFAULT(KIVI_GROUP_DEFAULT)},
     [O_RESIDUAL] = {"residual", "R", "KIVI: most recent tokens kept in BF16 (default 0)"},
     [O_ROPE] = {"rope", "none|pre|post", "quantize the keys before (pre) or after (post) RoPE, or none (the default)"},
     [O_THETA] = {"rope-theta", "X", "the RoPE base (default 500000, Llama 3)"},
@@ -166,9 +164,10 @@ static int cli_quant_generate(const Given *g, Input *in, const Experiment *x, Er
     p.rope_theta = x->rope != ROPE_NONE ? x->rope_theta : 0;
     uint64_t t = p.tokens, d = p.head_dim, oc = p.outlier_channels, sk = p.sinks,
              vo = p.value_outliers;
-    if (cli_count(g, OPTS, O_TOKENS, 1, 1u << 20, &t, e) || cli_count(g, OPTS, O_HEAD_DIM, 1, 4096, &d, e) ||
+    if (cli_count(g, OPTS, O_TOKENS, 1, 1u << 20, &t, e) ||
+        cli_count(g, OPTS, O_HEAD_DIM, 1, KVGEN_MAX_DIM, &d, e) ||
         cli_count(g, OPTS, O_SEED, 0, UINT64_MAX, &p.seed, e) ||
-        cli_count(g, OPTS, O_OUT_CH, 0, 4096, &oc, e) || cli_count(g, OPTS, O_SINKS, 0, 1u << 20, &sk, e) ||
+        cli_count(g, OPTS, O_OUT_CH, 0, KVGEN_MAX_DIM, &oc, e) || cli_count(g, OPTS, O_SINKS, 0, 1u << 20, &sk, e) ||
         cli_count(g, OPTS, O_V_OUT, 0, 1u << 20, &vo, e) ||
         cli_quant_float_opt(g, O_OUT_SCALE, 0, &p.outlier_scale, e) ||
         cli_quant_float_opt(g, O_Q_OUT, 0, &p.query_outlier_weight, e) ||
@@ -341,7 +340,7 @@ static int cli_quant_option_rules(const Given *g, const Setup *s, Error *e)
 static int cli_quant_scheme_options(const Given *g, Setup *s, Error *e)
 {
     Experiment *x = &s->x;
-    uint64_t bits = 4, group = 32, residual = 0;
+    uint64_t bits = QUANT_BITS_DEFAULT, group = KIVI_GROUP_DEFAULT, residual = 0;
     if (g->set[O_SCHEME] && scheme_parse(g->val[O_SCHEME], &x->key.scheme, e))
         return error_prefix(e, "--scheme");
     if (cli_count(g, OPTS, O_BITS, QUANT_BITS_MIN, QUANT_BITS_MAX, &bits, e) ||

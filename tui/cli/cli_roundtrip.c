@@ -23,7 +23,7 @@ static const OptSpec OPTS[O_COUNT] = {
 static const CmdSpec CMD = {
     .name = "roundtrip",
     .usage = "usage: kvlab roundtrip e4m3|e5m2|e2m1 [--saturate] < floats\n\n"
-             "Encodes each float on stdin (one a line, decimal or hex-float) in\n"
+             "Encodes each float on stdin (one per line, decimal or hex-float) in\n"
              "the format (e4m3, e5m2 or e2m1), decodes it, and prints the result.\n"
              "Without --saturate, E4M3FN overflow is nan and E5M2 overflow inf;\n"
              "E2M1 always clamps to +-6. A number beyond a float's range (1e39) is\n"

@@ -216,7 +216,7 @@ int crt_init(Error *e)
     nonl();
     keypad(stdscr, TRUE);
     curs_set(0);
-    set_escdelay(25);
+    set_escdelay(CRT_ESC_DELAY_MS);
     const char *nc = getenv("NO_COLOR");
     crt.depth = COLORS_NONE;
     if (!(nc && *nc) && has_colors()) {

@@ -17,6 +17,10 @@
 #define MIN_W 80
 #define MIN_H 24
 #define FIELD_W 34              // the field pane on the left
+#define VALUE_W (FIELD_W - 14)  // the widest value shown, right of its label
+#define HELP_W 100              // the help box, at most
+#define HELP_KEY_W 12           // the help's column of keys
+#define POLL_MS 250             // how often the loop wakes with no key, to notice signals
 
 /* ------------------------------------------------------------------------
  * The screens: one row each.
@@ -356,7 +360,7 @@ static int lab_parse_edit(Lab *lab, Field *f, Error *e)
 static int lab_edit_key(Lab *lab, int ch)
 {
     size_t n = strlen(lab->edit);
-    if (ch == 27) {                                     // Esc
+    if (ch == CRT_ESC) {
         lab->editing = false;
         lab->status[0] = '\0';
     } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
@@ -368,10 +372,10 @@ static int lab_edit_key(Lab *lab, int ch)
             return KEY_REDRAW;
         }
         return lab_change(lab, lab_parse_edit);
-    } else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+    } else if (ch == KEY_BACKSPACE || ch == CRT_DEL || ch == CRT_CTRL_H) {
         if (n)
             lab->edit[n - 1] = '\0';
-    } else if (ch >= 32 && ch < 127 && n + 1 < sizeof lab->edit) {
+    } else if (ch >= ' ' && ch < CRT_DEL && n + 1 < sizeof lab->edit) {     // printable ASCII
         lab->edit[n] = (char)ch;
         lab->edit[n + 1] = '\0';
     }
@@ -479,7 +483,7 @@ static void lab_draw_fields(Lab *lab, int h)
             attroff(attr);
         }
         put_text(y, 1, FIELD_W - 2, attr, f->label);
-        int vw = (int)text_columns(val) < FIELD_W - 14 ? (int)text_columns(val) : FIELD_W - 14;
+        int vw = (int)text_columns(val) < VALUE_W ? (int)text_columns(val) : VALUE_W;
         put_text(y, FIELD_W - 2 - vw, vw, on ? attr : crt_attr(ROLE_FIELD), val);
     }
     attron(crt_attr(ROLE_DIM));
@@ -495,11 +499,11 @@ static void lab_help_doc(void *st, Doc *d)
     const Lab *lab = st;
     const ScreenDef *s = SCREENS[lab->cur];
     for (size_t i = 0; i < N_KEYS; i++)
-        doc_pair(d, 12, crt_attr(ROLE_FIELD), KEYS[i].name, crt_attr(ROLE_NORMAL), KEYS[i].what);
+        doc_pair(d, HELP_KEY_W, crt_attr(ROLE_FIELD), KEYS[i].name, crt_attr(ROLE_NORMAL), KEYS[i].what);
     doc_text(d, 0, crt_attr(ROLE_DIM), "mouse: click a tab or an input");
     doc_gap(d, 1);
     for (size_t i = 0; i < s->n_keys; i++)
-        doc_pair(d, 12, crt_attr(ROLE_FIELD), s->keys[i].key, crt_attr(ROLE_NORMAL), s->keys[i].what);
+        doc_pair(d, HELP_KEY_W, crt_attr(ROLE_FIELD), s->keys[i].key, crt_attr(ROLE_NORMAL), s->keys[i].what);
     if (s->n_keys)
         doc_gap(d, 1);
     doc_text(d, 0, crt_attr(ROLE_DIM), s->help);
@@ -508,7 +512,7 @@ static void lab_help_doc(void *st, Doc *d)
 /* The help box, and the window its lines scroll in. */
 static Rect lab_help_box(Rect *win)
 {
-    int w = COLS - 8 < 100 ? COLS - 8 : 100, h = LINES - 4;
+    int w = COLS - 8 < HELP_W ? COLS - 8 : HELP_W, h = LINES - 4;
     Rect r = {2, (COLS - w) / 2, h, w};
     *win = (Rect){r.y + 2, r.x + 2, r.h - 2, r.w - 4};
     return r;
@@ -605,7 +609,7 @@ bool lab_progress(Lab *lab, const char *label, double done, double total)
     nodelay(stdscr, TRUE);
     int ch = getch();
     nodelay(stdscr, FALSE);
-    return ch == 27 || ch == 'q' || crt_quit_signal;
+    return ch == CRT_ESC || ch == 'q' || crt_quit_signal;
 }
 
 static void lab_log_frame(Lab *lab, double t0, int ch)
@@ -690,7 +694,7 @@ int lab_run(Error *e)
     lab_draw_all(&lab);
     refresh();
     lab_log_frame(&lab, started, 0);
-    timeout(250);                   // wake up to notice SIGINT and SIGTERM
+    timeout(POLL_MS);
     while (!lab.quit && !crt_quit_signal) {
         int ch = getch();
         if (crt_resumed()) {        // continued after SIGSTOP: the terminal back, all redrawn

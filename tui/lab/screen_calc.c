@@ -15,6 +15,10 @@
 #include <string.h>
 
 #define SERIES_POINTS 8         // 1k, 2k, ... 128k
+#define GPU_DEFAULT "h100-sxm"  // the seeds' GPU
+#define CONTEXT_DEFAULT (8 * CONTEXT_K)
+#define BATCH_DEFAULT 16
+#define UTIL_DENOMINATOR 1000000        // the typed share kept to a millionth
 
 typedef struct {
     CatalogList models, gpus;
@@ -35,7 +39,7 @@ typedef struct {
      * GPU or degree may fix it. */
     char no_figures[ERROR_MSG_MAX + 32];
     char no_pool[ERROR_MSG_MAX + 16];
-    double xs[SERIES_POINTS], ys[16][SERIES_POINTS];
+    double xs[SERIES_POINTS], ys[REPORT_FORMATS_MAX][SERIES_POINTS];
     /* The formats table as drawn, rebuilt only when the figures changed
      * (`stale`, set by screen_calc_recompute) or the view's width did. */
     bool stale;
@@ -57,21 +61,21 @@ static void *screen_calc_create(Error *e)
     }
     for (size_t i = 0; i < c->models.count; i++) {
         c->model_names[i] = c->models.names[i];
-        if (strcmp(c->models.names[i], "llama-3.1-8b") == 0)
+        if (strcmp(c->models.names[i], MODEL_DEFAULT) == 0)
             c->model_i = (int)i;
     }
     c->gpu_names[0] = "none";
     for (size_t i = 0; i < c->gpus.count; i++) {
         c->gpu_names[i + 1] = c->gpus.names[i];
-        if (strcmp(c->gpus.names[i], "h100-sxm") == 0)
+        if (strcmp(c->gpus.names[i], GPU_DEFAULT) == 0)
             c->gpu_i = (int)i + 1;
     }
     c->loaded_model = c->loaded_gpu = -1;
-    c->context = 8192;
-    c->batch = 16;
+    c->context = CONTEXT_DEFAULT;
+    c->batch = BATCH_DEFAULT;
     c->tp = 1;
     c->block = PAGED_BLOCK_DEFAULT;
-    c->util = 0.9f;
+    c->util = (float)q_to_double(GPU_UTILIZATION_DEFAULT);
     return c;
 }
 
@@ -121,7 +125,7 @@ static int screen_calc_recompute(void *st, Error *e)
     rp.w.kv.residual = c->residual;
     rp.w.weights = c->weights ? c->weights : c->model.weight_bytes;
     rp.w.bandwidth = c->bandwidth ? c->bandwidth : (c->gpu_i ? c->gpu.bandwidth : 0);
-    Q util = q_make((u128)((double)c->util * 1000000 + 0.5), 1000000);
+    Q util = q_make((u128)((double)c->util * UTIL_DENOMINATOR + 0.5), UTIL_DENOMINATOR);
     Error why;
     c->no_pool[0] = c->no_figures[0] = '\0';
     if (c->pool)
@@ -131,7 +135,7 @@ static int screen_calc_recompute(void *st, Error *e)
     for (size_t i = 0; i < format_count(); i++)
         rp.formats[rp.n_formats++] = format_at(i);
     for (size_t k = 0; k < SERIES_POINTS; k++)
-        rp.contexts[rp.n_contexts++] = (uint64_t)1024 << k;
+        rp.contexts[rp.n_contexts++] = (uint64_t)CONTEXT_K << k;
     if (!rp.w.bandwidth)
         rp.n_contexts = 0;
     static Results res;
@@ -212,7 +216,7 @@ static void screen_calc_summary(const Calc *c, char *line, size_t n)
         snprintf(line, n, "%s%s; %s", pool, weights, bw);
 }
 
-/* The sequences each format's cache fits in the pool, a bar a line. */
+/* The sequences each format's cache fits in the pool, one bar per line. */
 static void screen_calc_bars_layout(Calc *c, Doc *d)
 {
     BarItem items[16];

@@ -22,6 +22,9 @@
 #include <string.h>
 
 #define POINTS_MAX 12
+#define MAX_CONTEXT_DEFAULT (128 * CONTEXT_K)
+#define CPU_CONTEXT_MAX (4 * CONTEXT_K)     // the CPU reference is slow: a sweep to 4k
+#define ITERS_DEFAULT 30
 
 /* vLLM with FlashAttention-3 on an H100 SXM, Llama-3.1-8B, concurrency 1:
  * decode ITL slope per context token, whole model (seed 000, section 6). */
@@ -69,13 +72,13 @@ static void *screen_gpu_create(Error *e)
     }
     for (size_t i = 0; i < s->models.count; i++) {
         s->model_names[i] = s->models.names[i];
-        if (!strcmp(s->models.names[i], "llama-3.1-8b"))
+        if (!strcmp(s->models.names[i], MODEL_DEFAULT))
             s->model_i = (int)i;
     }
     s->loaded_model = -1;
     s->batch = 1;
-    s->max_context = 131072;
-    s->iters = 30;
+    s->max_context = MAX_CONTEXT_DEFAULT;
+    s->iters = ITERS_DEFAULT;
     return s;
 }
 
@@ -104,7 +107,7 @@ static int screen_gpu_recompute(void *st, Error *e)
         s->b.shape = m.shape;
         s->loaded_model = s->model_i;
     }
-    s->b.residual = 128;
+    s->b.residual = BENCH_RESIDUAL_DEFAULT;
     s->b.iters = (int)s->iters;
     return 0;
 }
@@ -186,8 +189,8 @@ static void screen_gpu_slopes_layout(const GpuLab *s, Doc *d)
     doc_table(d, &w->slopes[layer ? 0 : 1]);
 }
 
-/* The bandwidth each format reached at the longest context, a bar a line
- * under the title: a rate in the unit that fits it, and on a GPU its
+/* The bandwidth each format reached at the longest context, one bar per
+ * line under the title: a rate in the unit that fits it, and on a GPU its
  * share of the copy bandwidth. */
 static void screen_gpu_bars_layout(const GpuLab *s, Doc *d)
 {
@@ -318,8 +321,8 @@ static int screen_gpu_sweep(GpuLab *s, Lab *lab)
     }
     Sweep *w = &s->next;
     w->n = w->n_ctx = 0;
-    uint64_t longest = s->b.cuda ? s->max_context : (s->max_context < 4096 ? s->max_context : 4096);
-    for (uint64_t c = 1024; c <= longest && w->n_ctx < POINTS_MAX; c *= 2)
+    uint64_t longest = s->b.cuda || s->max_context < CPU_CONTEXT_MAX ? s->max_context : CPU_CONTEXT_MAX;
+    for (uint64_t c = CONTEXT_K; c <= longest && w->n_ctx < POINTS_MAX; c *= 2)
         w->xs[w->n_ctx++] = (double)c;
     const size_t total = (size_t)KV_FORMATS * w->n_ctx;
     uint64_t contexts[KV_FORMATS * POINTS_MAX];         // of every point, in the order measured

@@ -22,6 +22,9 @@
 #define GEN_TOKENS KVGEN_TOKENS_DEFAULT
 #define GEN_DIM KVGEN_HEAD_DIM_DEFAULT
 #define AVG_SEEDS 50
+#define OUTLIER_SCALE_MIN 1
+#define OUTLIER_SCALE_MAX 1000
+#define PERCENT 100             // a figure's scale shown with %
 #define MOVED_MAX 16            // score-error bars drawn, at most
 
 static const char *const SOURCES[] = {"generated", "worked 4x4"};
@@ -69,11 +72,11 @@ static void *screen_quant_create(Error *e)
     Quant *s = lab_state_new(sizeof *s, e);
     if (!s)
         return NULL;
-    s->seed = 1;
-    s->outliers = 2;
-    s->outlier_scale = 20;
-    s->bits = 4;
-    s->group = 32;
+    s->seed = KVGEN_SEED_DEFAULT;
+    s->outliers = KVGEN_OUTLIER_CHANNELS_DEFAULT;
+    s->outlier_scale = KVGEN_OUTLIER_SCALE_DEFAULT;
+    s->bits = QUANT_BITS_DEFAULT;
+    s->group = KIVI_GROUP_DEFAULT;
     s->gran = 1;                // per token: the one that collapses
     for (size_t i = 0; i < N_OF(SCHEMES); i++)
         s->scheme_names[i] = SCHEMES[i].name;
@@ -100,7 +103,8 @@ static size_t screen_quant_fields(void *st, Field *f)
     f[n++] = (Field){"Keys", FK_CHOICE, &s->source, 0, N_OF(SOURCES), 0, SOURCES, NULL};
     f[n++] = (Field){"Seed", FK_COUNT, &s->seed, 0, UINT32_MAX, 1, NULL, NULL};
     f[n++] = (Field){"Outlier channels", FK_COUNT, &s->outliers, 0, GEN_DIM, 1, NULL, NULL};
-    f[n++] = (Field){"Outlier scale", FK_FLOAT, &s->outlier_scale, 1, 1000, 0, NULL, NULL};
+    f[n++] = (Field){"Outlier scale", FK_FLOAT, &s->outlier_scale, OUTLIER_SCALE_MIN, OUTLIER_SCALE_MAX, 0, NULL,
+                     NULL};
     f[n++] = (Field){"Scheme", FK_CHOICE, &s->scheme, 0, N_OF(SCHEMES), 0, s->scheme_names, NULL};
     f[n++] = (Field){"Bits", FK_COUNT, &s->bits, 2, 8, 1, NULL, NULL};
     f[n++] = (Field){"Granularity", FK_CHOICE, &s->gran, 0, N_OF(GRANS), 0, GRANS, NULL};
@@ -244,18 +248,18 @@ static const char *screen_quant_fitting(const char *const *forms, size_t n, int 
 static const struct {
     const char *name;
     size_t offset;              // of the figure in KvErrors
-    double scale;               // 100: a percentage
+    double scale;               // PERCENT: a percentage
     bool values;                // V's error
 } METRICS[] = {
-    {"K error", offsetof(KvErrors, rel_fro_k), 100, false},
-    {"V error", offsetof(KvErrors, rel_fro_v), 100, true},
+    {"K error", offsetof(KvErrors, rel_fro_k), PERCENT, false},
+    {"V error", offsetof(KvErrors, rel_fro_v), PERCENT, true},
     {"max score err", offsetof(KvErrors, max_score_error), 1, false},
     {"softmax TV", offsetof(KvErrors, softmax_tv), 1, false},
-    {"output err", offsetof(KvErrors, output_rel_error), 100, false},
+    {"output err", offsetof(KvErrors, output_rel_error), PERCENT, false},
 };
 
-/* The three runs side by side, a metric a row (so that the table fits the
- * narrowest view); a lost top token is marked. */
+/* The three runs side by side, one metric per row (so that the table fits
+ * the narrowest view); a lost top token is marked. */
 static void screen_quant_figures(const Quant *s, Table *t)
 {
     const ExperimentResult *runs[3] = {&s->cur, &s->tok, &s->chan};
@@ -269,7 +273,7 @@ static void screen_quant_figures(const Quant *s, Table *t)
             if (METRICS[m].values && exact[i])
                 table_cell(t, "exact");
             else
-                table_cell(t, METRICS[m].scale == 100 ? "%.3g%%" : "%.3g", v);
+                table_cell(t, METRICS[m].scale == PERCENT ? "%.3g%%" : "%.3g", v);
         }
     }
     table_row(t);
@@ -280,7 +284,7 @@ static void screen_quant_figures(const Quant *s, Table *t)
         table_row(t);
         table_cell(t, "%d-seed K error", AVG_SEEDS);
         for (int i = 0; i < 3; i++)
-            table_cell(t, "%.3g%%", 100 * s->avg[i]);
+            table_cell(t, "%.3g%%", PERCENT * s->avg[i]);
     }
 }
 
@@ -306,7 +310,8 @@ static const ScreenKey KEYS[] = {
     {"o O", "outliers", "outliers: their magnitude halved or doubled"},
     {"s", "seed", "seed: the next one"},
     {"w", "worked 4x4", "worked 4x4: generated keys or the worked example"},
-    {"a", "mean over 50 seeds", "mean over 50 seeds: the K errors (Esc cancels)"},
+    {"a", "mean over " TEXT_OF(AVG_SEEDS) " seeds",
+     "mean over " TEXT_OF(AVG_SEEDS) " seeds: the K errors (Esc cancels)"},
 };
 static const size_t N_KEYS = N_OF(KEYS);
 
@@ -492,10 +497,10 @@ static int screen_quant_key(void *st, int ch, Lab *lab)
         s->hadamard = !s->hadamard;
         break;
     case 'o':
-        s->outlier_scale = s->outlier_scale > 1 ? s->outlier_scale / 2 : 1;
+        s->outlier_scale = s->outlier_scale > OUTLIER_SCALE_MIN ? s->outlier_scale / 2 : OUTLIER_SCALE_MIN;
         break;
     case 'O':
-        s->outlier_scale = s->outlier_scale < 500 ? s->outlier_scale * 2 : s->outlier_scale;
+        s->outlier_scale = s->outlier_scale < OUTLIER_SCALE_MAX / 2 ? s->outlier_scale * 2 : s->outlier_scale;
         break;
     case 'w':                       /* the worked example as seed 001 works it: 2-bit, per token */
         s->source = !s->source;

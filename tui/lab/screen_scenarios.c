@@ -129,7 +129,7 @@ static bool screen_scenarios_edited(const Scen *s)
 static const char *const MARK[] = {
     [VERDICT_SILENT] = "", [VERDICT_FINE] = "+", [VERDICT_NOTE] = "~", [VERDICT_PROBLEM] = "!"};
 
-/* The figures a row each (figs), and for a view too narrow for that the
+/* The figures one per row (figs), and for a view too narrow for that the
  * verdicts and values alone (vals), to stand under each label. */
 static void screen_scenarios_figures_tables(Scen *s)
 {

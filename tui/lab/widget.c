@@ -507,7 +507,7 @@ void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel
         total += s[k].n;
     if (!total)
         return;
-    if (r.h < PLOT_MIN_ROWS || r.w < 30) {
+    if (r.h < PLOT_MIN_ROWS || r.w < PLOT_MIN_COLS) {
         draw_wrapped(r, crt_attr(ROLE_DIM), SMALL);
         return;
     }
@@ -558,7 +558,7 @@ void draw_heatmap(Rect r, const char *title, const float *m, size_t rows, size_t
     int h = r.h - 2, w = r.w;
     if ((size_t)h > rows)
         h = (int)rows;
-    int cw = (size_t)w >= cols * 2 ? 2 : 1;        // two columns a value when it fits
+    int cw = (size_t)w >= cols * 2 ? 2 : 1;        // two columns per value when it fits
     w = (int)((size_t)w / (size_t)cw < cols ? (size_t)w / (size_t)cw : cols);
     /* Colour shows sign and size on a diverging ramp; density characters
      * cannot show sign, so in monochrome they show the magnitude, 0 blank. */

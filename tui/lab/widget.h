@@ -84,9 +84,10 @@ typedef struct {
 } Series;
 
 #define PLOT_MIN_ROWS 12        // a plot's rows at the least: its axes, legend and a few
+#define PLOT_MIN_COLS 30        // and its columns
 
 /* A line plot with axes, ticks and a legend; x on a log2 axis when log2x.
- * Smaller than PLOT_MIN_ROWS rows (or too narrow), a note in its place. */
+ * Smaller than PLOT_MIN_ROWS x PLOT_MIN_COLS, a note in its place. */
 void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel,
                const char *ylabel);
 

@@ -54,7 +54,7 @@ CHECK_LIBS   = $(shell pkg-config --libs check)
 # Sources and objects.
 CALC_SRC  := $(wildcard calc/*.c)
 KERN_SRC  := $(wildcard kernels/*.c kernels/cpu/*.c)
-TUI_SRC   := $(wildcard tui/*.c)
+TUI_SRC   := $(wildcard tui/*.c tui/cli/*.c tui/lab/*.c)
 TEST_SRC  := $(wildcard tests/test_*.c) tests/testutil.c
 CALC_OBJ  := $(CALC_SRC:%.c=$(BUILD)/%.o)
 KERN_OBJ  := $(KERN_SRC:%.c=$(BUILD)/%.o)
@@ -274,7 +274,7 @@ $(CALC_LIB): $(CALC_OBJ)
 $(KERN_LIB): $(KERN_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/plotmath.o $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
+$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/lab/plotmath.o $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CHECK_LIBS) $(CJSON_LIBS) \
 	    -lm -lpthread -ldl $(LDLIBS)
 
@@ -315,7 +315,10 @@ FUZZ_CC      ?= clang
 FUZZ_APT     := clang libclang-rt-dev
 FUZZ_SRC     := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_NAMES   := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
-FUZZ_USES    := $(CALC_SRC) tui/cli.c
+# The code the harnesses test: calc/ and, for the lists, the command line's
+# option parser with the escaping of its messages.
+FUZZ_TUI     := tui/cli/cli.c tui/text.c
+FUZZ_USES    := $(CALC_SRC) $(FUZZ_TUI)
 FUZZ_DIR     := $(BUILD)/libfuzzer
 FUZZ_SANS    := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_FLAGS   := -O1 -g -fno-omit-frame-pointer -DFUZZ_LIBFUZZER -Itests/fuzz
@@ -337,7 +340,7 @@ fuzz-replay: $(FUZZ_REPLAY)
 
 test: fuzz-replay
 
-$(FUZZ_REPLAY): $(REPLAY_OBJ) $(BUILD)/tui/cli.o $(CALC_LIB) $(LINK_STAMP)
+$(FUZZ_REPLAY): $(REPLAY_OBJ) $(FUZZ_TUI:%.c=$(BUILD)/%.o) $(CALC_LIB) $(LINK_STAMP)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps

@@ -1,7 +1,7 @@
 #!/bin/sh
 # man_options.sh KVLAB [MAN] - prints the man page MAN (assets/kvlab.1) with
 # each command's options written from `KVLAB CMD --help`, the one place
-# they are kept (the OptSpec tables of tui/cli_*.c): what lies between a
+# they are kept (the OptSpec tables of tui/cli/cli_*.c): what lies between a
 # command's two marker comments is replaced, the rest printed as it is.
 # `make man` writes the result back; the build suite checks that it is
 # what the page holds.

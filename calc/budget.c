@@ -6,6 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#define MS_PER_S 1000
+/* The longest context crossover looks at: past any model's, and far from
+ * overflowing the footprint. */
+#define CROSSOVER_CONTEXT_MAX ((uint64_t)1 << 50)
+
 void workload_init(Workload *w, const Shape *s, uint64_t context, uint64_t batch)
 {
     memset(w, 0, sizeof *w);
@@ -82,7 +87,7 @@ static uint64_t least_tp(const Workload *w, u128 extra, u128 limit)
     uint64_t replicas;
     for (uint64_t t = w->tp ? w->tp : 1; t <= TP_FIT_MAX; t *= 2) {
         u128 need;
-        if (ck_add(extra, (w->weights + t - 1) / t, &need) && need <= limit &&
+        if (u128_add_ok(extra, (w->weights + t - 1) / t, &need) && need <= limit &&
             shape_split_tp(&full, t, &split, &replicas, NULL) == 0)
             return t;
     }
@@ -91,10 +96,10 @@ static uint64_t least_tp(const Workload *w, u128 extra, u128 limit)
 
 int workload_pool_from_gpu(Workload *w, u128 memory, Q utilization, u128 reserve, Error *e)
 {
-    Ck c = {0};
+    Checked c = {0};
     uint64_t tp = w->tp ? w->tp : 1;
-    u128 usable = ck_m(&c, memory, utilization.num) / utilization.den;
-    u128 taken = ck_a(&c, (w->weights + tp - 1) / tp, reserve);
+    u128 usable = checked_mul(&c, memory, utilization.num) / utilization.den;
+    u128 taken = checked_add(&c, (w->weights + tp - 1) / tp, reserve);
     if (c.overflow)
         return error_set(e, "overflow in the GPU memory budget");
     if (taken >= usable) {
@@ -150,7 +155,6 @@ static int per_gpu(const Workload *w, Shape *s, uint64_t *replicas, u128 *weight
 static uint64_t crossover(const Shape *s, const Format *f, const KvOptions *o, uint64_t batch,
                           u128 weights)
 {
-    const uint64_t limit = (uint64_t)1 << 50;
     Footprint fp;
     uint64_t lo = 0, hi = 1;
     u128 prev = 0;
@@ -159,7 +163,7 @@ static uint64_t crossover(const Shape *s, const Format *f, const KvOptions *o, u
             break;               // an overflow is far beyond the weights
         if (hi > 1 && fp.bytes == prev)
             return 0;            // stopped growing: every layer is windowed
-        if (hi >= limit)
+        if (hi >= CROSSOVER_CONTEXT_MAX)
             return 0;
         prev = fp.bytes;
         lo = hi;
@@ -175,9 +179,9 @@ static uint64_t crossover(const Shape *s, const Format *f, const KvOptions *o, u
     return hi;
 }
 
-static u128 step_bytes(Ck *c, u128 weights, const Footprint *fp)
+static u128 step_bytes(Checked *c, u128 weights, const Footprint *fp)
 {
-    return ck_a(c, ck_a(c, weights, fp->bytes), fp->tensor_scale_bytes);
+    return checked_add(c, checked_add(c, weights, fp->bytes), fp->tensor_scale_bytes);
 }
 
 int budget_compute(const Workload *w, const Format *f, FormatResult *r, Error *e)
@@ -190,11 +194,11 @@ int budget_compute(const Workload *w, const Format *f, FormatResult *r, Error *e
         return -1;
     r->bytes_per_element = format_bytes_per_element(f, (unsigned)r->shape.head_dim);
 
-    Ck c = {0};
+    Checked c = {0};
     if (w->pool) {
         uint64_t block = w->block_tokens ? w->block_tokens : PAGED_BLOCK_DEFAULT;
         uint64_t blocks = w->context / block + (w->context % block != 0);
-        u128 paged_tokens = ck_m(&c, blocks, block);
+        u128 paged_tokens = checked_mul(&c, blocks, block);
         Footprint pf;
         if (c.overflow || paged_tokens > UINT64_MAX ||
             footprint(&r->shape, f, &w->kv, (uint64_t)paged_tokens, 1, &pf, e))
@@ -216,7 +220,7 @@ int budget_compute(const Workload *w, const Format *f, FormatResult *r, Error *e
         r->has_step = true;
         r->bytes_read = step_bytes(&c, r->weights, &r->fp);
         u128 base_read = step_bytes(&c, r->weights, &base);
-        r->step_ms = q_make(ck_m(&c, r->bytes_read, 1000), w->bandwidth);
+        r->step_ms = q_make(checked_mul(&c, r->bytes_read, MS_PER_S), w->bandwidth);
         r->speedup = q_make(base_read, r->bytes_read);
     }
     if (c.overflow)

@@ -84,6 +84,8 @@ bool workload_mixed(const Workload *w);
  * left, the message says so and which tensor-parallel degree would leave
  * room. */
 int workload_pool_from_gpu(Workload *w, u128 memory, Q utilization, u128 reserve, Error *e);
+/* The utilization where none is given: vLLM's gpu_memory_utilization. */
+#define GPU_UTILIZATION_DEFAULT ((Q){9, 10})
 
 #define TP_FIT_MAX 1024         // the largest degree a fix suggests
 

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-bool ck_add(u128 a, u128 b, u128 *r)
+bool u128_add_ok(u128 a, u128 b, u128 *r)
 {
     u128 s;
     if (__builtin_add_overflow(a, b, &s))
@@ -12,7 +12,7 @@ bool ck_add(u128 a, u128 b, u128 *r)
     return true;
 }
 
-bool ck_mul(u128 a, u128 b, u128 *r)
+bool u128_mul_ok(u128 a, u128 b, u128 *r)
 {
     u128 p;
     if (__builtin_mul_overflow(a, b, &p))
@@ -21,20 +21,20 @@ bool ck_mul(u128 a, u128 b, u128 *r)
     return true;
 }
 
-u128 ck_m(Ck *c, u128 a, u128 b)
+u128 checked_mul(Checked *c, u128 a, u128 b)
 {
     u128 r;
-    if (c->overflow || !ck_mul(a, b, &r)) {
+    if (c->overflow || !u128_mul_ok(a, b, &r)) {
         c->overflow = true;
         return 0;
     }
     return r;
 }
 
-u128 ck_a(Ck *c, u128 a, u128 b)
+u128 checked_add(Checked *c, u128 a, u128 b)
 {
     u128 r;
-    if (c->overflow || !ck_add(a, b, &r)) {
+    if (c->overflow || !u128_add_ok(a, b, &r)) {
         c->overflow = true;
         return 0;
     }
@@ -98,8 +98,8 @@ const char *q_str(char *buf, size_t n, Q q, int decimals, bool trim)
 {
     if (decimals < 0)
         decimals = 0;
-    if (decimals > 30)
-        decimals = 30;
+    if (decimals > Q_DECIMALS_MAX)
+        decimals = Q_DECIMALS_MAX;
     /* Keep remainder x 10 from overflowing: a denominator this large only
      * comes from absurd inputs, and halving both sides loses < 2^-120. */
     while (q.den > U128_MAX / 10) {
@@ -107,7 +107,7 @@ const char *q_str(char *buf, size_t n, Q q, int decimals, bool trim)
         q.den >>= 1;
     }
     u128 ip = q.num / q.den, r = q.num % q.den;
-    char frac[32];
+    char frac[Q_DECIMALS_MAX];
     for (int i = 0; i < decimals; i++) {
         r *= 10;
         frac[i] = (char)('0' + (int)(r / q.den));

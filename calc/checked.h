@@ -3,7 +3,8 @@
  * Every size kvlab reports is an exact integer. Sizes are held in 128-bit
  * unsigned integers so that products such as 2 x L x H x D x S x B cannot
  * wrap for any realistic input, and every operation that could still
- * overflow goes through ck_add/ck_mul, which report it instead of wrapping.
+ * overflow goes through u128_add_ok/u128_mul_ok (one step) or
+ * checked_add/checked_mul (a chain), which report it instead of wrapping.
  *
  * Fractions (GiB, milliseconds, ratios) are kept as a numerator over a
  * denominator and turned into decimal text only at the end, with one exact
@@ -21,18 +22,18 @@ __extension__ typedef unsigned __int128 u128;
 #define U128_MAX (~(u128)0)
 
 /* a + b and a x b; false (and *r untouched) on overflow. */
-bool ck_add(u128 a, u128 b, u128 *r);
-bool ck_mul(u128 a, u128 b, u128 *r);
+bool u128_add_ok(u128 a, u128 b, u128 *r);
+bool u128_mul_ok(u128 a, u128 b, u128 *r);
 
 /* A chain of operations that records overflow instead of failing at each
- * step: compute with ck_m/ck_a, then test c.overflow once at the end.
- * After an overflow the results are 0 and must not be used. */
+ * step: compute with checked_mul/checked_add, then test c.overflow once at
+ * the end. After an overflow the results are 0 and must not be used. */
 typedef struct {
     bool overflow;
-} Ck;
+} Checked;
 
-u128 ck_m(Ck *c, u128 a, u128 b);
-u128 ck_a(Ck *c, u128 a, u128 b);
+u128 checked_mul(Checked *c, u128 a, u128 b);
+u128 checked_add(Checked *c, u128 a, u128 b);
 
 /* An exact non-negative fraction num/den (den > 0). */
 typedef struct {
@@ -47,7 +48,10 @@ int q_cmp(Q a, Q b);
 /* Decimal text of v: "17179869184", or grouped "17,179,869,184". */
 const char *u128_str(char *buf, size_t n, u128 v, bool grouped);
 
-/* Decimal text of q rounded half up to `decimals` places ("0.28125" with 5).
+/* The most places q_str writes. */
+#define Q_DECIMALS_MAX 30
+/* Decimal text of q rounded half up to `decimals` places (at most
+ * Q_DECIMALS_MAX; "0.28125" with 5).
  * With trim, trailing zeros after the point are dropped ("1.5", "2"). */
 const char *q_str(char *buf, size_t n, Q q, int decimals, bool trim);
 

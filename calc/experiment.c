@@ -16,7 +16,7 @@ void experiment_init(Experiment *x)
     quant_spec_init(&x->value);
     x->rope = ROPE_NONE;
     x->rope_theta = ROPE_THETA_LLAMA3;
-    x->kivi_spec = (KiviSpec){.bits = 2, .group = 32, .residual = 0};
+    x->kivi_spec = (KiviSpec){.bits = KIVI_BITS_DEFAULT, .group = KIVI_GROUP_DEFAULT, .residual = 0};
 }
 
 static double moved(const ExperimentResult *r, size_t t)

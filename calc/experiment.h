@@ -7,15 +7,15 @@
  *   2. Hadamard (optional): each key and value vector is rotated before
  *      quantization and rotated back after it.
  *   3. Quantization: a QuantSpec for keys and one for values, or KIVI.
- *   4. Errors (kverror.h), measured where attention sees the keys: after
+ *   4. Errors (quanterror.h), measured where attention sees the keys: after
  *      RoPE when RoPE is on.
  */
 #ifndef KVLAB_EXPERIMENT_H
 #define KVLAB_EXPERIMENT_H
 
 #include "error.h"
-#include "kverror.h"
 #include "quant.h"
+#include "quanterror.h"
 
 #include <stdbool.h>
 #include <stddef.h>

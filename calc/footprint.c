@@ -4,15 +4,15 @@
 #include <string.h>
 
 /* Bytes of one layer of one sequence holding t tokens, r of them residual. */
-static u128 layer_bytes(Ck *c, const Shape *s, const Format *f, uint64_t t, uint64_t r,
+static u128 layer_bytes(Checked *c, const Shape *s, const Format *f, uint64_t t, uint64_t r,
                         bool payload_only)
 {
     const Format *full = format_bf16();
     unsigned d = (unsigned)s->head_dim;
     u128 vq = payload_only ? format_payload_bytes(f, d) : format_vector_bytes(f, d);
     u128 vr = payload_only ? format_payload_bytes(full, d) : format_vector_bytes(full, d);
-    u128 per_head = ck_a(c, ck_m(c, t - r, vq), ck_m(c, r, vr));
-    return ck_m(c, ck_m(c, 2, s->kv_heads), per_head);
+    u128 per_head = checked_add(c, checked_mul(c, t - r, vq), checked_mul(c, r, vr));
+    return checked_mul(c, checked_mul(c, 2, s->kv_heads), per_head);
 }
 
 int kv_options_check(const Shape *s, const KvOptions *o, Error *e)
@@ -48,7 +48,7 @@ int footprint(const Shape *s, const Format *f, const KvOptions *o, uint64_t cont
     if (o->bf16_sliding)
         kept[ATTN_SLIDING] = shape_layers_of_kind(s, ATTN_SLIDING);
 
-    Ck c = {0};
+    Checked c = {0};
     u128 per_seq = 0, payload = 0, elements = 0;
     uint64_t quantized = 0;
     for (int kind = ATTN_FULL; kind <= ATTN_SLIDING; kind++) {
@@ -61,21 +61,21 @@ int footprint(const Shape *s, const Format *f, const KvOptions *o, uint64_t cont
             r = 0;
         uint64_t nq = n - kept[kind];
         const Format *bf16 = format_bf16();
-        per_seq = ck_a(&c, per_seq, ck_m(&c, nq, layer_bytes(&c, s, f, t, r, false)));
-        per_seq = ck_a(&c, per_seq, ck_m(&c, kept[kind], layer_bytes(&c, s, bf16, t, 0, false)));
-        payload = ck_a(&c, payload, ck_m(&c, nq, layer_bytes(&c, s, f, t, r, true)));
-        payload = ck_a(&c, payload, ck_m(&c, kept[kind], layer_bytes(&c, s, bf16, t, 0, true)));
-        elements = ck_a(&c, elements,
-                        ck_m(&c, ck_m(&c, ck_m(&c, 2 * (u128)n, s->kv_heads), s->head_dim), t));
+        per_seq = checked_add(&c, per_seq, checked_mul(&c, nq, layer_bytes(&c, s, f, t, r, false)));
+        per_seq = checked_add(&c, per_seq, checked_mul(&c, kept[kind], layer_bytes(&c, s, bf16, t, 0, false)));
+        payload = checked_add(&c, payload, checked_mul(&c, nq, layer_bytes(&c, s, f, t, r, true)));
+        payload = checked_add(&c, payload, checked_mul(&c, kept[kind], layer_bytes(&c, s, bf16, t, 0, true)));
+        u128 per_token = checked_mul(&c, checked_mul(&c, 2 * (u128)n, s->kv_heads), s->head_dim);
+        elements = checked_add(&c, elements, checked_mul(&c, per_token, t));
         quantized += nq;
     }
     u128 scale_units = o->head_scales ? s->kv_heads : 1;
     out->tensor_scale_bytes =
-        ck_m(&c, ck_m(&c, ck_m(&c, 2, quantized), f->tensor_scale_bytes), scale_units);
+        checked_mul(&c, checked_mul(&c, checked_mul(&c, 2, quantized), f->tensor_scale_bytes), scale_units);
     out->bytes_per_sequence = per_seq;
-    out->bytes = ck_m(&c, per_seq, batch);
-    out->payload_bytes = ck_m(&c, payload, batch);
-    out->elements = ck_m(&c, elements, batch);
+    out->bytes = checked_mul(&c, per_seq, batch);
+    out->payload_bytes = checked_mul(&c, payload, batch);
+    out->elements = checked_mul(&c, elements, batch);
     out->quantized_layers = format_is_full_precision(f) ? 0 : quantized;
     if (c.overflow)
         return error_set(e, "overflow: the cache size does not fit in 128 bits "

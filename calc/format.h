@@ -8,10 +8,11 @@
  *                + ceil(D / group) x group_meta_bytes    block scales
  *                + vector_meta_bytes                     per-vector scale
  *
- * which reproduces DESIGN.md's table for every D that is a multiple of the
- * group size (all the shipped models). Blocks are counted along the head
- * dimension; KIVI groups keys along tokens instead, which gives the same
- * count whenever the token count is a multiple of 32.
+ * which reproduces the table of DESIGN.md's byte accounting for every D
+ * that is a multiple of the group size (all the shipped models). Blocks
+ * are counted along the head dimension; KIVI groups keys along tokens
+ * instead, which gives the same count whenever the token count is a
+ * multiple of 32.
  *
  * Per-tensor scales (one FP32 per layer for K and for V) are not part of any
  * vector; they are reported apart as tensor_scale_bytes, counted once per

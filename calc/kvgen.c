@@ -12,23 +12,23 @@
 void kvgen_defaults(KvGenParams *p)
 {
     *p = (KvGenParams){
-        .seed = 1,
+        .seed = KVGEN_SEED_DEFAULT,
         .tokens = KVGEN_TOKENS_DEFAULT,
         .head_dim = KVGEN_HEAD_DIM_DEFAULT,
-        .outlier_channels = 2,
-        .outlier_scale = 20.0f,
-        .query_outlier_weight = 0.05f,
-        .sinks = 1,
-        .sink_strength = 5.0f,
-        .value_outliers = 2,
-        .value_outlier_scale = 8.0f,
+        .outlier_channels = KVGEN_OUTLIER_CHANNELS_DEFAULT,
+        .outlier_scale = KVGEN_OUTLIER_SCALE_DEFAULT,
+        .query_outlier_weight = (float)KVGEN_QUERY_OUTLIER_WEIGHT_DEFAULT,
+        .sinks = KVGEN_SINKS_DEFAULT,
+        .sink_strength = KVGEN_SINK_STRENGTH_DEFAULT,
+        .value_outliers = KVGEN_VALUE_OUTLIERS_DEFAULT,
+        .value_outlier_scale = KVGEN_VALUE_OUTLIER_SCALE_DEFAULT,
     };
 }
 
 int kvgen_check(const KvGenParams *p, Error *e)
 {
-    if (!p->tokens || p->tokens > (1u << 24))
-        return error_set(e, "tokens must be from 1 to %u", 1u << 24);
+    if (!p->tokens || p->tokens > KVGEN_TOKENS_MAX)
+        return error_set(e, "tokens must be from 1 to %u", KVGEN_TOKENS_MAX);
     if (!p->head_dim || p->head_dim > KVGEN_MAX_DIM)
         return error_set(e, "head dimension must be from 1 to %d", KVGEN_MAX_DIM);
     if (p->value_outliers > MAX_VALUE_OUTLIERS)
@@ -64,7 +64,7 @@ static uint64_t rand_u64(Rand *r)
 
 static double rand_unit(Rand *r)            // (0, 1)
 {
-    return ((double)(rand_u64(r) >> 11) + 0.5) / 9007199254740992.0;
+    return ((double)(rand_u64(r) >> 11) + 0.5) * 0x1p-53;   // 53 bits: a double's precision
 }
 
 static float rand_normal(Rand *r)

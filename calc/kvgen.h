@@ -26,10 +26,19 @@
 #define KVLAB_KVGEN_H
 
 #define KVGEN_MAX_DIM 4096
-/* The head generated unless told otherwise, by `kvlab quant` and the lab
- * alike, so that their figures agree. */
+#define KVGEN_TOKENS_MAX (1u << 24)
+/* The head generated unless told otherwise (kvgen_defaults), by `kvlab
+ * quant` and the lab alike, so that their figures agree. */
+#define KVGEN_SEED_DEFAULT 1
 #define KVGEN_TOKENS_DEFAULT 256
 #define KVGEN_HEAD_DIM_DEFAULT 128
+#define KVGEN_OUTLIER_CHANNELS_DEFAULT 2
+#define KVGEN_OUTLIER_SCALE_DEFAULT 20
+#define KVGEN_QUERY_OUTLIER_WEIGHT_DEFAULT 0.05
+#define KVGEN_SINKS_DEFAULT 1
+#define KVGEN_SINK_STRENGTH_DEFAULT 5
+#define KVGEN_VALUE_OUTLIERS_DEFAULT 2
+#define KVGEN_VALUE_OUTLIER_SCALE_DEFAULT 8
 
 #include "error.h"
 
@@ -38,15 +47,15 @@
 
 typedef struct {
     uint64_t seed;
-    size_t tokens;              // T (default KVGEN_TOKENS_DEFAULT)
-    size_t head_dim;            // D (default KVGEN_HEAD_DIM_DEFAULT)
-    unsigned outlier_channels;  // per head (default 2)
-    float outlier_scale;        // outlier magnitude over ordinary keys (default 20)
-    float query_outlier_weight; // query weight on outlier channels (default 0.05)
-    unsigned sinks;             // attention-sink tokens at the start (default 1)
-    float sink_strength;        // logits a sink's score stands above the rest (default 5)
-    unsigned value_outliers;    // tokens with large values (default 2)
-    float value_outlier_scale;  // their norm over ordinary values (default 8)
+    size_t tokens;              // T
+    size_t head_dim;            // D
+    unsigned outlier_channels;  // per head
+    float outlier_scale;        // outlier magnitude over ordinary keys
+    float query_outlier_weight; // query weight on outlier channels
+    unsigned sinks;             // attention-sink tokens at the start
+    float sink_strength;        // logits a sink's score stands above the rest
+    unsigned value_outliers;    // tokens with large values
+    float value_outlier_scale;  // their norm over ordinary values
     double rope_theta;          // when RoPE will rotate keys at 0..T-1 and the query
                                 // at T, sinks lean toward the query as rotated; 0 = none
 } KvGenParams;

@@ -35,6 +35,28 @@ const Minifloat *minifloat_by_id(const char *id)
     return NULL;
 }
 
+/* IEEE binary32 and binary16 (and BF16, binary32's top half): the fields
+ * the codes are converted through. */
+#define F32_SIGN 0x80000000u
+#define F32_ABS 0x7FFFFFFFu             // all but the sign
+#define F32_INF 0x7F800000u             // exponent all ones: Inf; above it NaN
+#define F32_MAN 0x007FFFFFu
+#define F32_HIDDEN 0x00800000u          // a normal number's implicit leading 1
+#define F16_SIGN 0x8000u
+#define F16_INF 0x7C00u
+#define F16_QNAN 0x7E00u
+#define F16_MAN 0x03FFu
+#define F16_EXP_ALL 0x1Fu               // the exponent field all ones: Inf or NaN
+enum {
+    F32_MAN_BITS = 23,
+    F32_BIAS = 127,
+    F32_SUB_EXP = 1 - F32_BIAS - F32_MAN_BITS,  // a subnormal's M x 2^-149
+    F16_MAN_BITS = 10,
+    F16_BIAS = 15,
+    F16_DROP = F32_MAN_BITS - F16_MAN_BITS,     // binary32's mantissa bits FP16 drops
+    BF16_DROP = 16,                             // the low half BF16 drops
+};
+
 static uint32_t f32_bits(float x)
 {
     uint32_t u;
@@ -72,17 +94,17 @@ static uint8_t overflow_code(const Minifloat *f, uint8_t sign, bool saturate)
 
 uint8_t minifloat_encode_ref(const Minifloat *f, float x, bool saturate)
 {
-    uint32_t u = f32_bits(x), ax = u & 0x7FFFFFFFu;
+    uint32_t u = f32_bits(x), ax = u & F32_ABS;
     uint8_t sign = (uint8_t)((u >> 31) << (total_bits(f) - 1));
-    if (ax > 0x7F800000u)                                       // NaN
+    if (ax > F32_INF)                                           // NaN
         return f->specials == MF_NONE ? sign | f->max_code : nan_code(f, sign);
-    if (ax == 0x7F800000u)                                      // Inf
+    if (ax == F32_INF)
         return overflow_code(f, sign, saturate);
-    uint32_t M = ax & 0x7FFFFFu;
-    int E = -149;
-    if (ax >> 23) {
-        M |= 0x800000u;
-        E = (int)(ax >> 23) - 150;
+    uint32_t M = ax & F32_MAN;
+    int E = F32_SUB_EXP;
+    if (ax >> F32_MAN_BITS) {
+        M |= F32_HIDDEN;
+        E = (int)(ax >> F32_MAN_BITS) + F32_SUB_EXP - 1;
     }
     if (M == 0)
         return sign;                                            // signed zero
@@ -91,8 +113,8 @@ uint8_t minifloat_encode_ref(const Minifloat *f, float x, bool saturate)
     int te = log2x < emin ? emin : log2x;
     int sh = te - (int)f->man_bits - E;                         // > 0 for every format here
     uint32_t r;
-    if (sh >= 26) {
-        r = 0;                                                  // below half the smallest step
+    if (sh > F32_MAN_BITS + 2) {                                // M (24 bits) is below half the
+        r = 0;                                                  // smallest step
     } else {
         uint32_t rem = M & ((1u << sh) - 1), half = 1u << (sh - 1);
         r = M >> sh;
@@ -128,16 +150,16 @@ float minifloat_decode(const Minifloat *f, uint8_t code)
     else if (e == 0)
         v = (float)m * f->sub_step;
     else                        // normal: assemble the float32 directly
-        v = f32_from(((e - (uint32_t)f->bias + 127u) << 23) | (m << (23 - f->man_bits)));
+        v = f32_from(((e - (uint32_t)f->bias + F32_BIAS) << F32_MAN_BITS) | (m << (F32_MAN_BITS - f->man_bits)));
     return sign ? -v : v;
 }
 
 /* |x| rounded to the target's grid, for finite x (see minifloat_round). */
 static inline float round_abs(const Minifloat *f, uint32_t ax)
 {
-    uint32_t min_normal = (uint32_t)(1 - f->bias + 127) << 23;
+    uint32_t min_normal = (uint32_t)(1 - f->bias + F32_BIAS) << F32_MAN_BITS;
     if (ax >= min_normal) {
-        unsigned sh = 23 - f->man_bits;
+        unsigned sh = F32_MAN_BITS - f->man_bits;
         uint32_t lsb = (ax >> sh) & 1u;
         return f32_from((ax + (1u << (sh - 1)) - 1u + lsb) & ~((1u << sh) - 1u));
     }
@@ -146,17 +168,17 @@ static inline float round_abs(const Minifloat *f, uint32_t ax)
 
 uint8_t minifloat_encode(const Minifloat *f, float x, bool saturate)
 {
-    uint32_t u = f32_bits(x), ax = u & 0x7FFFFFFFu;
-    if (ax >= 0x7F800000u)
+    uint32_t u = f32_bits(x), ax = u & F32_ABS;
+    if (ax >= F32_INF)
         return minifloat_encode_ref(f, x, saturate);
     float r = round_abs(f, ax);
     uint8_t sign = (uint8_t)((u >> 31) << (total_bits(f) - 1));
     if (r > f->max)
         return overflow_code(f, sign, saturate);
     uint32_t rb = f32_bits(r), mag;
-    if (rb >= (uint32_t)(1 - f->bias + 127) << 23)
-        mag = ((rb >> 23) - 127u + (uint32_t)f->bias) << f->man_bits |
-              ((rb >> (23 - f->man_bits)) & ((1u << f->man_bits) - 1u));
+    if (rb >= (uint32_t)(1 - f->bias + F32_BIAS) << F32_MAN_BITS)
+        mag = ((rb >> F32_MAN_BITS) - F32_BIAS + (uint32_t)f->bias) << f->man_bits |
+              ((rb >> (F32_MAN_BITS - f->man_bits)) & ((1u << f->man_bits) - 1u));
     else
         mag = (uint32_t)(r / f->sub_step);          // exact: a power-of-two step
     return sign | (uint8_t)mag;
@@ -170,8 +192,8 @@ uint8_t minifloat_encode(const Minifloat *f, float x, bool saturate)
  * NaN and overflow take the slow path, which is the definition. */
 float minifloat_round(const Minifloat *f, float x, bool saturate)
 {
-    uint32_t u = f32_bits(x), sign = u & 0x80000000u, ax = u ^ sign;
-    if (ax >= 0x7F800000u)
+    uint32_t u = f32_bits(x), sign = u & F32_SIGN, ax = u ^ sign;
+    if (ax >= F32_INF)
         return minifloat_decode(f, minifloat_encode_ref(f, x, saturate));
     float r = round_abs(f, ax);
     if (r > f->max)
@@ -181,64 +203,68 @@ float minifloat_round(const Minifloat *f, float x, bool saturate)
 
 float e8m0_decode(uint8_t code)
 {
-    if (code == 0xFF)
+    if (code == E8M0_NAN)
         return NAN;
     if (code == 0)
-        return ldexpf(1.0f, -127);                              // float32 subnormal
-    return f32_from((uint32_t)code << 23);                      // 2^(code - 127)
+        return ldexpf(1.0f, -E8M0_BIAS);                        // float32 subnormal
+    return f32_from((uint32_t)code << F32_MAN_BITS);            // binary32's exponent field
 }
 
 uint8_t e8m0_from_exponent(int e)
 {
-    if (e < -127)
-        e = -127;
-    if (e > 127)
-        e = 127;
-    return (uint8_t)(e + 127);
+    if (e < -E8M0_BIAS)
+        e = -E8M0_BIAS;
+    if (e > E8M0_BIAS)
+        e = E8M0_BIAS;
+    return (uint8_t)(e + E8M0_BIAS);
 }
 
 uint16_t bf16_bits(float x)
 {
-    return (uint16_t)(f32_bits(bf16_round(x)) >> 16);
+    return (uint16_t)(f32_bits(bf16_round(x)) >> BF16_DROP);
 }
 
 float bf16_value(uint16_t b)
 {
-    return f32_from((uint32_t)b << 16);
+    return f32_from((uint32_t)b << BF16_DROP);
 }
 
 uint16_t fp16_bits(float x)
 {
-    uint32_t u = f32_bits(x), sign = (u >> 16) & 0x8000u, ax = u & 0x7FFFFFFFu;
-    if (ax > 0x7F800000u)
-        return (uint16_t)(sign | 0x7E00u);                      // NaN
-    if (ax >= 0x477FF000u)                                      // rounds past 65504
-        return (uint16_t)(sign | 0x7C00u);
-    if (ax < 0x38800000u) {                                     // FP16 subnormal or zero
+    const uint32_t past_max = 0x477FF000u;     // 65520: rounds past 65504, FP16's largest
+    const uint32_t min_normal = 0x38800000u;   // 2^-14, FP16's smallest normal
+    uint32_t u = f32_bits(x), sign = (u >> 16) & F16_SIGN, ax = u & F32_ABS;
+    if (ax > F32_INF)
+        return (uint16_t)(sign | F16_QNAN);
+    if (ax >= past_max)
+        return (uint16_t)(sign | F16_INF);
+    if (ax < min_normal) {                                      // FP16 subnormal or zero
         float r = (f32_from(ax) + 0.5f) - 0.5f;                 // steps of 2^-24
-        return (uint16_t)(sign | (uint32_t)(r * 16777216.0f));
+        return (uint16_t)(sign | (uint32_t)(r * 0x1p24f));
     }
-    uint32_t lsb = (ax >> 13) & 1u;
-    ax += 0xFFFu + lsb;
-    return (uint16_t)(sign | (((ax >> 23) - 112u) << 10) | ((ax >> 13) & 0x3FFu));
+    uint32_t lsb = (ax >> F16_DROP) & 1u;
+    ax += (1u << (F16_DROP - 1)) - 1u + lsb;                    // half an FP16 ulp, ties to even
+    return (uint16_t)(sign | (((ax >> F32_MAN_BITS) - (F32_BIAS - F16_BIAS)) << F16_MAN_BITS) |
+                      ((ax >> F16_DROP) & F16_MAN));
 }
 
 float fp16_value(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+    uint32_t sign = (uint32_t)(h & F16_SIGN) << 16;
+    uint32_t e = (h >> F16_MAN_BITS) & F16_EXP_ALL, m = h & F16_MAN;
     if (e == 0)
         return f32_from(f32_bits((float)m * 0x1p-24f) | sign);
-    if (e == 31)
-        return f32_from(sign | 0x7F800000u | (m << 13));
-    return f32_from(sign | ((e + 112u) << 23) | (m << 13));
+    if (e == F16_EXP_ALL)
+        return f32_from(sign | F32_INF | (m << F16_DROP));
+    return f32_from(sign | ((e + (F32_BIAS - F16_BIAS)) << F32_MAN_BITS) | (m << F16_DROP));
 }
 
 float bf16_round(float x)
 {
     uint32_t u = f32_bits(x);
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u)
+    if ((u & F32_ABS) > F32_INF)
         return x;                                               // NaN stays NaN
-    uint32_t lsb = (u >> 16) & 1u;
-    u += 0x7FFFu + lsb;
-    return f32_from(u & 0xFFFF0000u);
+    uint32_t lsb = (u >> BF16_DROP) & 1u;
+    u += (1u << (BF16_DROP - 1)) - 1u + lsb;                    // half a BF16 ulp, ties to even
+    return f32_from(u & ~((1u << BF16_DROP) - 1u));
 }

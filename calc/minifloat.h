@@ -56,9 +56,11 @@ float minifloat_decode(const Minifloat *f, uint8_t code);
  * nanoseconds; the quantizers call it for every element). */
 float minifloat_round(const Minifloat *f, float x, bool saturate);
 
-/* E8M0: an unsigned power of two 2^(code - 127); code 255 is NaN. */
+/* E8M0: an unsigned power of two 2^(code - E8M0_BIAS); code E8M0_NAN is NaN. */
+#define E8M0_BIAS 127
+#define E8M0_NAN 0xFF
 float e8m0_decode(uint8_t code);
-/* The code for 2^e, e clamped to [-127, 127]. */
+/* The code for 2^e, e clamped to [-E8M0_BIAS, E8M0_BIAS]. */
 uint8_t e8m0_from_exponent(int e);
 
 /* Round to BF16 (nearest, ties to even) and back: what a 16-bit residual

@@ -89,7 +89,7 @@ int model_param_count(const Model *m, u128 *params, Error *e)
                    + m->norms_per_layer * h;
     u128 embed = (u128)m->vocab * h * (m->tied_embeddings ? 1 : 2);
     u128 total;
-    if (!ck_mul(per_layer, s->layers, &total) || !ck_add(total, embed + h, &total))
+    if (!u128_mul_ok(per_layer, s->layers, &total) || !u128_add_ok(total, embed + h, &total))
         return error_set(e, "parameter count overflows");
     *params = total;       // + h: the final norm
     return 0;
@@ -145,10 +145,10 @@ static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
         json_string(d, r, "name", FIELD_REQUIRED, name, sizeof name, e) ||
         json_string(d, r, "display", FIELD_REQUIRED, m->display, sizeof m->display, e) ||
         json_string(d, r, "source", FIELD_REQUIRED, m->source, sizeof m->source, e) ||
-        json_uint(d, r, "layers", FIELD_REQUIRED, 1, 100000, &L, e) ||
-        json_uint(d, r, "q_heads", FIELD_REQUIRED, 1, 100000, &hq, e) ||
-        json_uint(d, r, "kv_heads", FIELD_REQUIRED, 1, 100000, &hkv, e) ||
-        json_uint(d, r, "head_dim", FIELD_REQUIRED, 1, 65536, &hd, e) ||
+        json_uint(d, r, "layers", FIELD_REQUIRED, 1, MODEL_LAYERS_MAX, &L, e) ||
+        json_uint(d, r, "q_heads", FIELD_REQUIRED, 1, MODEL_HEADS_MAX, &hq, e) ||
+        json_uint(d, r, "kv_heads", FIELD_REQUIRED, 1, MODEL_HEADS_MAX, &hkv, e) ||
+        json_uint(d, r, "head_dim", FIELD_REQUIRED, 1, MODEL_HEAD_DIM_MAX, &hd, e) ||
         json_uint(d, r, "hidden", FIELD_REQUIRED, 1, 1u << 24, &m->hidden, e) ||
         json_uint(d, r, "intermediate", FIELD_REQUIRED, 1, 1u << 26, &m->intermediate, e) ||
         json_uint(d, r, "vocab", FIELD_REQUIRED, 1, 1u << 26, &m->vocab, e) ||

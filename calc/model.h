@@ -16,6 +16,12 @@
 #include <stdint.h>
 
 #define MODEL_PATTERN_MAX 16    // longest repeating pattern of layer kinds
+/* The model kvlab bench and the lab start from: the seeds' worked example. */
+#define MODEL_DEFAULT "llama-3.1-8b"
+/* The largest shape a model may have: far past any real one. */
+#define MODEL_LAYERS_MAX 100000
+#define MODEL_HEADS_MAX 100000  // query or KV heads
+#define MODEL_HEAD_DIM_MAX 65536
 
 typedef enum { ATTN_FULL = 0, ATTN_SLIDING = 1 } AttnKind;
 

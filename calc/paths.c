@@ -51,7 +51,7 @@ void paths_candidates(PathKind kind, PathList *out)
         add(out, env_place(kind), NULL);
         return;
     }
-    char exe[4096];
+    char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
     if (slash) {
@@ -79,7 +79,7 @@ static bool there(PathKind kind, const char *p)
 
 const char *paths_find(PathKind kind)
 {
-    static PathList found[PATH_KINDS];  // one a kind: each call writes the same again
+    static PathList found[PATH_KINDS];  // one per kind: each call writes the same again
     PathList *l = &found[kind];
     paths_candidates(kind, l);
     if (env_place(kind))
@@ -93,4 +93,10 @@ const char *paths_find(PathKind kind)
         return l->path[i];
     }
     return NULL;
+}
+
+const char *paths_datadir(void)
+{
+    const char *dir = paths_find(PATH_DATA);
+    return dir ? dir : paths_installed(PATH_DATA);     // not there: named in the errors
 }

@@ -49,4 +49,9 @@ const char *paths_find(PathKind kind);
  * was found). */
 const char *paths_installed(PathKind kind);
 
+/* Where scenarios/ lives, for the command line and the lab alike:
+ * paths_find's place, else the one under PREFIX (named in the errors of
+ * whatever looks there). */
+const char *paths_datadir(void);
+
 #endif

@@ -89,7 +89,7 @@ void quant_spec_init(QuantSpec *q)
 {
     memset(q, 0, sizeof *q);
     q->scheme = SCHEME_INT_MIN;
-    q->bits = 4;
+    q->bits = QUANT_BITS_DEFAULT;
     q->gran.kind = GRAN_TOKEN;
     q->fp8 = &MF_E4M3;
     q->saturate = true;
@@ -263,7 +263,7 @@ static void mxfp4_ref(const float *x, size_t rows, size_t cols, float *out)
             float *ob = out + r * cols + c0;
             float amax = amax_of(xb, n, 1);
             /* Shared exponent: floor(log2 amax) - emax of E2M1 (2). */
-            int e = amax > 0 ? ilogbf(amax) - 2 : -127;
+            int e = amax > 0 ? ilogbf(amax) - ilogbf(MF_E2M1.max) : -E8M0_BIAS;
             float s = e8m0_decode(e8m0_from_exponent(e));
             for (size_t i = 0; i < n; i++)
                 ob[i] = minifloat_round(&MF_E2M1, xb[i] / s, true) * s;

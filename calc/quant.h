@@ -72,6 +72,7 @@ const char *scheme_str(Scheme s);
 /* The integer schemes' bits (and KIVI's): every width in between works. */
 #define QUANT_BITS_MIN 2
 #define QUANT_BITS_MAX 8
+#define QUANT_BITS_DEFAULT 4
 
 typedef struct {
     Scheme scheme;
@@ -102,6 +103,9 @@ typedef struct {
     size_t group;               // 32
     size_t residual;            // R, e.g. 128
 } KiviSpec;
+/* The paper's KIVI-2: 2 bits in groups of 32. */
+#define KIVI_BITS_DEFAULT 2
+#define KIVI_GROUP_DEFAULT 32
 
 int kivi_ref(const KiviSpec *s, const float *k, const float *v, size_t tokens, size_t head_dim,
              float *k_out, float *v_out, Error *e);

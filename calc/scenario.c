@@ -182,8 +182,9 @@ static int m_throughput_ratio(const MetricInput *in, FigureResult *o, Error *e)
     FormatResult rf, rb;
     if (budget_compute(&wf, in->r->format, &rf, e) || budget_compute(&wb, format_bf16(), &rb, e))
         return -1;
-    Ck c = {0};
-    u128 num = ck_m(&c, in->r->slots, rb.bytes_read), den = ck_m(&c, in->b->slots, rf.bytes_read);
+    Checked c = {0};
+    u128 num = checked_mul(&c, in->r->slots, rb.bytes_read);
+    u128 den = checked_mul(&c, in->b->slots, rf.bytes_read);
     if (c.overflow)
         return error_set(e, "overflow in the throughput ratio");
     o->value = q_make(num, den);
@@ -412,7 +413,7 @@ static int load_workload(const JsonDoc *d, const cJSON *r, Scenario *sc, Error *
 {
     uint64_t context, batch, tp = 1, block = PAGED_BLOCK_DEFAULT;
     bool mha = false;
-    Q util = {9, 10};
+    Q util = GPU_UTILIZATION_DEFAULT;
     u128 reserve = 0;
     Workload *w = &sc->w;
     if (json_context(d, r, "context", FIELD_REQUIRED, &context, e) ||

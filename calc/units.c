@@ -3,8 +3,12 @@
 
 #include "ascii.h"
 
+#include <errno.h>
+#include <float.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------------
@@ -18,14 +22,14 @@ typedef struct {
 
 static const Unit SIZE_UNITS[] = {
     {"B", 1},
-    {"KB", 1000},          {"KiB", KIB},
-    {"MB", 1000000},       {"MiB", MIB},
-    {"GB", 1000000000},    {"GiB", GIB},
-    {"TB", 1000000000000}, {"TiB", TIB},
+    {"KB", KB}, {"KiB", KIB},
+    {"MB", MB}, {"MiB", MIB},
+    {"GB", GB}, {"GiB", GIB},
+    {"TB", TB}, {"TiB", TIB},
 };
 
 static const Unit CONTEXT_UNITS[] = {
-    {"", 1}, {"k", 1024}, {"M", 1048576},
+    {"", 1}, {"k", CONTEXT_K}, {"M", CONTEXT_M},
 };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -110,8 +114,8 @@ static int decimal_parse(const char *s, Decimal *d, const char *what, Error *e)
             u128 t = m;
             bool fits = true;
             for (long k = 0; k <= zeros && t && fits; k++)
-                fits = ck_mul(t, 10, &t);
-            if (fits && ck_add(t, (u128)(*p - '0'), &t)) {
+                fits = u128_mul_ok(t, 10, &t);
+            if (fits && u128_add_ok(t, (u128)(*p - '0'), &t)) {
                 m = t;
             } else {
                 lost = true;            // this digit (not 0) and every one after it
@@ -198,10 +202,10 @@ static int decimal_scale(const Decimal *d, uint64_t factor, u128 *out, bool *who
     *whole = true;
     if (d->exp10 >= 0) {
         u128 v;
-        if (!ck_mul(d->mantissa, factor, &v))
+        if (!u128_mul_ok(d->mantissa, factor, &v))
             return -1;
         for (long k = 0; k < d->exp10; k++)
-            if (!ck_mul(v, 10, &v))
+            if (!u128_mul_ok(v, 10, &v))
                 return -1;
         *out = v;
         return d->lost;
@@ -394,6 +398,55 @@ int units_parse_fraction(const char *s, Q *q, Error *e)
 }
 
 /* ------------------------------------------------------------------------
+ * Floats
+ */
+
+/* units_parse_float, and whether strtof found the number beyond a float's
+ * range (ERANGE with an infinity: 1e39, not "inf"). */
+static bool parse_float(const char *s, float *out, bool *overflow)
+{
+    char buf[256];
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    if (!n || n >= sizeof buf)
+        return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    static locale_t c_locale;
+    if (!c_locale)
+        c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    locale_t old = uselocale(c_locale);
+    char *end;
+    errno = 0;
+    *out = strtof(buf, &end);
+    *overflow = errno == ERANGE && isinf(*out);
+    uselocale(old);
+    return end != buf && *end == '\0';
+}
+
+bool units_parse_float(const char *s, float *out)
+{
+    bool overflow;
+    return parse_float(s, out, &overflow);
+}
+
+int units_parse_finite(const char *s, float *out, Error *e)
+{
+    bool overflow;
+    if (!parse_float(s, out, &overflow))
+        return error_set(e, "'%s' is not a number", s);
+    if (overflow)           // a number beyond FLT_MAX, which strtof takes to infinity
+        return error_set(e, "'%s' is beyond the range of a float (-%g to %g)", s, (double)FLT_MAX,
+                         (double)FLT_MAX);
+    if (!isfinite(*out))    // nan, inf, infinity
+        return error_set(e, "'%s' is not a finite number", s);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
  * Printers
  */
 
@@ -425,8 +478,7 @@ static const char *scaled(char *buf, size_t n, u128 v, const Unit *t, size_t cnt
 }
 
 static const Unit BINARY[] = {{"B", 1}, {"KiB", KIB}, {"MiB", MIB}, {"GiB", GIB}, {"TiB", TIB}};
-static const Unit DECIMAL[] = {{"B", 1}, {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000},
-                               {"TB", 1000000000000}};
+static const Unit DECIMAL[] = {{"B", 1}, {"KB", KB}, {"MB", MB}, {"GB", GB}, {"TB", TB}};
 
 const char *units_size(char *buf, size_t n, u128 bytes)
 {

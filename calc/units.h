@@ -18,6 +18,9 @@
  * dropped for larger units (0.1GiB is 107,374,182 bytes). Decimal units
  * (KB, MB, GB, TB) are powers of 1000, binary ones (KiB ... TiB) powers of
  * 1024: the confusion between the two is one of the lab's lessons.
+ *
+ * Floats (a query, a scale, the lab's outlier scale) are read as C reads
+ * them, in the C locale: the nearest float, not an exact value.
  */
 #ifndef KVLAB_UNITS_H
 #define KVLAB_UNITS_H
@@ -32,7 +35,13 @@
 #define MIB ((u128)1 << 20)
 #define GIB ((u128)1 << 30)
 #define TIB ((u128)1 << 40)
-#define GB ((u128)1000000000u)
+#define KB ((u128)1000u)
+#define MB (KB * 1000u)
+#define GB (MB * 1000u)
+#define TB (GB * 1000u)
+/* Contexts: k = 1024 tokens, M = 1024k. */
+#define CONTEXT_K 1024u
+#define CONTEXT_M (CONTEXT_K * CONTEXT_K)
 
 /* Each returns 0, or -1 with a message naming the text and what was expected. */
 int units_parse_size(const char *s, u128 *bytes, Error *e);
@@ -45,6 +54,14 @@ int units_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *v,
                       Error *e);
 /* A decimal fraction in (0, 1] ("0.9"), kept exact as a Q. */
 int units_parse_fraction(const char *s, Q *q, Error *e);
+
+/* A float in decimal or C hex-float notation, "nan" or "inf", read in the
+ * C locale whatever the user's; the whole text (bar surrounding blanks)
+ * must be the number. */
+bool units_parse_float(const char *s, float *out);
+/* units_parse_float for a value kvlab computes with: nan, inf and numbers
+ * beyond a float's range (1e39) are refused, each saying so. */
+int units_parse_finite(const char *s, float *out, Error *e);
 
 /* "16.000 GiB", "17.180 GB", "3.35 TB/s": fixed decimals, exact rounding. */
 const char *units_gib(char *buf, size_t n, u128 bytes, int decimals);

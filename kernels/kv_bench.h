@@ -17,6 +17,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* KIVI's residual window, in tokens (a multiple of KV_KIVI_GROUP), where
+ * none is given: the paper's R. */
+#define BENCH_RESIDUAL_DEFAULT 128
+
 typedef struct {
     KvFormat format;
     uint32_t batch;
@@ -37,7 +41,7 @@ typedef struct {
     double copy_gbps;           // device-to-device copy, read + write, this run
     double weights_ms;          // reading the model's weights once; 0 = not measured
     Shape shape;                // attention shape; layers for the weight stream
-    uint32_t residual;          // int4 (KIVI) window
+    uint32_t residual;          // int4 (KIVI) window: BENCH_RESIDUAL_DEFAULT unless told
     int iters;
 } BenchSetup;
 

@@ -1,9 +1,9 @@
 /* test_build.c - the build, the install and the documentation, through the
  * scripts in tests/build/: the Makefile's promises (make -n and -p, which
  * change nothing), make install and uninstall into a scratch directory, an
- * installed tree moved elsewhere, the man page against --help, and the bash
- * completion. A script prints nothing when its check holds and says what
- * is wrong on stderr when not. */
+ * installed tree moved elsewhere, the man page against --help, the bash
+ * completion, and the source tree's layout. A script prints nothing when
+ * its check holds and says what is wrong on stderr when not. */
 #include "testutil.h"
 
 #include <libgen.h>
@@ -175,6 +175,31 @@ START_TEST(bash_completion)
 }
 END_TEST
 
+/* Each room of the source includes only what its layer may use: calc/
+ * nothing outside it, kernels/ calc/, tui/'s shared root calc/, the lab
+ * (tui/lab/) nothing of the command line (tui/cli/). */
+START_TEST(rooms_include_their_layers)
+{
+    check("layout.sh", "rooms");
+}
+END_TEST
+
+/* Every static function of tui/ is named after its file
+ * (screen_calc_layout in screen_calc.c), so a stack trace names it. */
+START_TEST(statics_named_after_their_file)
+{
+    check("layout.sh", "statics");
+}
+END_TEST
+
+/* ck_ is the Check library's prefix alone: kvlab's own code names nothing
+ * ck_ or Ck. */
+START_TEST(ck_is_check_alone)
+{
+    check("layout.sh", "ck");
+}
+END_TEST
+
 Suite *suite_build(void)
 {
     Suite *s = suite_create("build");
@@ -201,6 +226,9 @@ Suite *suite_build(void)
     tcase_add_test(t, man_page_renders);
     tcase_add_test(t, man_page_environment);
     tcase_add_test(t, bash_completion);
+    tcase_add_test(t, rooms_include_their_layers);
+    tcase_add_test(t, statics_named_after_their_file);
+    tcase_add_test(t, ck_is_check_alone);
     suite_add_tcase(s, t);
     return s;
 }

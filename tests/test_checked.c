@@ -5,16 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
-/* ck_add and ck_mul refuse exactly the results that do not fit. */
+/* u128_add_ok and u128_mul_ok refuse exactly the results that do not fit. */
 START_TEST(overflow_is_reported)
 {
     u128 r = 7;
-    ck_assert(ck_add(U128_MAX - 1, 1, &r) && r == U128_MAX);
-    ck_assert(!ck_add(U128_MAX, 1, &r) && r == U128_MAX);
-    ck_assert(ck_mul((u128)1 << 64, ((u128)1 << 63), &r));
-    ck_assert(!ck_mul((u128)1 << 64, (u128)1 << 64, &r));
-    Ck c = {0};
-    u128 x = ck_m(&c, ck_a(&c, U128_MAX, 1), 2);
+    ck_assert(u128_add_ok(U128_MAX - 1, 1, &r) && r == U128_MAX);
+    ck_assert(!u128_add_ok(U128_MAX, 1, &r) && r == U128_MAX);
+    ck_assert(u128_mul_ok((u128)1 << 64, ((u128)1 << 63), &r));
+    ck_assert(!u128_mul_ok((u128)1 << 64, (u128)1 << 64, &r));
+    Checked c = {0};
+    u128 x = checked_mul(&c, checked_add(&c, U128_MAX, 1), 2);
     ck_assert(c.overflow && x == 0);
 }
 END_TEST

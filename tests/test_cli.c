@@ -1,4 +1,4 @@
-/* test_cli.c - the command-line contract of DESIGN.md, through ./kvlab:
+/* test_cli.c - DESIGN.md's command-line contract, through ./kvlab:
  * exit codes, one-line errors naming the argument, JSON fields, and exact
  * answers for shapes typed in. */
 #include "testutil.h"
@@ -82,8 +82,8 @@ START_TEST(calc_default)
 }
 END_TEST
 
-/* --json carries DESIGN.md's fields for each of the scenario's formats,
- * with the seed's exact values. */
+/* --json carries the fields of DESIGN.md's command-line contract for each
+ * of the scenario's formats, with the seed's exact values. */
 START_TEST(calc_json_fields)
 {
     RunResult r = RUN("calc", "--json");
@@ -130,8 +130,9 @@ START_TEST(calc_typed_shapes_random)
         cJSON *j = json_of(&r);
         const cJSON *row = format_row(j, f->id);
         /* bytes as raw text, exact: 2 L H S B x vector bytes, the vector
-         * written out here from DESIGN.md's table (payload bits, FP16 scale
-         * per vector for INT8, metadata bytes per block) */
+         * written out here from the table of DESIGN.md's byte accounting
+         * (payload bits, FP16 scale per vector for INT8, metadata bytes
+         * per block) */
         static const struct { const char *id; unsigned bits, group, meta, vmeta; } DESIGN[] = {
             {"bf16", 16, 0, 0, 0}, {"fp16", 16, 0, 0, 0}, {"fp8_e4m3", 8, 0, 0, 0},
             {"fp8_e5m2", 8, 0, 0, 0}, {"int8", 8, 0, 0, 2}, {"int4", 4, 32, 4, 0},
@@ -475,7 +476,7 @@ START_TEST(quant_matrix_file)
 }
 END_TEST
 
-/* `kvlab roundtrip`: one value a line, %.9g, nan/inf/-0 spelled out,
+/* `kvlab roundtrip`: one value per line, %.9g, nan/inf/-0 spelled out,
  * hex-floats accepted, the C locale whatever LC_ALL says, and a bad line
  * named by its number with exit 2. */
 START_TEST(roundtrip_command)
@@ -528,7 +529,7 @@ START_TEST(bench_command)
         const char *f = cJSON_GetObjectItem(row, "format")->valuestring;
         double B = num(row, "batch"), T = num(row, "context");
         /* K and V for each of 2 KV heads, token and sequence: BF16 2 bytes a
-         * channel; INT8 1 byte a channel and an FP16 scale a vector */
+         * channel; INT8 1 byte per channel and an FP16 scale per vector */
         ck_assert_double_eq(num(row, "kv_bytes"), 2 * 2 * (!strcmp(f, "bf16") ? 2 * 64 : 64 + 2) * T * B);
         ck_assert(num(row, "attention_ms") > 0);
         n++;

@@ -14,8 +14,8 @@ static Footprint fp_of(const Shape *s, const char *fmt, const KvOptions *o, uint
     return fp;
 }
 
-/* DESIGN.md: Llama-3.1-8B at B = 16, S = 8192 holds 2^33 elements, and the
- * five byte totals are exact. */
+/* DESIGN.md's byte accounting: Llama-3.1-8B at B = 16, S = 8192 holds 2^33
+ * elements, and the five byte totals are exact. */
 START_TEST(design_totals)
 {
     Shape s = test_llama8b_shape();

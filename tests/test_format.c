@@ -5,8 +5,9 @@
 
 #include <string.h>
 
-/* Bytes per element at D = 128, metadata included, as DESIGN.md's table:
- * 2, 2, 1, 1, 1 + 2/128, 0.625, 0.375, 0.5625, 0.53125. */
+/* Bytes per element at D = 128, metadata included, as the table of
+ * DESIGN.md's byte accounting: 2, 2, 1, 1, 1 + 2/128, 0.625, 0.375,
+ * 0.5625, 0.53125. */
 START_TEST(design_table)
 {
     static const struct { const char *id; u128 num, den; unsigned tscale; } T[] = {

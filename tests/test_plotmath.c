@@ -3,7 +3,7 @@
  * and time left. */
 #include "testutil.h"
 
-#include "../tui/plotmath.h"
+#include "tui/lab/plotmath.h"
 
 #include <math.h>
 #include <string.h>

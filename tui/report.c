@@ -1,7 +1,8 @@
 /* report.c - see report.h. */
 #include "report.h"
 
-#include "cli.h"
+#include "jsonout.h"
+#include "text.h"
 #include "units.h"
 
 #include <string.h>
@@ -46,16 +47,18 @@ int report_compute(const Report *rp, Results *res, Error *e)
 
 /* A pool size in GB, rounded down to the 10 MB that two decimals show, so
  * that a pool typed as printed fits. */
-static const char *gb_down(char *buf, size_t n, u128 bytes)
+static const char *report_gb_down(char *buf, size_t n, u128 bytes)
 {
-    return units_gb(buf, n, bytes - bytes % 10000000, 2);
+    enum { DECIMALS = 2 };
+    const u128 shown = GB / 100;            // the last of DECIMALS places: 10 MB
+    return units_gb(buf, n, bytes - bytes % shown, DECIMALS);
 }
 
 /* What would make the pool and the weights fit one GPU: tensor
  * parallelism, where a degree would; else, where the weights alone fill
  * the GPU, the degree that leaves them room and the pool that fits there;
  * else the pool that fits beside the weights. */
-static void fit_fix(const GpuFit *f, char *buf, size_t n)
+static void report_fit_fix(const GpuFit *f, char *buf, size_t n)
 {
     char a[48];
     if (f->tp_fit)
@@ -63,12 +66,12 @@ static void fit_fix(const GpuFit *f, char *buf, size_t n)
     else if (!f->room && f->tp_weights)
         snprintf(buf, n, "the weights alone need tensor parallelism over %llu GPUs, which leaves room for a "
                          "pool of at most %s per GPU",
-                 (unsigned long long)f->tp_weights, gb_down(a, sizeof a, f->tp_weights_room));
+                 (unsigned long long)f->tp_weights, report_gb_down(a, sizeof a, f->tp_weights_room));
     else if (!f->room)
         snprintf(buf, n, "the weights alone need a GPU with more memory");
     else
         snprintf(buf, n, "a pool of at most %s would fit beside the weights (or a GPU with more memory)",
-                 gb_down(a, sizeof a, f->room));
+                 report_gb_down(a, sizeof a, f->room));
 }
 
 const char *report_fit_warning(const Results *res, char *buf, size_t n)
@@ -77,7 +80,7 @@ const char *report_fit_warning(const Results *res, char *buf, size_t n)
     if (!res->has_fit || !f->pool_exceeds)
         return NULL;
     char a[48], b[48], c[48], d[48], fix[192];
-    fit_fix(f, fix, sizeof fix);
+    report_fit_fix(f, fix, sizeof fix);
     snprintf(buf, n, "the KV pool (%s) and the weights on one GPU (%s) exceed its %s by %s: "
                      "a what-if; %s",
              units_gb(a, sizeof a, f->pool, 2), units_gb(b, sizeof b, f->weights, 2),
@@ -105,7 +108,7 @@ const char *report_baseline(const Report *rp, char *buf, size_t n)
  * Text
  */
 
-static void header(const Report *rp, const Results *res, FILE *out)
+static void report_header(const Report *rp, const Results *res, FILE *out)
 {
     const FormatResult *r0 = &res->r[0];
     const Workload *w = &rp->w;
@@ -172,7 +175,7 @@ static void header(const Report *rp, const Results *res, FILE *out)
 void report_table(const Report *rp, const Results *res, Table *t)
 {
     const FormatResult *r0 = &res->r[0];
-    table_init(t, 16);
+    table_init(t, TABLE_COLS);            // as many as it gets: t->cols below
     table_row(t);
     table_cell(t, "format");
     table_cell(t, "B/elem");
@@ -218,7 +221,7 @@ void report_table(const Report *rp, const Results *res, Table *t)
     }
 }
 
-static void series_table(const Report *rp, const Results *res, Table *t)
+static void report_series_table(const Report *rp, const Results *res, Table *t)
 {
     table_init(t, 1 + rp->n_contexts);
     table_row(t);
@@ -255,7 +258,7 @@ const char *report_figure_text(const Figure *f, const FigureResult *r, char *buf
 
 /* CSV for scripts: plain numbers, exact integers, no units or separators;
  * the speedup series, if any, as extra columns. */
-static void csv(const Report *rp, const Results *res, FILE *out)
+static void report_csv(const Report *rp, const Results *res, FILE *out)
 {
     const FormatResult *r0 = &res->r[0];
     fprintf(out, "format,bytes_per_element,bytes_per_sequence,bytes,gib,gb,tensor_scale_bytes");
@@ -299,11 +302,11 @@ int report_text(const Report *rp, bool as_csv, FILE *out, Error *e)
     if (report_compute(rp, &res, e))
         return -1;
     if (as_csv) {
-        csv(rp, &res, out);
+        report_csv(rp, &res, out);
         return 0;
     }
     report_table(rp, &res, &t);
-    header(rp, &res, out);
+    report_header(rp, &res, out);
     table_print(&t, out);
     fputc('\n', out);
     if (res.r[0].has_slots)
@@ -326,7 +329,7 @@ int report_text(const Report *rp, bool as_csv, FILE *out, Error *e)
                      "bytes than the weights\n");
     if (rp->n_contexts) {
         fputc('\n', out);
-        series_table(rp, &res, &t);
+        report_series_table(rp, &res, &t);
         table_print(&t, out);
     }
     return 0;
@@ -336,7 +339,7 @@ int report_text(const Report *rp, bool as_csv, FILE *out, Error *e)
  * JSON
  */
 
-static cJSON *format_json(const FormatResult *r, const Report *rp, const Results *res, size_t i)
+static cJSON *report_format_json(const FormatResult *r, const Report *rp, const Results *res, size_t i)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "format", r->format->id);
@@ -422,6 +425,6 @@ cJSON *report_json(const Report *rp, Error *e)
     }
     cJSON *arr = cJSON_AddArrayToObject(root, "formats");
     for (size_t i = 0; i < rp->n_formats; i++)
-        cJSON_AddItemToArray(arr, format_json(&res.r[i], rp, &res, i));
+        cJSON_AddItemToArray(arr, report_format_json(&res.r[i], rp, &res, i));
     return root;
 }

@@ -1,20 +1,27 @@
-/* report.h - how a workload's figures are printed: the header that says
- * what was computed, the formats table, and the same as JSON. Shared by
- * `kvlab calc` and `kvlab scenario show`. */
+/* report.h - how a workload's figures are shown: the header that says
+ * what was computed, the formats table, the speedup series, the warning
+ * when the pool does not fit the GPU, and the same as JSON. Shared by the
+ * command line (`kvlab calc`, `kvlab scenario show`) and the lab (the
+ * calculator and the scenarios screens show the same table), so it lives
+ * beside them in tui/, not in either room. */
 #ifndef KVLAB_REPORT_H
 #define KVLAB_REPORT_H
 
 #include "budget.h"
-#include "cli.h"
 #include "error.h"
 #include "format.h"
 #include "gpu.h"
 #include "scenario.h"
+#include "table.h"
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stdio.h>
 
+/* The formats of a report: a scenario's (at most SCENARIO_FORMATS_MAX), or
+ * each format at most once (fewer). */
+#define REPORT_FORMATS_MAX SCENARIO_FORMATS_MAX
+/* The contexts of a speedup series. */
 #define REPORT_CONTEXTS_MAX 16
 
 typedef struct {
@@ -25,7 +32,7 @@ typedef struct {
                                 // count there, which does not say MHA)
     Workload w;
     size_t n_formats;
-    const Format *formats[16];
+    const Format *formats[REPORT_FORMATS_MAX];
     size_t n_contexts;          // speedup series, optional
     uint64_t contexts[REPORT_CONTEXTS_MAX];
 } Report;
@@ -33,11 +40,11 @@ typedef struct {
 /* Every format's figures, the speedup series when contexts are given, and
  * how the pool sits in the GPU's memory when both are known. */
 typedef struct {
-    FormatResult r[16];
+    FormatResult r[REPORT_FORMATS_MAX];
     bool has_fit;                           // a GPU and a pool are known
     GpuFit fit;
-    Q series[16][REPORT_CONTEXTS_MAX];      // speedup at each context
-    Q series_ms[16][REPORT_CONTEXTS_MAX];   // step floor at each context
+    Q series[REPORT_FORMATS_MAX][REPORT_CONTEXTS_MAX];      // speedup at each context
+    Q series_ms[REPORT_FORMATS_MAX][REPORT_CONTEXTS_MAX];   // step floor at each context
 } Results;
 
 /* The report of a scenario's workload and formats, as it stands in sc. */
@@ -60,7 +67,8 @@ const char *report_baseline(const Report *rp, char *buf, size_t n);
 
 /* Computes every format first, so an error prints nothing. */
 int report_text(const Report *r, bool csv, FILE *out, Error *e);
-/* The JSON object DESIGN.md specifies for `kvlab calc --json`. */
+/* The JSON object DESIGN.md's command-line contract specifies for
+ * `kvlab calc --json`. */
 cJSON *report_json(const Report *r, Error *e);
 
 #endif

@@ -70,7 +70,7 @@ objects_track_headers)
     mapfile -t objs < <(find "$BUILD" -name '*.o' | sort)
     (( ${#objs[@]} )) || fail "no objects under $BUILD"
     headers=()
-    for h in calc/*.h kernels/*.h tui/*.h tests/*.h; do headers+=(-W "$h"); done
+    for h in calc/*.h kernels/*.h tui/*.h tui/cli/*.h tui/lab/*.h tests/*.h; do headers+=(-W "$h"); done
     keep=()
     for o in "${objs[@]}"; do
         src=${o#"$BUILD"/}
@@ -90,7 +90,7 @@ flags)
     # compile nothing again
     out=$(plan "$BUILD/kvlab")
     [[ -z $(compile_lines "$out") ]] || fail "$BUILD/kvlab is not up to date:"$'\n'"$out"
-    total=$(ls calc/*.c kernels/*.c kernels/cpu/*.c tui/*.c | wc -l)
+    total=$(ls calc/*.c kernels/*.c kernels/cpu/*.c tui/*.c tui/cli/*.c tui/lab/*.c | wc -l)
     for v in CFLAGS=-O0 CPPFLAGS=-DKVLAB_FLAG_CHECK; do
         lines=$(compile_lines "$(plan "$v" "$BUILD/kvlab")")
         [[ $(grep -c . <<<"$lines") == "$total" ]] ||

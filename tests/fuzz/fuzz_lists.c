@@ -1,11 +1,11 @@
 /* fuzz_lists.c - the comma-separated number lists of the command line
- * (tui/cli.c: cli_parse_floats for `quant --query`, cli_parse_u64s with
+ * (tui/cli/cli.c: cli_parse_floats for `quant --query`, cli_parse_u64s with
  * the item parsers of `--contexts`, `bench --batch` and `calc
  * --bf16-layers`): a list is read as its entries, each read alone, or
  * refused naming the option. */
 #include "fuzz.h"
 
-#include "tui/cli.h"
+#include "tui/cli/cli.h"
 #include "units.h"
 
 #define LIST_MAX 16
@@ -39,7 +39,7 @@ FUZZ_TARGET(lists)
         FUZZ_CHECK(n >= 1 && n <= LIST_MAX && n == entries(s), "%zu floats from '%s'", n, s);
         for (size_t i = 0; i < n; i++) {
             float x;
-            FUZZ_CHECK(cli_parse_float(entry(s, i, one, sizeof one), &x) &&
+            FUZZ_CHECK(units_parse_float(entry(s, i, one, sizeof one), &x) &&
                            memcmp(&x, &f[i], sizeof x) == 0,
                        "entry %zu of '%s'", i, s);
         }

@@ -33,15 +33,15 @@ static void check_model(const Model *m)
             if (budget_compute(&w, format_at(i), &r, &e))
                 continue;
             u128 bytes, all;
-            FUZZ_CHECK(ck_mul(r.fp.bytes_per_sequence, 7, &bytes) && bytes == r.fp.bytes,
+            FUZZ_CHECK(u128_mul_ok(r.fp.bytes_per_sequence, 7, &bytes) && bytes == r.fp.bytes,
                        "bytes are not bytes per sequence x batch");
             FUZZ_CHECK(r.fp.payload_bytes <= r.fp.bytes, "payload above bytes");
-            Ck k = {false};
-            all = ck_m(&k, ck_m(&k, ck_m(&k, ck_m(&k, 2 * s->layers, s->kv_heads), s->head_dim),
-                                CONTEXTS[c]), 7);
+            Checked k = {false};
+            all = checked_mul(&k, checked_mul(&k, 2 * s->layers, s->kv_heads), s->head_dim);
+            all = checked_mul(&k, checked_mul(&k, all, CONTEXTS[c]), 7);
             FUZZ_CHECK(k.overflow || r.fp.elements <= all, "more elements than 2 L H D S B");
             FUZZ_CHECK(!format_is_full_precision(format_at(i)) || r.fp.bytes == 2 * r.fp.elements,
-                       "16-bit format not 2 bytes an element");
+                       "16-bit format not 2 bytes per element");
         }
 }
 

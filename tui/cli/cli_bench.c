@@ -19,12 +19,20 @@
 #include "kv_bench.h"
 #include "kv_cuda.h"
 #include "model.h"
+#include "paths.h"
 #include "units.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* The defaults, each written once: the help quotes them. */
+#define BATCHES_DEFAULT "1,16"
+#define CONTEXTS_GPU_DEFAULT "1k,4k,16k,32k,64k,128k"
+#define CONTEXTS_CPU_DEFAULT "1k,4k"      // the CPU reference is slow
+#define ITERS_GPU_DEFAULT 50
+#define ITERS_CPU_DEFAULT 3
 
 enum {
     O_BACKEND, O_MODEL, O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM, O_BATCH, O_CONTEXTS,
@@ -34,20 +42,21 @@ enum {
 static const OptSpec OPTS[O_COUNT] = {
     [O_BACKEND] = {"backend", "auto|cuda|cpu", "auto (the default: CUDA where it works, else the CPU reference), cuda "
                                                "or cpu"},
-    [O_MODEL] = {"model", "NAME", "the attention shape of a model (default llama-3.1-8b; kvlab models)"},
+    [O_MODEL] = {"model", "NAME", "the attention shape of a model (default " MODEL_DEFAULT "; kvlab models)"},
     [O_LAYERS] = {"layers", "L", "or a shape: the layers (shown in the output; one layer is timed) ..."},
     [O_KV_HEADS] = {"kv-heads", "H", "... the KV heads ..."},
     [O_Q_HEADS] = {"q-heads", "H", "... the query heads (default: as many as KV heads) ..."},
     [O_HEAD_DIM] = {"head-dim", "D", "... and the head dimension"},
-    [O_BATCH] = {"batch", "LIST", "sequences, comma-separated (default 1,16)"},
-    [O_CONTEXTS] = {"contexts", "LIST", "tokens (default 1k,4k,16k,32k,64k,128k; CPU 1k,4k)"},
+    [O_BATCH] = {"batch", "LIST", "sequences, comma-separated (default " BATCHES_DEFAULT ")"},
+    [O_CONTEXTS] = {"contexts", "LIST", "tokens (default " CONTEXTS_GPU_DEFAULT "; CPU " CONTEXTS_CPU_DEFAULT ")"},
     [O_FORMAT] = {"format", "bf16|fp8_e4m3|int8|int4|nvfp4|mxfp4", "a format the kernels take, repeatable (default "
                                                                  "all)"},
-    [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): recent tokens kept in BF16 (default 128)"},
+    [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): recent tokens kept in BF16" CLI_DEFAULT(BENCH_RESIDUAL_DEFAULT)},
     [O_FP8_PATH] = {"fp8-path", "A|B", "fp8_e4m3 on CUDA: B (the default), codes converted to FP16 tensor-core "
                                        "operands; A, E4M3 operands for q.k (compute capability 8.9 or later)"},
     [O_PROMOTE] = {"promote", "N", "FP8 path A: add the MMA sums into FP32 every N blocks of 32 channels (default: once per score)"},
-    [O_ITERS] = {"iters", "N", "timed runs per point (default 50 on a GPU, 3 on the CPU)"},
+    [O_ITERS] = {"iters", "N", "timed runs per point (default " TEXT_OF(ITERS_GPU_DEFAULT) " on a GPU, "
+                               TEXT_OF(ITERS_CPU_DEFAULT) " on the CPU)"},
     [O_ITL] = {"itl", NULL, "add the model's weight stream (measured) to each step: step_ms"},
     [O_JSON] = {"json", NULL, "print one JSON object"},
     [O_CSV] = {"csv", NULL, "print the rows as CSV"},
@@ -69,8 +78,8 @@ static const CmdSpec CMD = {
 
 #define MAX_POINTS 16
 /* The cache counts a sequence's tokens in a uint32_t, rounded up to whole
- * groups of 32 (kv_attn.h's KvShape.capacity). */
-#define CONTEXT_MAX (UINT32_MAX / 32 * 32)
+ * KIVI groups (kv_attn.h's KvShape.capacity). */
+#define CONTEXT_MAX (UINT32_MAX / KV_KIVI_GROUP * KV_KIVI_GROUP)
 
 typedef BenchRow Row;
 
@@ -88,17 +97,17 @@ typedef struct {
 static const ShapeOptions SHAPE = {
     {O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM}, {1000, 1024, 8192, KV_HEAD_DIM_MAX}};
 
-static int parse_context(const char *s, uint64_t *v, Error *e)
+static int cli_bench_parse_context(const char *s, uint64_t *v, Error *e)
 {
     if (units_parse_context(s, v, e))
         return -1;
     if (*v > CONTEXT_MAX)
-        return error_set(e, "context '%s' is %llu tokens; the cache holds at most %llu a sequence", s,
+        return error_set(e, "context '%s' is %llu tokens; the cache holds at most %llu per sequence", s,
                          (unsigned long long)*v, (unsigned long long)CONTEXT_MAX);
     return 0;
 }
 
-static bool has_format(const Bench *b, KvFormat f)
+static bool cli_bench_has_format(const Bench *b, KvFormat f)
 {
     for (size_t i = 0; i < b->nf; i++)
         if (b->fmts[i] == f)
@@ -107,14 +116,14 @@ static bool has_format(const Bench *b, KvFormat f)
 }
 
 /* --format, repeatable: each format once; every one when none is given. */
-static int formats(const Given *g, Bench *b, Error *e)
+static int cli_bench_formats(const Given *g, Bench *b, Error *e)
 {
     if (g->n_repeat > KV_FORMATS)
         return error_set(e, "--format: at most %d formats", KV_FORMATS);
     for (size_t i = 0; i < g->n_repeat; i++) {
         if (kv_format_parse(g->repeat[i], &b->fmts[b->nf], e))
             return error_prefix(e, "--format");
-        if (has_format(b, b->fmts[b->nf]))
+        if (cli_bench_has_format(b, b->fmts[b->nf]))
             return error_set(e, "--format: %s is given twice", kv_format_id(b->fmts[b->nf]));
         b->nf++;
     }
@@ -125,7 +134,7 @@ static int formats(const Given *g, Bench *b, Error *e)
 }
 
 /* FP8 path A asked for, by --fp8-path or the environment. */
-static bool fp8a_chosen(const Bench *b)
+static bool cli_bench_fp8a_chosen(const Bench *b)
 {
     return b->cuda.kernels == KV_CUDA_FP8_PATH_A;
 }
@@ -133,10 +142,10 @@ static bool fp8a_chosen(const Bench *b)
 /* FP8 path A and its promotion interval, for the CUDA plugin's options
  * (b->cuda): what the environment asks for (gpu_options_from_env), changed
  * by --fp8-path and --promote; a path set there counts as chosen. */
-static int fp8_options(const Given *g, Bench *b, Error *e)
+static int cli_bench_fp8_options(const Given *g, Bench *b, Error *e)
 {
     b->cuda = gpu_options_from_env();
-    if ((g->set[O_FP8_PATH] || g->set[O_PROMOTE]) && !has_format(b, KV_FP8))
+    if ((g->set[O_FP8_PATH] || g->set[O_PROMOTE]) && !cli_bench_has_format(b, KV_FP8))
         return error_set(e, "--%s applies to fp8_e4m3, which no --format asks for",
                          g->set[O_FP8_PATH] ? "fp8-path" : "promote");
     if (g->set[O_FP8_PATH]) {
@@ -145,14 +154,14 @@ static int fp8_options(const Given *g, Bench *b, Error *e)
             return error_set(e, "--fp8-path: expected A or B, not '%s'", v);
         if (*v == 'A' || *v == 'a')
             b->cuda.kernels = KV_CUDA_FP8_PATH_A;
-        else if (fp8a_chosen(b))
+        else if (cli_bench_fp8a_chosen(b))
             b->cuda.kernels = KV_CUDA_TENSOR_CORES;
     }
     if (g->set[O_PROMOTE]) {
         uint64_t n;
         if (cli_count(g, OPTS, O_PROMOTE, 1, 64, &n, e))
             return -1;
-        if (!fp8a_chosen(b))
+        if (!cli_bench_fp8a_chosen(b))
             return error_set(e, "--promote applies to --fp8-path A");
         b->cuda.fp8_promote = (int)n;
     }
@@ -161,7 +170,7 @@ static int fp8_options(const Given *g, Bench *b, Error *e)
 
 /* What the text table's first line adds about the kernels: path A, or the
  * FP32 kernels where the tensor-core ones do not take the shape. */
-static const char *fp8_note(const BenchSetup *bs)
+static const char *cli_bench_fp8_note(const BenchSetup *bs)
 {
     const char *k = bench_fp8_kernel(bs);
     return !strcmp(k, "A") ? "; FP8 path A" : !strcmp(k, "fp32") ? "; the FP32 kernels" : "";
@@ -169,9 +178,9 @@ static const char *fp8_note(const BenchSetup *bs)
 
 /* Everything the command line says, before anything is timed: EXIT_USAGE
  * for what the options get wrong (each error names its option). */
-static int options(const Given *g, Bench *b, Error *e)
+static int cli_bench_options(const Given *g, Bench *b, Error *e)
 {
-    if (formats(g, b, e) || fp8_options(g, b, e))
+    if (cli_bench_formats(g, b, e) || cli_bench_fp8_options(g, b, e))
         return -1;
     if (g->set[O_BACKEND] && bench_backend_check(g->val[O_BACKEND], e))
         return error_prefix(e, "--backend");
@@ -182,7 +191,7 @@ static int options(const Given *g, Bench *b, Error *e)
             return -1;
     } else {
         char path[1024];
-        if (catalog_path(cli_datadir(), CATALOG_MODELS, g->set[O_MODEL] ? g->val[O_MODEL] : "llama-3.1-8b",
+        if (catalog_path(paths_datadir(), CATALOG_MODELS, g->set[O_MODEL] ? g->val[O_MODEL] : MODEL_DEFAULT,
                          path, sizeof path, e) || model_load(&b->model, path, e))
             return error_prefix(e, "--model");
         b->have_model = true;
@@ -190,25 +199,26 @@ static int options(const Given *g, Bench *b, Error *e)
     }
     /* the kernels' own limits on a shape, here rather than at the first point */
     KvShape ks = {KV_BF16, 1, (uint32_t)b->s.shape.kv_heads, (uint32_t)b->s.shape.q_heads,
-                  (uint32_t)b->s.shape.head_dim, 32, 0, false};
+                  (uint32_t)b->s.shape.head_dim, KV_KIVI_GROUP, 0, false};     // the least capacity
     if (kv_shape_check(&ks, e))
         return error_prefix(e, "%s", b->have_model ? "--model" : "--head-dim");
-    uint64_t res = 128, iters = 0;
+    uint64_t res = BENCH_RESIDUAL_DEFAULT, iters = 0;
     if (cli_count(g, OPTS, O_RESIDUAL, 0, 1u << 20, &res, e) || cli_count(g, OPTS, O_ITERS, 1, 100000, &iters, e))
         return -1;
     if (res % KV_KIVI_GROUP)
-        return error_set(e, "--residual: a multiple of 32 tokens, not %llu", (unsigned long long)res);
-    if (g->set[O_RESIDUAL] && !has_format(b, KV_INT4))
+        return error_set(e, "--residual: a multiple of %d tokens, not %llu", KV_KIVI_GROUP,
+                         (unsigned long long)res);
+    if (g->set[O_RESIDUAL] && !cli_bench_has_format(b, KV_INT4))
         return error_set(e, "--residual applies to int4 (KIVI), which no --format asks for");
     b->s.residual = (uint32_t)res;
     b->s.iters = (int)iters;
     if (g->set[O_ITL] && !b->have_model)
         return error_set(e, "--itl needs --model (its weights)");
-    if (cli_parse_u64s("batch", g->set[O_BATCH] ? g->val[O_BATCH] : "1,16", b->batches, MAX_POINTS, &b->nb,
-                       cli_parse_batch, e))
+    if (cli_parse_u64s("batch", g->set[O_BATCH] ? g->val[O_BATCH] : BATCHES_DEFAULT, b->batches, MAX_POINTS,
+                       &b->nb, cli_parse_batch, e))
         return -1;
     if (g->set[O_CONTEXTS] && cli_parse_u64s("contexts", g->val[O_CONTEXTS], b->contexts, MAX_POINTS,
-                                             &b->nc, parse_context, e))
+                                             &b->nc, cli_bench_parse_context, e))
         return -1;
     return 0;
 }
@@ -216,7 +226,7 @@ static int options(const Given *g, Bench *b, Error *e)
 /* Opens the backend and checks what depends on it: EXIT_RUNTIME when the
  * asked-for GPU cannot be used, EXIT_USAGE for an option this machine
  * cannot honour. */
-static int open_backend(const Given *g, Bench *b, Error *e)
+static int cli_bench_open_backend(const Given *g, Bench *b, Error *e)
 {
     if (bench_open(&b->s, g->set[O_BACKEND] ? g->val[O_BACKEND] : "auto", e)) {
         error_prefix(e, "--backend");
@@ -224,10 +234,10 @@ static int open_backend(const Given *g, Bench *b, Error *e)
     }
     b->s.cuda_opts = b->cuda;
     if (!b->s.iters)
-        b->s.iters = b->s.cuda ? 50 : 3;
+        b->s.iters = b->s.cuda ? ITERS_GPU_DEFAULT : ITERS_CPU_DEFAULT;
     if (!b->nc)
-        cli_parse_u64s("contexts", b->s.cuda ? "1k,4k,16k,32k,64k,128k" : "1k,4k", b->contexts, MAX_POINTS,
-                       &b->nc, parse_context, NULL);
+        cli_parse_u64s("contexts", b->s.cuda ? CONTEXTS_GPU_DEFAULT : CONTEXTS_CPU_DEFAULT, b->contexts,
+                       MAX_POINTS, &b->nc, cli_bench_parse_context, NULL);
     if (!b->s.cuda && (g->set[O_FP8_PATH] || g->set[O_PROMOTE])) {
         error_set(e, "--%s chooses between CUDA kernels; the CPU reference is timed here (%s)",
                   g->set[O_FP8_PATH] ? "fp8-path" : "promote", b->s.why_cpu);
@@ -236,7 +246,7 @@ static int open_backend(const Given *g, Bench *b, Error *e)
     /* path A asked for where the plugin runs another kernel: say which */
     const GpuInfo *gi = &b->s.info;
     const char *kernel = bench_fp8_kernel(&b->s);
-    if (b->s.cuda && g->set[O_FP8_PATH] && fp8a_chosen(b) && strcmp(kernel, "A")) {
+    if (b->s.cuda && g->set[O_FP8_PATH] && cli_bench_fp8a_chosen(b) && strcmp(kernel, "A")) {
         if (!gpu_has_e4m3_mma(gi))
             error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
                          "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
@@ -256,8 +266,8 @@ static int open_backend(const Given *g, Bench *b, Error *e)
     return EXIT_OK;
 }
 
-static int print_json(const BenchSetup *b, const Row *rows, size_t n, const KvFormat *fmts, size_t nf,
-                      const uint64_t *batches, size_t nb, bool itl, Error *e)
+static int cli_bench_print_json(const BenchSetup *b, const Row *rows, size_t n, const KvFormat *fmts, size_t nf,
+                                const uint64_t *batches, size_t nb, bool itl, Error *e)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "backend", b->cuda ? "cuda" : "cpu");
@@ -314,7 +324,7 @@ static int print_json(const BenchSetup *b, const Row *rows, size_t n, const KvFo
 /* The measured rows as a table: the CSV's columns are named as the JSON's
  * fields, the text's for people, each value in the form its reader wants
  * (the fraction of the copy rate in the CSV, a percentage in the text). */
-static void rows_table(const BenchSetup *bs, const Row *rows, size_t n, bool itl, bool csv, Table *t)
+static void cli_bench_rows_table(const BenchSetup *bs, const Row *rows, size_t n, bool itl, bool csv, Table *t)
 {
     enum { C_COPY = 6, C_STEP = 7 };
     static const char *const HEAD[][2] = {
@@ -345,7 +355,7 @@ static void rows_table(const BenchSetup *bs, const Row *rows, size_t n, bool itl
 }
 
 /* The ITL slopes as text: once, where one context cannot make a slope. */
-static void slopes_text(const Bench *b, const Row *rows, size_t n, bool itl)
+static void cli_bench_slopes_text(const Bench *b, const Row *rows, size_t n, bool itl)
 {
     printf("\nITL slope (ms per context token) and ratio to BF16");
     if (b->nc < 2) {
@@ -374,9 +384,9 @@ int cmd_bench(int argc, char **argv)
     Error e;
     static Bench b;
     memset(&b, 0, sizeof b);
-    if (options(&g, &b, &e))
+    if (cli_bench_options(&g, &b, &e))
         return cli_error("bench", &e);
-    if ((rc = open_backend(&g, &b, &e)) != EXIT_OK)
+    if ((rc = cli_bench_open_backend(&g, &b, &e)) != EXIT_OK)
         return cli_fail("bench", rc, &e);
     const BenchSetup *bs = &b.s;
     if (!bs->cuda) {
@@ -409,7 +419,7 @@ int cmd_bench(int argc, char **argv)
         return cli_fail("bench", EXIT_RUNTIME, &e);
     }
     if (g.set[O_JSON]) {
-        if (print_json(bs, rows, n, b.fmts, nf, b.batches, nb, g.set[O_ITL], &e)) {
+        if (cli_bench_print_json(bs, rows, n, b.fmts, nf, b.batches, nb, g.set[O_ITL], &e)) {
             free(rows);
             return cli_error("bench", &e);
         }
@@ -419,10 +429,10 @@ int cmd_bench(int argc, char **argv)
             text_put(stdout, bs->cuda ? bs->info.name : bs->why_cpu, false);
             printf("; one attention layer: %llu query heads, %llu KV heads, head dim %llu%s\n\n",
                    (unsigned long long)bs->shape.q_heads, (unsigned long long)bs->shape.kv_heads,
-                   (unsigned long long)bs->shape.head_dim, fp8_note(bs));
+                   (unsigned long long)bs->shape.head_dim, cli_bench_fp8_note(bs));
         }
         Table t;
-        rows_table(bs, rows, n, g.set[O_ITL], g.set[O_CSV], &t);
+        cli_bench_rows_table(bs, rows, n, g.set[O_ITL], g.set[O_CSV], &t);
         if (table_check(&t, &e)) {
             table_free(&t);
             free(rows);
@@ -433,7 +443,7 @@ int cmd_bench(int argc, char **argv)
         if (!g.set[O_CSV]) {
             if (bs->cuda)
                 printf("\ncopy bandwidth (device to device, read + write): %.0f GB/s\n", bs->copy_gbps);
-            slopes_text(&b, rows, n, g.set[O_ITL]);
+            cli_bench_slopes_text(&b, rows, n, g.set[O_ITL]);
         }
     }
     free(rows);

@@ -3,14 +3,17 @@
 #include "commands.h"
 
 #include "format.h"
+#include "model.h"
 #include "units.h"
 
 #include <string.h>
 
+#define HEAD_DIM_DEFAULT 128     // the shipped models' head dimension
+
 enum { O_HEAD_DIM, O_JSON, O_CSV, O_HELP, O_COUNT };
 
 static const OptSpec OPTS[O_COUNT] = {
-    [O_HEAD_DIM] = {"head-dim", "D", "head dimension for bytes per element (default 128)"},
+    [O_HEAD_DIM] = {"head-dim", "D", "head dimension for bytes per element" CLI_DEFAULT(HEAD_DIM_DEFAULT)},
     [O_JSON] = {"json", NULL, "print one JSON object"},
     [O_CSV] = {"csv", NULL, "print the table as CSV"},
     [O_HELP] = {"help", NULL, "show this help"},
@@ -34,8 +37,8 @@ int cmd_formats(int argc, char **argv)
     if (rc != CLI_GO_ON)
         return rc;
     Error e;
-    uint64_t d = 128;
-    if (cli_count(&g, OPTS, O_HEAD_DIM, 1, 65536, &d, &e))
+    uint64_t d = HEAD_DIM_DEFAULT;
+    if (cli_count(&g, OPTS, O_HEAD_DIM, 1, MODEL_HEAD_DIM_MAX, &d, &e))
         return cli_error("formats", &e);
     const bool *set = g.set;
     if (set[O_JSON]) {

@@ -7,7 +7,6 @@
  * and the same generated head (kvgen.h's defaults) as `kvlab quant`. */
 #include "screens.h"
 
-#include "cli.h"
 #include "experiment.h"
 #include "kvgen.h"
 #include "plotmath.h"
@@ -23,6 +22,9 @@
 #define GEN_TOKENS KVGEN_TOKENS_DEFAULT
 #define GEN_DIM KVGEN_HEAD_DIM_DEFAULT
 #define AVG_SEEDS 50
+#define OUTLIER_SCALE_MIN 1
+#define OUTLIER_SCALE_MAX 1000
+#define PERCENT 100             // a figure's scale shown with %
 #define MOVED_MAX 16            // score-error bars drawn, at most
 
 static const char *const SOURCES[] = {"generated", "worked 4x4"};
@@ -57,51 +59,52 @@ typedef struct {
     float err_cur[GEN_TOKENS * GEN_DIM], err_tok[GEN_TOKENS * GEN_DIM], err_chan[GEN_TOKENS * GEN_DIM];
     double avg[3];              // mean K error over AVG_SEEDS seeds: current, token, channel
     bool have_avg;
-    /* Drawn from the results, computed when they change (recompute). */
+    /* Drawn from the results, computed when they change (screen_quant_recompute). */
     double kmax;                // largest |key|: the keys' heatmap range
     double emax;                // largest |error| of the three runs: the errors' range
     size_t n_moved;
     size_t moved[MOVED_MAX];    // tokens whose scores moved most, most first
-    Table table;                // the errors (figures), as drawn
+    Table table;                // the errors (screen_quant_figures), as drawn
 } Quant;
 
-static void *create(Error *e)
+static void *screen_quant_create(Error *e)
 {
     Quant *s = lab_state_new(sizeof *s, e);
     if (!s)
         return NULL;
-    s->seed = 1;
-    s->outliers = 2;
-    s->outlier_scale = 20;
-    s->bits = 4;
-    s->group = 32;
+    s->seed = KVGEN_SEED_DEFAULT;
+    s->outliers = KVGEN_OUTLIER_CHANNELS_DEFAULT;
+    s->outlier_scale = KVGEN_OUTLIER_SCALE_DEFAULT;
+    s->bits = QUANT_BITS_DEFAULT;
+    s->group = KIVI_GROUP_DEFAULT;
     s->gran = 1;                // per token: the one that collapses
     for (size_t i = 0; i < N_OF(SCHEMES); i++)
         s->scheme_names[i] = SCHEMES[i].name;
     return s;
 }
 
-static void free_results(Quant *s)
+static void screen_quant_free_results(Quant *s)
 {
     experiment_result_free(&s->cur);
     experiment_result_free(&s->tok);
     experiment_result_free(&s->chan);
 }
 
-static void destroy(void *st)
+static void screen_quant_destroy(void *st)
 {
-    free_results(st);
+    screen_quant_free_results(st);
     free(st);
 }
 
-static size_t fields(void *st, Field *f)
+static size_t screen_quant_fields(void *st, Field *f)
 {
     Quant *s = st;
     size_t n = 0;
     f[n++] = (Field){"Keys", FK_CHOICE, &s->source, 0, N_OF(SOURCES), 0, SOURCES, NULL};
     f[n++] = (Field){"Seed", FK_COUNT, &s->seed, 0, UINT32_MAX, 1, NULL, NULL};
     f[n++] = (Field){"Outlier channels", FK_COUNT, &s->outliers, 0, GEN_DIM, 1, NULL, NULL};
-    f[n++] = (Field){"Outlier scale", FK_FLOAT, &s->outlier_scale, 1, 1000, 0, NULL, NULL};
+    f[n++] = (Field){"Outlier scale", FK_FLOAT, &s->outlier_scale, OUTLIER_SCALE_MIN, OUTLIER_SCALE_MAX, 0, NULL,
+                     NULL};
     f[n++] = (Field){"Scheme", FK_CHOICE, &s->scheme, 0, N_OF(SCHEMES), 0, s->scheme_names, NULL};
     f[n++] = (Field){"Bits", FK_COUNT, &s->bits, 2, 8, 1, NULL, NULL};
     f[n++] = (Field){"Granularity", FK_CHOICE, &s->gran, 0, N_OF(GRANS), 0, GRANS, NULL};
@@ -111,7 +114,7 @@ static size_t fields(void *st, Field *f)
     return n;
 }
 
-static int load_keys(Quant *s, uint64_t seed, Error *e)
+static int screen_quant_load_keys(Quant *s, uint64_t seed, Error *e)
 {
     if (s->source == 1) {
         s->T = s->D = 4;
@@ -133,7 +136,7 @@ static int load_keys(Quant *s, uint64_t seed, Error *e)
     return kvgen(&p, s->k, s->v, s->q, e);
 }
 
-static void setup(const Quant *s, Experiment *x, GranKind g)
+static void screen_quant_setup(const Quant *s, Experiment *x, GranKind g)
 {
     experiment_init(x);
     x->key.scheme = SCHEMES[s->scheme].scheme;
@@ -148,17 +151,17 @@ static void setup(const Quant *s, Experiment *x, GranKind g)
 
 /* The per-token and per-channel comparisons use integer keys at the same
  * bits: the block formats and KIVI fix their own layout. */
-static bool fixed_layout(const Quant *s)
+static bool screen_quant_fixed_layout(const Quant *s)
 {
     return SCHEMES[s->scheme].block || SCHEMES[s->scheme].kivi;
 }
 
 /* One experiment; `compare` runs are the per-token and per-channel ones. */
-static int run(Quant *s, GranKind g, bool compare, ExperimentResult *r, float *err, Error *e)
+static int screen_quant_run(Quant *s, GranKind g, bool compare, ExperimentResult *r, float *err, Error *e)
 {
     Experiment x;
-    setup(s, &x, g);
-    if (compare && fixed_layout(s)) {
+    screen_quant_setup(s, &x, g);
+    if (compare && screen_quant_fixed_layout(s)) {
         x.kivi = false;
         x.key.scheme = SCHEME_INT_MIN;
         x.values_exact = true;
@@ -172,18 +175,18 @@ static int run(Quant *s, GranKind g, bool compare, ExperimentResult *r, float *e
 }
 
 /* The keys of `seed` quantized three ways: as set, per token and per channel. */
-static int run_all(Quant *s, uint64_t seed, Error *e)
+static int screen_quant_run_all(Quant *s, uint64_t seed, Error *e)
 {
     static const GranKind G[] = {GRAN_TENSOR, GRAN_TOKEN, GRAN_CHANNEL, GRAN_GROUP_CHANNELS,
                                  GRAN_GROUP_TOKENS};    // by GRANS
-    if (load_keys(s, seed, e) || run(s, G[s->gran], false, &s->cur, s->err_cur, e) ||
-        run(s, GRAN_TOKEN, true, &s->tok, s->err_tok, e) ||
-        run(s, GRAN_CHANNEL, true, &s->chan, s->err_chan, e))
+    if (screen_quant_load_keys(s, seed, e) || screen_quant_run(s, G[s->gran], false, &s->cur, s->err_cur, e) ||
+        screen_quant_run(s, GRAN_TOKEN, true, &s->tok, s->err_tok, e) ||
+        screen_quant_run(s, GRAN_CHANNEL, true, &s->chan, s->err_chan, e))
         return -1;
     return 0;
 }
 
-static double amax(const float *m, size_t n)
+static double screen_quant_amax(const float *m, size_t n)
 {
     double a = 0;
     for (size_t i = 0; i < n; i++)
@@ -192,11 +195,12 @@ static double amax(const float *m, size_t n)
 }
 
 /* The heatmaps' ranges and the tokens whose scores moved most. */
-static void summarise(Quant *s)
+static void screen_quant_summarise(Quant *s)
 {
     size_t n = s->T * s->D;
-    s->kmax = amax(s->cur.k_ref, n);
-    s->emax = fmax(amax(s->err_tok, n), fmax(amax(s->err_chan, n), amax(s->err_cur, n)));
+    s->kmax = screen_quant_amax(s->cur.k_ref, n);
+    s->emax = fmax(screen_quant_amax(s->err_tok, n),
+                   fmax(screen_quant_amax(s->err_chan, n), screen_quant_amax(s->err_cur, n)));
     size_t order[GEN_TOKENS];
     s->n_moved = experiment_most_moved(&s->cur, order, MOVED_MAX);
     for (size_t i = 0; i < s->n_moved; i++)
@@ -204,7 +208,7 @@ static void summarise(Quant *s)
 }
 
 /* A copy of s without its results, to compute new ones beside the old. */
-static Quant *scratch(const Quant *s)
+static Quant *screen_quant_scratch(const Quant *s)
 {
     Quant *t = malloc(sizeof *t);
     if (!t)
@@ -216,7 +220,7 @@ static Quant *scratch(const Quant *s)
     return t;
 }
 
-static const char *describe(const Quant *s, char *buf, size_t n)
+static const char *screen_quant_describe(const Quant *s, char *buf, size_t n)
 {
     const char *name = SCHEMES[s->scheme].name, *per = SCHEMES[s->scheme].block ? "block" : GRANS[s->gran];
     if (SCHEMES[s->scheme].kivi)
@@ -231,7 +235,7 @@ static const char *describe(const Quant *s, char *buf, size_t n)
 
 /* The first of `forms` (longest first) that fits w columns; the last one
  * where none does. */
-static const char *fitting(const char *const *forms, size_t n, int w)
+static const char *screen_quant_fitting(const char *const *forms, size_t n, int w)
 {
     for (size_t i = 0; i + 1 < n; i++)
         if ((int)text_columns(forms[i]) <= w)
@@ -244,56 +248,56 @@ static const char *fitting(const char *const *forms, size_t n, int w)
 static const struct {
     const char *name;
     size_t offset;              // of the figure in KvErrors
-    double scale;               // 100: a percentage
+    double scale;               // PERCENT: a percentage
     bool values;                // V's error
 } METRICS[] = {
-    {"K error", offsetof(KvErrors, rel_fro_k), 100, false},
-    {"V error", offsetof(KvErrors, rel_fro_v), 100, true},
+    {"K error", offsetof(KvErrors, rel_fro_k), PERCENT, false},
+    {"V error", offsetof(KvErrors, rel_fro_v), PERCENT, true},
     {"max score err", offsetof(KvErrors, max_score_error), 1, false},
     {"softmax TV", offsetof(KvErrors, softmax_tv), 1, false},
-    {"output err", offsetof(KvErrors, output_rel_error), 100, false},
+    {"output err", offsetof(KvErrors, output_rel_error), PERCENT, false},
 };
 
-/* The three runs side by side, a metric a row (so that the table fits the
- * narrowest view); a lost top token is marked. */
-static void figures(const Quant *s, Table *t)
+/* The three runs side by side, one metric per row (so that the table fits
+ * the narrowest view); a lost top token is marked. */
+static void screen_quant_figures(const Quant *s, Table *t)
 {
-    const ExperimentResult *run[3] = {&s->cur, &s->tok, &s->chan};
+    const ExperimentResult *runs[3] = {&s->cur, &s->tok, &s->chan};
     const bool exact[3] = {!SCHEMES[s->scheme].kivi, true, true};  // the comparisons keep values exact
     table_header(t, "keys per", "as set", "token", "channel", NULL);
     for (size_t m = 0; m < N_OF(METRICS); m++) {
         table_row(t);
         table_cell(t, "%s", METRICS[m].name);
         for (int i = 0; i < 3; i++) {
-            double v = *(const double *)((const char *)&run[i]->err + METRICS[m].offset) * METRICS[m].scale;
+            double v = *(const double *)((const char *)&runs[i]->err + METRICS[m].offset) * METRICS[m].scale;
             if (METRICS[m].values && exact[i])
                 table_cell(t, "exact");
             else
-                table_cell(t, METRICS[m].scale == 100 ? "%.3g%%" : "%.3g", v);
+                table_cell(t, METRICS[m].scale == PERCENT ? "%.3g%%" : "%.3g", v);
         }
     }
     table_row(t);
     table_cell(t, "top token");
     for (int i = 0; i < 3; i++)
-        table_cell(t, "%s", run[i]->err.top == run[i]->err.top_ref ? "kept" : "!lost");
+        table_cell(t, "%s", runs[i]->err.top == runs[i]->err.top_ref ? "kept" : "!lost");
     if (s->have_avg) {
         table_row(t);
         table_cell(t, "%d-seed K error", AVG_SEEDS);
         for (int i = 0; i < 3; i++)
-            table_cell(t, "%.3g%%", 100 * s->avg[i]);
+            table_cell(t, "%.3g%%", PERCENT * s->avg[i]);
     }
 }
 
 /* The three runs (a failure leaves them to be run again: the lab puts the
  * settings before back and recomputes). */
-static int recompute(void *st, Error *e)
+static int screen_quant_recompute(void *st, Error *e)
 {
     Quant *s = st;
     s->have_avg = false;
-    if (run_all(s, s->seed, e))
+    if (screen_quant_run_all(s, s->seed, e))
         return -1;
-    summarise(s);
-    figures(s, &s->table);
+    screen_quant_summarise(s);
+    screen_quant_figures(s, &s->table);
     return 0;
 }
 
@@ -306,7 +310,8 @@ static const ScreenKey KEYS[] = {
     {"o O", "outliers", "outliers: their magnitude halved or doubled"},
     {"s", "seed", "seed: the next one"},
     {"w", "worked 4x4", "worked 4x4: generated keys or the worked example"},
-    {"a", "mean over 50 seeds", "mean over 50 seeds: the K errors (Esc cancels)"},
+    {"a", "mean over " TEXT_OF(AVG_SEEDS) " seeds",
+     "mean over " TEXT_OF(AVG_SEEDS) " seeds: the K errors (Esc cancels)"},
 };
 static const size_t N_KEYS = N_OF(KEYS);
 
@@ -321,7 +326,7 @@ static const size_t N_KEYS = N_OF(KEYS);
 /* The screen's keys, each with its name, in the rows the window gives
  * them (HINT_TALL); where they need more, the keys alone and where to read
  * what they do. */
-static void key_hint(Doc *d)
+static void screen_quant_key_hint(Doc *d)
 {
     enum { N = N_OF(KEYS) + 1 };
     char entry[N][64], brief[96] = "keys:";
@@ -347,11 +352,11 @@ static void key_hint(Doc *d)
 
 /* The score errors of the tokens that moved most, as many as r has rows
  * for, as bars under a title and a header that names the columns. */
-static void score_bars(const Quant *s, Rect r)
+static void screen_quant_score_bars(const Quant *s, Rect r)
 {
     static const char *const TITLE[] = {"score errors q.k^ - q.k (this setting)", "score errors q.k^ - q.k",
                                         "score errors"};
-    put_text(r.y, r.x, r.w, crt_attr(ROLE_TITLE), fitting(TITLE, N_OF(TITLE), r.w));
+    put_text(r.y, r.x, r.w, crt_attr(ROLE_TITLE), screen_quant_fitting(TITLE, N_OF(TITLE), r.w));
     put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_DIM), "token");
     put_text(r.y + 1, r.x + r.w - 5, 5, crt_attr(ROLE_DIM), "error");
     BarItem items[MOVED_MAX];
@@ -368,9 +373,9 @@ static void score_bars(const Quant *s, Rect r)
 }
 
 /* A heatmap whose title takes the longest of its forms that fits. */
-static void heatmap(Rect r, const char *const *titles, const float *m, const Quant *s, double range)
+static void screen_quant_heatmap(Rect r, const char *const *titles, const float *m, const Quant *s, double range)
 {
-    draw_heatmap(r, fitting(titles, 2, r.w), m, s->T, s->D, -range, range);
+    draw_heatmap(r, screen_quant_fitting(titles, 2, r.w), m, s->T, s->D, -range, range);
 }
 
 /* The heatmaps, two rows of three: the keys, their quantized form and the
@@ -378,7 +383,7 @@ static void heatmap(Rect r, const char *const *titles, const float *m, const Qua
  * the score errors. They fill the window where it has room for both rows;
  * else each is half the window less its marks, so that both show together
  * when scrolled to. */
-static void heatmaps(const Quant *s, Doc *d)
+static void screen_quant_heatmaps(const Quant *s, Doc *d)
 {
     static const char *const T_KEYS[] = {"keys K", "K"}, *const T_QUANT[] = {"quantized (this setting)", "quantized"},
                              *const T_ERR[] = {"error (this setting)", "error"},
@@ -389,18 +394,18 @@ static void heatmaps(const Quant *s, Doc *d)
     const int bottom = room >= 2 * HEATMAP_MIN_H ? room - top : top, cw = d->win.w / 3;
     Rect r;
     if (doc_block(d, top, &r)) {
-        heatmap((Rect){r.y, r.x, r.h, cw - 1}, T_KEYS, s->cur.k_ref, s, s->kmax);
-        heatmap((Rect){r.y, r.x + cw, r.h, cw - 1}, T_QUANT, s->cur.k_hat, s, s->kmax);
-        heatmap((Rect){r.y, r.x + 2 * cw, r.h, cw - 1}, T_ERR, s->err_cur, s, s->emax);
+        screen_quant_heatmap((Rect){r.y, r.x, r.h, cw - 1}, T_KEYS, s->cur.k_ref, s, s->kmax);
+        screen_quant_heatmap((Rect){r.y, r.x + cw, r.h, cw - 1}, T_QUANT, s->cur.k_hat, s, s->kmax);
+        screen_quant_heatmap((Rect){r.y, r.x + 2 * cw, r.h, cw - 1}, T_ERR, s->err_cur, s, s->emax);
     }
     if (doc_block(d, bottom, &r)) {
-        heatmap((Rect){r.y, r.x, r.h, cw - 1}, T_TOK, s->err_tok, s, s->emax);
-        heatmap((Rect){r.y, r.x + cw, r.h, cw - 1}, T_CHAN, s->err_chan, s, s->emax);
-        score_bars(s, (Rect){r.y, r.x + 2 * cw, r.h, r.w - 2 * cw});
+        screen_quant_heatmap((Rect){r.y, r.x, r.h, cw - 1}, T_TOK, s->err_tok, s, s->emax);
+        screen_quant_heatmap((Rect){r.y, r.x + cw, r.h, cw - 1}, T_CHAN, s->err_chan, s, s->emax);
+        screen_quant_score_bars(s, (Rect){r.y, r.x + 2 * cw, r.h, r.w - 2 * cw});
     }
 }
 
-static void layout(void *st, Doc *d)
+static void screen_quant_layout(void *st, Doc *d)
 {
     Quant *s = st;
     char a[96], line[320];
@@ -408,31 +413,31 @@ static void layout(void *st, Doc *d)
     doc_title(d, line);
     /* the setting in the words of `kvlab quant` */
     static const char *const ROPE[] = {"no RoPE", "keys quantized before RoPE", "keys quantized after RoPE"};
-    snprintf(line, sizeof line, "keys: %s; values: %s; %s%s", describe(s, a, sizeof a),
+    snprintf(line, sizeof line, "keys: %s; values: %s; %s%s", screen_quant_describe(s, a, sizeof a),
              SCHEMES[s->scheme].kivi ? "KIVI per token" : "exact", ROPE[s->rope],
              s->hadamard ? "; Hadamard-rotated" : "");
-    if (fixed_layout(s)) {      /* the block formats fix their layout: compare integers */
+    if (screen_quant_fixed_layout(s)) {      /* the block formats fix their layout: compare integers */
         size_t n = strlen(line);
         snprintf(line + n, sizeof line - n, "; token and channel: int-min %llu-bit keys",
                  (unsigned long long)s->bits);
     }
     doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
     doc_table(d, &s->table);
-    key_hint(d);
+    screen_quant_key_hint(d);
     doc_gap(d, 1);
-    heatmaps(s, d);
+    screen_quant_heatmaps(s, d);
 }
 
 /* 'a': the mean K error over AVG_SEEDS generated seeds, with a progress
  * bar that Esc cancels. */
-static int average(Quant *s, Lab *lab)
+static int screen_quant_average(Quant *s, Lab *lab)
 {
     if (s->source != 0) {
         lab_status(lab, true, "averaging needs generated keys (set Keys to generated)");
         return KEY_REDRAW;
     }
     double sum[3] = {0};
-    Quant *tmp = scratch(s);
+    Quant *tmp = screen_quant_scratch(s);
     if (!tmp) {
         lab_status(lab, true, "out of memory for averaging");
         return KEY_REDRAW;
@@ -442,13 +447,13 @@ static int average(Quant *s, Lab *lab)
     for (; done < AVG_SEEDS; done++) {
         if (lab_progress(lab, "mean over seeds", done, AVG_SEEDS))
             break;
-        if ((failed = run_all(tmp, s->seed + (uint64_t)done, &e)))
+        if ((failed = screen_quant_run_all(tmp, s->seed + (uint64_t)done, &e)))
             break;
         sum[0] += tmp->cur.err.rel_fro_k;
         sum[1] += tmp->tok.err.rel_fro_k;
         sum[2] += tmp->chan.err.rel_fro_k;
     }
-    free_results(tmp);
+    screen_quant_free_results(tmp);
     free(tmp);
     if (failed) {
         lab_status(lab, true, "averaging stopped at seed %llu: %s", (unsigned long long)s->seed + done, e.msg);
@@ -461,18 +466,18 @@ static int average(Quant *s, Lab *lab)
     for (int i = 0; i < 3; i++)
         s->avg[i] = sum[i] / AVG_SEEDS;
     s->have_avg = true;
-    figures(s, &s->table);
+    screen_quant_figures(s, &s->table);
     lab_status(lab, false, "averaged seeds %llu to %llu", (unsigned long long)s->seed,
                (unsigned long long)s->seed + AVG_SEEDS - 1);
     return KEY_REDRAW;
 }
 
-static int key(void *st, int ch, Lab *lab)
+static int screen_quant_key(void *st, int ch, Lab *lab)
 {
     Quant *s = st;
     switch (ch) {
     case 'a':
-        return average(s, lab);
+        return screen_quant_average(s, lab);
     case 's':
         s->seed = s->seed < UINT32_MAX ? s->seed + 1 : 0;
         break;
@@ -492,10 +497,10 @@ static int key(void *st, int ch, Lab *lab)
         s->hadamard = !s->hadamard;
         break;
     case 'o':
-        s->outlier_scale = s->outlier_scale > 1 ? s->outlier_scale / 2 : 1;
+        s->outlier_scale = s->outlier_scale > OUTLIER_SCALE_MIN ? s->outlier_scale / 2 : OUTLIER_SCALE_MIN;
         break;
     case 'O':
-        s->outlier_scale = s->outlier_scale < 500 ? s->outlier_scale * 2 : s->outlier_scale;
+        s->outlier_scale = s->outlier_scale < OUTLIER_SCALE_MAX / 2 ? s->outlier_scale * 2 : s->outlier_scale;
         break;
     case 'w':                       /* the worked example as seed 001 works it: 2-bit, per token */
         s->source = !s->source;
@@ -508,7 +513,7 @@ static int key(void *st, int ch, Lab *lab)
     return KEY_RECOMPUTE | KEY_REDRAW;
 }
 
-static int export(void *st, FILE *csv, FILE *svg, Error *e)
+static int screen_quant_export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     Quant *s = st;
     (void)e;
@@ -520,8 +525,8 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
                     (double)s->cur.k_hat[i], (double)s->err_cur[i]);
         }
     char a[96], title[160];
-    snprintf(title, sizeof title, "key error, %s", describe(s, a, sizeof a));
-    double emax = amax(s->err_cur, s->T * s->D);
+    snprintf(title, sizeof title, "key error, %s", screen_quant_describe(s, a, sizeof a));
+    double emax = screen_quant_amax(s->err_cur, s->T * s->D);
     svg_heatmap(svg, title, s->err_cur, s->T, s->D, -emax, emax);
     return 0;
 }
@@ -539,13 +544,13 @@ const ScreenDef SCREEN_QUANT = {
             "most moved (where the window is short, Tab then Down scrolls to them). Change "
             "the scheme, bits, granularity, RoPE, Hadamard rotation, outliers and seed on the "
             "left or with the keys below.",
-    .create = create,
-    .destroy = destroy,
-    .fields = fields,
-    .recompute = recompute,
-    .layout = layout,
-    .key = key,
+    .create = screen_quant_create,
+    .destroy = screen_quant_destroy,
+    .fields = screen_quant_fields,
+    .recompute = screen_quant_recompute,
+    .layout = screen_quant_layout,
+    .key = screen_quant_key,
     .keys = KEYS,
     .n_keys = N_OF(KEYS),
-    .export = export,
+    .export = screen_quant_export,
 };

@@ -1,20 +1,24 @@
 /* screen_calc.c - the calculator: model, GPU and every workload number
  * editable; the formats table, capacity bars and the speedup-vs-context
  * plot recompute on each keystroke. Figures come from calc/budget.h through
- * report.h, the same code as `kvlab calc`. */
+ * tui/report.h, the same code as `kvlab calc`. */
 #include "screens.h"
 
 #include "catalog.h"
-#include "cli.h"
 #include "doc.h"
-#include "report.h"
+#include "paths.h"
 #include "svg.h"
+#include "tui/report.h"
 #include "units.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define SERIES_POINTS 8         // 1k, 2k, ... 128k
+#define GPU_DEFAULT "h100-sxm"  // the seeds' GPU
+#define CONTEXT_DEFAULT (8 * CONTEXT_K)
+#define BATCH_DEFAULT 16
+#define UTIL_DENOMINATOR 1000000        // the typed share kept to a millionth
 
 typedef struct {
     CatalogList models, gpus;
@@ -35,47 +39,47 @@ typedef struct {
      * GPU or degree may fix it. */
     char no_figures[ERROR_MSG_MAX + 32];
     char no_pool[ERROR_MSG_MAX + 16];
-    double xs[SERIES_POINTS], ys[16][SERIES_POINTS];
+    double xs[SERIES_POINTS], ys[REPORT_FORMATS_MAX][SERIES_POINTS];
     /* The formats table as drawn, rebuilt only when the figures changed
-     * (`stale`, set by recompute) or the view's width did. */
+     * (`stale`, set by screen_calc_recompute) or the view's width did. */
     bool stale;
     int table_w;                // the width `table` was fitted to
     Table table;
 } Calc;
 
-static void *create(Error *e)
+static void *screen_calc_create(Error *e)
 {
     Calc *c = lab_state_new(sizeof *c, e);
     if (!c)
         return NULL;
-    if (catalog_list(cli_datadir(), CATALOG_MODELS, &c->models, e) ||
-        catalog_list(cli_datadir(), CATALOG_GPUS, &c->gpus, e) || !c->models.count) {
+    if (catalog_list(paths_datadir(), CATALOG_MODELS, &c->models, e) ||
+        catalog_list(paths_datadir(), CATALOG_GPUS, &c->gpus, e) || !c->models.count) {
         if (!c->models.count)
-            error_set(e, "no models in %s/models", cli_datadir());
+            error_set(e, "no models in %s/models", paths_datadir());
         free(c);
         return NULL;
     }
     for (size_t i = 0; i < c->models.count; i++) {
         c->model_names[i] = c->models.names[i];
-        if (strcmp(c->models.names[i], "llama-3.1-8b") == 0)
+        if (strcmp(c->models.names[i], MODEL_DEFAULT) == 0)
             c->model_i = (int)i;
     }
     c->gpu_names[0] = "none";
     for (size_t i = 0; i < c->gpus.count; i++) {
         c->gpu_names[i + 1] = c->gpus.names[i];
-        if (strcmp(c->gpus.names[i], "h100-sxm") == 0)
+        if (strcmp(c->gpus.names[i], GPU_DEFAULT) == 0)
             c->gpu_i = (int)i + 1;
     }
     c->loaded_model = c->loaded_gpu = -1;
-    c->context = 8192;
-    c->batch = 16;
+    c->context = CONTEXT_DEFAULT;
+    c->batch = BATCH_DEFAULT;
     c->tp = 1;
     c->block = PAGED_BLOCK_DEFAULT;
-    c->util = 0.9f;
+    c->util = (float)q_to_double(GPU_UTILIZATION_DEFAULT);
     return c;
 }
 
-static size_t fields(void *st, Field *f)
+static size_t screen_calc_fields(void *st, Field *f)
 {
     Calc *c = st;
     size_t n = 0;
@@ -94,18 +98,18 @@ static size_t fields(void *st, Field *f)
     return n;
 }
 
-static int recompute(void *st, Error *e)
+static int screen_calc_recompute(void *st, Error *e)
 {
     Calc *c = st;
     char path[1024];
     if (c->loaded_model != c->model_i) {
-        if (catalog_path(cli_datadir(), CATALOG_MODELS, c->model_names[c->model_i], path,
+        if (catalog_path(paths_datadir(), CATALOG_MODELS, c->model_names[c->model_i], path,
                          sizeof path, e) || model_load(&c->model, path, e))
             return -1;
         c->loaded_model = c->model_i;
     }
     if (c->gpu_i && c->loaded_gpu != c->gpu_i) {
-        if (catalog_path(cli_datadir(), CATALOG_GPUS, c->gpu_names[c->gpu_i], path, sizeof path, e) ||
+        if (catalog_path(paths_datadir(), CATALOG_GPUS, c->gpu_names[c->gpu_i], path, sizeof path, e) ||
             gpu_load(&c->gpu, path, e))
             return -1;
         c->loaded_gpu = c->gpu_i;
@@ -121,7 +125,7 @@ static int recompute(void *st, Error *e)
     rp.w.kv.residual = c->residual;
     rp.w.weights = c->weights ? c->weights : c->model.weight_bytes;
     rp.w.bandwidth = c->bandwidth ? c->bandwidth : (c->gpu_i ? c->gpu.bandwidth : 0);
-    Q util = q_make((u128)((double)c->util * 1000000 + 0.5), 1000000);
+    Q util = q_make((u128)((double)c->util * UTIL_DENOMINATOR + 0.5), UTIL_DENOMINATOR);
     Error why;
     c->no_pool[0] = c->no_figures[0] = '\0';
     if (c->pool)
@@ -131,7 +135,7 @@ static int recompute(void *st, Error *e)
     for (size_t i = 0; i < format_count(); i++)
         rp.formats[rp.n_formats++] = format_at(i);
     for (size_t k = 0; k < SERIES_POINTS; k++)
-        rp.contexts[rp.n_contexts++] = (uint64_t)1024 << k;
+        rp.contexts[rp.n_contexts++] = (uint64_t)CONTEXT_K << k;
     if (!rp.w.bandwidth)
         rp.n_contexts = 0;
     static Results res;
@@ -154,7 +158,7 @@ static int recompute(void *st, Error *e)
 static const char *const PLOTTED[] = {"bf16", "fp8_e4m3", "int8", "int4", "int2", "nvfp4", "mxfp4"};
 #define N_PLOTTED (sizeof PLOTTED / sizeof PLOTTED[0])
 
-static size_t series(Calc *c, Series *s)
+static size_t screen_calc_series(Calc *c, Series *s)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->rp.n_formats; i++)
@@ -164,7 +168,7 @@ static size_t series(Calc *c, Series *s)
     return n;
 }
 
-static size_t bars(Calc *c, BarItem *b, char text[][48])
+static size_t screen_calc_bars(Calc *c, BarItem *b, char text[][48])
 {
     size_t n = 0;
     for (size_t i = 0; i < c->rp.n_formats && c->res.r[0].has_slots; i++) {
@@ -186,7 +190,7 @@ static size_t bars(Calc *c, BarItem *b, char text[][48])
 #define WIDE 80                 // columns for the bars and the plot side by side
 
 /* What the KV pool, weights and bandwidth are, per GPU under TP. */
-static void summary(const Calc *c, char *line, size_t n)
+static void screen_calc_summary(const Calc *c, char *line, size_t n)
 {
     const Workload *w = &c->rp.w;
     const bool tp = w->tp > 1;
@@ -212,21 +216,21 @@ static void summary(const Calc *c, char *line, size_t n)
         snprintf(line, n, "%s%s; %s", pool, weights, bw);
 }
 
-/* The sequences each format's cache fits in the pool, a bar a line. */
-static void bars_layout(Calc *c, Doc *d)
+/* The sequences each format's cache fits in the pool, one bar per line. */
+static void screen_calc_bars_layout(Calc *c, Doc *d)
 {
     BarItem items[16];
     char text[16][48];
-    doc_bars(d, "Sequences the pool holds", items, bars(c, items, text),
+    doc_bars(d, "Sequences the pool holds", items, screen_calc_bars(c, items, text),
              c->no_pool[0] ? "none: see above" : "give a GPU or a KV pool");
 }
 
 /* The plot under its title, in a block of h lines shown whole or not at
  * all: a plot is not cut into lines. */
-static void plot_layout(Calc *c, Doc *d, int h)
+static void screen_calc_plot_layout(Calc *c, Doc *d, int h)
 {
     Series s[16];
-    size_t ns = series(c, s);
+    size_t ns = screen_calc_series(c, s);
     Rect r;
     if (!doc_block(d, h, &r) || !doc_whole(d, r))
         return;
@@ -237,7 +241,7 @@ static void plot_layout(Calc *c, Doc *d, int h)
         put_text(r.y + 1, r.x, r.w, crt_attr(ROLE_DIM), "give a GPU or a bandwidth");
 }
 
-static void layout(void *st, Doc *d)
+static void screen_calc_layout(void *st, Doc *d)
 {
     Calc *c = st;
     char a[64], line[480];
@@ -245,7 +249,7 @@ static void layout(void *st, Doc *d)
     snprintf(line, sizeof line, "%s, %s tokens x %llu", c->model.display,
              units_context(a, sizeof a, w->context), (unsigned long long)w->batch);
     doc_title(d, line);
-    summary(c, line, sizeof line);
+    screen_calc_summary(c, line, sizeof line);
     doc_text(d, 0, crt_attr(ROLE_DIM), line);
     if (c->no_figures[0]) {     // nothing more can be shown: why, in place of it all
         doc_text(d, 0, crt_attr(ROLE_WARN), c->no_figures);
@@ -267,17 +271,17 @@ static void layout(void *st, Doc *d)
     if (d->win.w >= WIDE) {     // the bars beside the plot
         const int bw = d->win.w * 2 / 5, h = doc_fill(d, 0, 1 + PLOT_MIN_ROWS);   // a title, the plot
         Doc left = doc_beside(d, 0, bw - 2), right = doc_beside(d, bw, d->win.w - bw);
-        bars_layout(c, &left);
-        plot_layout(c, &right, h);
+        screen_calc_bars_layout(c, &left);
+        screen_calc_plot_layout(c, &right, h);
         doc_below(d, &left, &right);
         return;
     }
-    bars_layout(c, d);
+    screen_calc_bars_layout(c, d);
     doc_gap(d, 1);
-    plot_layout(c, d, doc_fill(d, 0, 1 + PLOT_MIN_ROWS));
+    screen_calc_plot_layout(c, d, doc_fill(d, 0, 1 + PLOT_MIN_ROWS));
 }
 
-static int export(void *st, FILE *csv, FILE *svg, Error *e)
+static int screen_calc_export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     Calc *c = st;
     if (c->no_figures[0])
@@ -294,7 +298,7 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
                 r->has_step ? q_str(g, sizeof g, r->speedup, 6, true) : "");
     }
     Series s[16];
-    size_t ns = series(c, s);
+    size_t ns = screen_calc_series(c, s);
     char title[160];
     snprintf(title, sizeof title, "%s: step-floor speedup over BF16, batch %llu",
              c->model.display, (unsigned long long)c->rp.w.batch);
@@ -303,7 +307,7 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
     } else {
         BarItem items[16];
         char text[16][48];
-        svg_bars(svg, "Sequences the pool holds", items, bars(c, items, text));
+        svg_bars(svg, "Sequences the pool holds", items, screen_calc_bars(c, items, text));
     }
     return 0;
 }
@@ -320,10 +324,10 @@ const ScreenDef SCREEN_CALC = {
             "them, the screen says so and what would fix it, and shows the rest as a what-if. "
             "Under tensor parallelism the table is per GPU. The same figures come out of "
             "`kvlab calc`.",
-    .create = create,
+    .create = screen_calc_create,
     .destroy = free,
-    .fields = fields,
-    .recompute = recompute,
-    .layout = layout,
-    .export = export,
+    .fields = screen_calc_fields,
+    .recompute = screen_calc_recompute,
+    .layout = screen_calc_layout,
+    .export = screen_calc_export,
 };

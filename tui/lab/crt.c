@@ -116,18 +116,18 @@ static const int QUIT[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, S
 /* Signals of a fault: restore the terminal, then die of them. */
 static const int CRASH[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGSYS, SIGTRAP};
 
-static void on_quit(int sig)
+static void crt_on_quit(int sig)
 {
     crt_quit_signal = sig;
 }
 
-static void on_continue(int sig)
+static void crt_on_continue(int sig)
 {
     (void)sig;
     resumed = 1;
 }
 
-static void on_crash(int sig)
+static void crt_on_crash(int sig)
 {
     if (active) {
         endwin();
@@ -142,7 +142,7 @@ static void on_crash(int sig)
 
 /* Only where the signal does what it does by default: one ignored from
  * the start (nohup's SIGHUP) stays ignored, and a profiler's stays its. */
-static void catch_signal(int sig, void (*fn)(int), int flags)
+static void crt_catch_signal(int sig, void (*fn)(int), int flags)
 {
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);
@@ -154,13 +154,13 @@ static void catch_signal(int sig, void (*fn)(int), int flags)
 
 /* Before newterm, which then leaves these alone and installs its own
  * handlers only for SIGTSTP and SIGWINCH. */
-static void install_signals(void)
+static void crt_install_signals(void)
 {
     for (size_t i = 0; i < sizeof QUIT / sizeof QUIT[0]; i++)
-        catch_signal(QUIT[i], on_quit, 0);
+        crt_catch_signal(QUIT[i], crt_on_quit, 0);
     for (size_t i = 0; i < sizeof CRASH / sizeof CRASH[0]; i++)
-        catch_signal(CRASH[i], on_crash, SA_RESETHAND);
-    catch_signal(SIGCONT, on_continue, SA_RESTART);
+        crt_catch_signal(CRASH[i], crt_on_crash, SA_RESETHAND);
+    crt_catch_signal(SIGCONT, crt_on_continue, SA_RESTART);
 }
 
 bool crt_resumed(void)
@@ -190,7 +190,7 @@ int crt_usable(Error *e)
     return 0;
 }
 
-static void at_exit_restore(void)
+static void crt_at_exit_restore(void)
 {
     crt_done();
 }
@@ -205,18 +205,18 @@ int crt_init(Error *e)
     const char *cs = nl_langinfo(CODESET);
     const char *ascii = getenv("KVLAB_ASCII");
     crt.utf8 = cs && strcmp(cs, "UTF-8") == 0 && !(ascii && *ascii);
-    install_signals();
+    crt_install_signals();
     if (!newterm(NULL, stdout, stdin))
         return error_set(e, "cannot start the terminal (TERM=%s); the command-line tools work "
                             "anywhere (kvlab calc, kvlab --help)", getenv("TERM"));
     active = true;
-    atexit(at_exit_restore);
+    atexit(crt_at_exit_restore);
     cbreak();
     noecho();
     nonl();
     keypad(stdscr, TRUE);
     curs_set(0);
-    set_escdelay(25);
+    set_escdelay(CRT_ESC_DELAY_MS);
     const char *nc = getenv("NO_COLOR");
     crt.depth = COLORS_NONE;
     if (!(nc && *nc) && has_colors()) {

@@ -5,9 +5,10 @@
  * table or its JSON. Every figure comes from calc/budget.h. */
 #include "cli.h"
 #include "commands.h"
-#include "report.h"
+#include "tui/report.h"
 
 #include "catalog.h"
+#include "paths.h"
 #include "scenario.h"
 #include "units.h"
 
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #define DEFAULT_SCENARIO "pool-20gib"
+#define CONTEXT_DEFAULT (8 * CONTEXT_K)     // a typed shape's: "8k" in the help
 
 enum {
     O_SCENARIO, O_MODEL, O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM, O_MHA, O_CONTEXT, O_BATCH,
@@ -81,12 +83,12 @@ typedef struct {
     u128 reserve;
 } Setup;
 
-static int from_scenario(Setup *s, const char *name, Error *e)
+static int cli_calc_from_scenario(Setup *s, const char *name, Error *e)
 {
     static Scenario sc;
     char path[1024];
-    if (catalog_path(cli_datadir(), CATALOG_SCENARIOS, name, path, sizeof path, e) ||
-        scenario_load(&sc, path, cli_datadir(), e))
+    if (catalog_path(paths_datadir(), CATALOG_SCENARIOS, name, path, sizeof path, e) ||
+        scenario_load(&sc, path, paths_datadir(), e))
         return -1;
     snprintf(s->model, sizeof s->model, "%s", sc.model.display);
     s->rp.model = s->model;
@@ -102,7 +104,7 @@ static int from_scenario(Setup *s, const char *name, Error *e)
     return 0;
 }
 
-static int shape_options(const Given *g, Setup *s, Error *e)
+static int cli_calc_shape_options(const Given *g, Setup *s, Error *e)
 {
     bool typed = cli_shape_given(g, &SHAPE);
     if (g->set[O_SCENARIO] && (typed || g->set[O_MODEL]))
@@ -113,7 +115,7 @@ static int shape_options(const Given *g, Setup *s, Error *e)
     if (g->set[O_MODEL]) {
         static Model m;
         char path[1024];
-        if (catalog_path(cli_datadir(), CATALOG_MODELS, g->val[O_MODEL], path, sizeof path, e) ||
+        if (catalog_path(paths_datadir(), CATALOG_MODELS, g->val[O_MODEL], path, sizeof path, e) ||
             model_load(&m, path, e))
             return error_prefix(e, "--model");
         snprintf(s->model, sizeof s->model, "%s", m.display);
@@ -135,7 +137,7 @@ static int shape_options(const Given *g, Setup *s, Error *e)
     return 0;
 }
 
-static int workload_options(const Given *g, Setup *s, Error *e)
+static int cli_calc_workload_options(const Given *g, Setup *s, Error *e)
 {
     Workload *w = &s->rp.w;
     if (g->set[O_CONTEXT] && units_parse_context(g->val[O_CONTEXT], &w->context, e))
@@ -167,7 +169,7 @@ static int workload_options(const Given *g, Setup *s, Error *e)
  * (--pool 20 is 20 bytes): it is taken as given, with a note on stderr. */
 #define BARE_SIZE_NOTE ((u128)1 << 20)
 
-static int size_opt(const Given *g, int k, u128 *out, Error *e)
+static int cli_calc_size_opt(const Given *g, int k, u128 *out, Error *e)
 {
     if (!g->set[k])
         return 0;
@@ -182,28 +184,28 @@ static int size_opt(const Given *g, int k, u128 *out, Error *e)
     return 0;
 }
 
-static int machine_options(const Given *g, Setup *s, Error *e)
+static int cli_calc_machine_options(const Given *g, Setup *s, Error *e)
 {
     Workload *w = &s->rp.w;
     if (g->set[O_GPU]) {
         char path[1024];
-        if (catalog_path(cli_datadir(), CATALOG_GPUS, g->val[O_GPU], path, sizeof path, e) ||
+        if (catalog_path(paths_datadir(), CATALOG_GPUS, g->val[O_GPU], path, sizeof path, e) ||
             gpu_load(&s->gpu, path, e))
             return error_prefix(e, "--gpu");
         s->has_gpu = true;
         w->bandwidth = s->gpu.bandwidth;
         s->pool_given = false;
     }
-    if (size_opt(g, O_MEMORY, &s->gpu.memory, e) || size_opt(g, O_WEIGHTS, &w->weights, e))
+    if (cli_calc_size_opt(g, O_MEMORY, &s->gpu.memory, e) || cli_calc_size_opt(g, O_WEIGHTS, &w->weights, e))
         return -1;
     if (g->set[O_BANDWIDTH] && units_parse_rate(g->val[O_BANDWIDTH], &w->bandwidth, e))
         return error_prefix(e, "--bandwidth");
     if (g->set[O_UTIL] && units_parse_fraction(g->val[O_UTIL], &s->util, e))
         return error_prefix(e, "--utilization");
-    if (size_opt(g, O_RESERVE, &s->reserve, e))
+    if (cli_calc_size_opt(g, O_RESERVE, &s->reserve, e))
         return -1;
     if (g->set[O_POOL]) {
-        if (size_opt(g, O_POOL, &w->pool, e))
+        if (cli_calc_size_opt(g, O_POOL, &w->pool, e))
             return -1;
         s->pool_given = true;
     }
@@ -221,7 +223,7 @@ static int machine_options(const Given *g, Setup *s, Error *e)
     return 0;
 }
 
-static int format_options(const Given *g, Setup *s, Error *e)
+static int cli_calc_format_options(const Given *g, Setup *s, Error *e)
 {
     if (!g->n_repeat) {
         if (!s->rp.n_formats)
@@ -250,7 +252,7 @@ static int format_options(const Given *g, Setup *s, Error *e)
  * an option that would change nothing is refused, saying what it needs.
  */
 
-static bool quantized_format(const Given *g, const void *ctx)
+static bool cli_calc_quantized_format(const Given *g, const void *ctx)
 {
     const Setup *s = ctx;
     (void)g;
@@ -260,7 +262,7 @@ static bool quantized_format(const Given *g, const void *ctx)
     return false;
 }
 
-static bool tensor_scaled_format(const Given *g, const void *ctx)
+static bool cli_calc_tensor_scaled_format(const Given *g, const void *ctx)
 {
     const Setup *s = ctx;
     (void)g;
@@ -270,35 +272,35 @@ static bool tensor_scaled_format(const Given *g, const void *ctx)
     return false;
 }
 
-static bool sliding_layers(const Given *g, const void *ctx)
+static bool cli_calc_sliding_layers(const Given *g, const void *ctx)
 {
     const Setup *s = ctx;
     (void)g;
     return shape_layers_of_kind(&s->rp.w.shape, ATTN_SLIDING) > 0;
 }
 
-static bool pool_known(const Given *g, const void *ctx)
+static bool cli_calc_pool_known(const Given *g, const void *ctx)
 {
     const Setup *s = ctx;
     (void)g;
     return s->rp.w.pool > 0;
 }
 
-static bool pool_from_gpu(const Given *g, const void *ctx)
+static bool cli_calc_pool_from_gpu(const Given *g, const void *ctx)
 {
     const Setup *s = ctx;
     (void)g;
     return !s->pool_given;
 }
 
-static bool q_heads_known(const Given *g, const void *ctx)
+static bool cli_calc_q_heads_known(const Given *g, const void *ctx)
 {
     const Setup *s = ctx;
     (void)g;
     return !s->rp.q_heads_unknown;
 }
 
-static bool grouped_query(const Given *g, const void *ctx)
+static bool cli_calc_grouped_query(const Given *g, const void *ctx)
 {
     const Setup *s = ctx;
     (void)g;
@@ -309,17 +311,17 @@ static bool grouped_query(const Given *g, const void *ctx)
 #define ALL_16_BIT "; every --format here is 16-bit already"
 
 static const OptRule RULES[] = {
-    {O_RESIDUAL, quantized_format, "keeps recent tokens in BF16 ahead of a quantized format" ALL_16_BIT},
-    {O_BF16_LAYERS, quantized_format, "keeps layers in BF16 instead of a quantized format" ALL_16_BIT},
-    {O_BF16_SLIDING, quantized_format, "keeps layers in BF16 instead of a quantized format" ALL_16_BIT},
-    {O_BF16_SLIDING, sliding_layers, "needs a model with sliding-window layers"},
-    {O_HEAD_SCALES, tensor_scaled_format, "applies to formats with per-tensor scales (see kvlab formats)"},
-    {O_BLOCK, pool_known, "sizes the paged slots, which need a pool (--pool or --gpu)"},
-    {O_UTIL, pool_from_gpu, "sizes the pool from the GPU's memory, but the pool is given"},
-    {O_RESERVE, pool_from_gpu, "sizes the pool from the GPU's memory, but the pool is given"},
-    {O_MHA, q_heads_known, "needs --q-heads: a typed shape has no query heads to match without them"},
-    {O_MHA, grouped_query, "changes nothing: the shape has a KV head per query head already"},
-    {O_TP, q_heads_known, "needs --q-heads: tensor parallelism splits the query heads too"},
+    {O_RESIDUAL, cli_calc_quantized_format, "keeps recent tokens in BF16 ahead of a quantized format" ALL_16_BIT},
+    {O_BF16_LAYERS, cli_calc_quantized_format, "keeps layers in BF16 instead of a quantized format" ALL_16_BIT},
+    {O_BF16_SLIDING, cli_calc_quantized_format, "keeps layers in BF16 instead of a quantized format" ALL_16_BIT},
+    {O_BF16_SLIDING, cli_calc_sliding_layers, "needs a model with sliding-window layers"},
+    {O_HEAD_SCALES, cli_calc_tensor_scaled_format, "applies to formats with per-tensor scales (see kvlab formats)"},
+    {O_BLOCK, cli_calc_pool_known, "sizes the paged slots, which need a pool (--pool or --gpu)"},
+    {O_UTIL, cli_calc_pool_from_gpu, "sizes the pool from the GPU's memory, but the pool is given"},
+    {O_RESERVE, cli_calc_pool_from_gpu, "sizes the pool from the GPU's memory, but the pool is given"},
+    {O_MHA, cli_calc_q_heads_known, "needs --q-heads: a typed shape has no query heads to match without them"},
+    {O_MHA, cli_calc_grouped_query, "changes nothing: the shape has a KV head per query head already"},
+    {O_TP, cli_calc_q_heads_known, "needs --q-heads: tensor parallelism splits the query heads too"},
 };
 
 /* ------------------------------------------------------------------------
@@ -331,7 +333,7 @@ static const OptRule RULES[] = {
 static const int SIZE_OPTS[] = {O_CONTEXT, O_BATCH, O_BLOCK, O_RESIDUAL, O_WEIGHTS, O_POOL, O_BANDWIDTH,
                                 O_LAYERS, O_KV_HEADS, O_HEAD_DIM, O_MODEL};
 
-static int workload_checks(const Given *g, const Setup *s, Error *e)
+static int cli_calc_workload_checks(const Given *g, const Setup *s, Error *e)
 {
     const Workload *w = &s->rp.w;
     Shape full = w->mha ? shape_as_mha(&w->shape) : w->shape, per;
@@ -364,18 +366,19 @@ int cmd_calc(int argc, char **argv)
     Error e;
     static Setup s;
     memset(&s, 0, sizeof s);
-    s.util = q_make(9, 10);
+    s.util = GPU_UTILIZATION_DEFAULT;
     bool shape_given = g.set[O_MODEL] || cli_shape_given(&g, &SHAPE);
     if (g.set[O_SCENARIO] || !shape_given) {
-        if (from_scenario(&s, g.set[O_SCENARIO] ? g.val[O_SCENARIO] : DEFAULT_SCENARIO, &e))
+        if (cli_calc_from_scenario(&s, g.set[O_SCENARIO] ? g.val[O_SCENARIO] : DEFAULT_SCENARIO, &e))
             return cli_error("calc", &e);
     } else {
         Shape none = {0};
-        workload_init(&s.rp.w, &none, 8192, 1);
+        workload_init(&s.rp.w, &none, CONTEXT_DEFAULT, 1);
     }
-    if (shape_options(&g, &s, &e) || workload_options(&g, &s, &e) ||
-        machine_options(&g, &s, &e) || format_options(&g, &s, &e) ||
-        cli_rules(&g, OPTS, RULES, sizeof RULES / sizeof RULES[0], &s, &e) || workload_checks(&g, &s, &e))
+    if (cli_calc_shape_options(&g, &s, &e) || cli_calc_workload_options(&g, &s, &e) ||
+        cli_calc_machine_options(&g, &s, &e) || cli_calc_format_options(&g, &s, &e) ||
+        cli_rules(&g, OPTS, RULES, sizeof RULES / sizeof RULES[0], &s, &e) ||
+        cli_calc_workload_checks(&g, &s, &e))
         return cli_error("calc", &e);
     if (g.set[O_JSON]) {
         cJSON *j = report_json(&s.rp, &e);

@@ -7,6 +7,7 @@
 #include "catalog.h"
 #include "gpu.h"
 #include "model.h"
+#include "paths.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,23 +25,23 @@ typedef struct {
     char source[512];
 } Entry;
 
-static int entry(Entry *out, const char *display, const char *source)
+static int cli_catalog_entry(Entry *out, const char *display, const char *source)
 {
     snprintf(out->display, sizeof out->display, "%s", display);
     snprintf(out->source, sizeof out->source, "%s", source);
     return 0;
 }
 
-static int read_model(const char *path, Entry *out, Error *e)
+static int cli_catalog_read_model(const char *path, Entry *out, Error *e)
 {
     static Model m;
-    return model_load(&m, path, e) ? -1 : entry(out, m.display, m.source);
+    return model_load(&m, path, e) ? -1 : cli_catalog_entry(out, m.display, m.source);
 }
 
-static int read_gpu(const char *path, Entry *out, Error *e)
+static int cli_catalog_read_gpu(const char *path, Entry *out, Error *e)
 {
     static Gpu g;
-    return gpu_load(&g, path, e) ? -1 : entry(out, g.display, g.source);
+    return gpu_load(&g, path, e) ? -1 : cli_catalog_entry(out, g.display, g.source);
 }
 
 /* One row per listing command. */
@@ -58,7 +59,7 @@ static const Listing MODELS = {
             .opts = OPTS, .n_opts = O_COUNT, .help_opt = O_HELP, .repeat_opt = -1},
     .kind = CATALOG_MODELS,
     .column = "model",
-    .read = read_model,
+    .read = cli_catalog_read_model,
 };
 
 static const Listing GPUS = {
@@ -68,12 +69,12 @@ static const Listing GPUS = {
             .opts = OPTS, .n_opts = O_COUNT, .help_opt = O_HELP, .repeat_opt = -1},
     .kind = CATALOG_GPUS,
     .column = "GPU",
-    .read = read_gpu,
+    .read = cli_catalog_read_gpu,
 };
 
 /* A file that does not load is reported and skipped; the others still
  * list, and the exit status says one was bad. */
-static int list(const Listing *l, int argc, char **argv)
+static int cli_catalog_list(const Listing *l, int argc, char **argv)
 {
     const char *cmd = l->cmd.name;
     Given g;
@@ -82,7 +83,7 @@ static int list(const Listing *l, int argc, char **argv)
         return rc;
     CatalogList names;
     Error e;
-    if (catalog_list(cli_datadir(), l->kind, &names, &e))
+    if (catalog_list(paths_datadir(), l->kind, &names, &e))
         return cli_error(cmd, &e);
     cJSON *root = g.set[O_JSON] ? cJSON_CreateObject() : NULL;
     cJSON *arr = root ? cJSON_AddArrayToObject(root, cmd) : NULL;
@@ -92,7 +93,7 @@ static int list(const Listing *l, int argc, char **argv)
     for (size_t i = 0; i < names.count; i++) {
         char path[1024];
         Entry en;
-        if (catalog_path(cli_datadir(), l->kind, names.names[i], path, sizeof path, &e) ||
+        if (catalog_path(paths_datadir(), l->kind, names.names[i], path, sizeof path, &e) ||
             l->read(path, &en, &e)) {
             int code = cli_error(cmd, &e);
             bad = code > bad ? code : bad;
@@ -117,10 +118,10 @@ static int list(const Listing *l, int argc, char **argv)
 
 int cmd_models(int argc, char **argv)
 {
-    return list(&MODELS, argc, argv);
+    return cli_catalog_list(&MODELS, argc, argv);
 }
 
 int cmd_gpus(int argc, char **argv)
 {
-    return list(&GPUS, argc, argv);
+    return cli_catalog_list(&GPUS, argc, argv);
 }

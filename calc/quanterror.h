@@ -1,4 +1,5 @@
-/* kverror.h - what quantizing K and V does to attention.
+/* quanterror.h - what quantizing K and V does to attention: the errors
+ * of K and V themselves and of the scores, softmax and output they feed.
  *
  * The relative error of K itself can look small while the attention scores
  * are wrong (seed 001's worked example: 8.6% for K, yet the scores are
@@ -14,8 +15,8 @@
  * All sums are in double. The per-element error matrix (K^ - K) is what the
  * lab's heatmaps draw.
  */
-#ifndef KVLAB_KVERROR_H
-#define KVLAB_KVERROR_H
+#ifndef KVLAB_QUANTERROR_H
+#define KVLAB_QUANTERROR_H
 
 #include <stddef.h>
 

@@ -17,11 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A macro's value as a string literal: the generator's defaults and quant.h's
- * bit widths in --help. */
-#define STR_(x) #x
-#define STR(x) STR_(x)
-
 enum {
     O_PRESET, O_GENERATE, O_MATRIX, O_QUERY,
     O_TOKENS, O_HEAD_DIM, O_SEED, O_OUT_CH, O_OUT_SCALE, O_Q_OUT, O_SINKS, O_SINK_STR,
@@ -36,18 +31,21 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_GENERATE] = {"generate", NULL, "a synthetic head with outlier channels (the default)"},
     [O_MATRIX] = {"matrix", "FILE", "JSON: rows of keys, or an object with \"keys\", \"values\" and \"query\""},
     [O_QUERY] = {"query", "LIST", "the query vector: 1,1,0.1,1"},
-    [O_TOKENS] = {"tokens", "T", "generated tokens (default " STR(KVGEN_TOKENS_DEFAULT) ")"},
-    [O_HEAD_DIM] = {"head-dim", "D", "generated head dimension (default " STR(KVGEN_HEAD_DIM_DEFAULT) ")"},
-    [O_SEED] = {"seed", "N", "generator seed (default 1)"},
-    [O_OUT_CH] = {"outlier-channels", "N", "key channels with outliers (default 2)"},
-    [O_OUT_SCALE] = {"outlier-scale", "X", "their magnitude over ordinary keys (default 20)"},
-    [O_Q_OUT] = {"query-outlier-weight", "X", "query weight on outlier channels (default 0.05)"},
-    [O_SINKS] = {"sinks", "N", "attention-sink tokens at the start (default 1)"},
-    [O_SINK_STR] = {"sink-strength", "X", "logits a sink stands above other tokens (default 5)"},
-    [O_V_OUT] = {"value-outliers", "N", "tokens with large values (default 2)"},
-    [O_V_OUT_SCALE] = {"value-outlier-scale", "X", "their value norm over others (default 8)"},
+    [O_TOKENS] = {"tokens", "T", "generated tokens" CLI_DEFAULT(KVGEN_TOKENS_DEFAULT)},
+    [O_HEAD_DIM] = {"head-dim", "D", "generated head dimension" CLI_DEFAULT(KVGEN_HEAD_DIM_DEFAULT)},
+    [O_SEED] = {"seed", "N", "generator seed" CLI_DEFAULT(KVGEN_SEED_DEFAULT)},
+    [O_OUT_CH] = {"outlier-channels", "N", "key channels with outliers" CLI_DEFAULT(KVGEN_OUTLIER_CHANNELS_DEFAULT)},
+    [O_OUT_SCALE] = {"outlier-scale", "X", "their magnitude over ordinary keys" CLI_DEFAULT(KVGEN_OUTLIER_SCALE_DEFAULT)},
+    [O_Q_OUT] = {"query-outlier-weight", "X",
+                 "query weight on outlier channels" CLI_DEFAULT(KVGEN_QUERY_OUTLIER_WEIGHT_DEFAULT)},
+    [O_SINKS] = {"sinks", "N", "attention-sink tokens at the start" CLI_DEFAULT(KVGEN_SINKS_DEFAULT)},
+    [O_SINK_STR] = {"sink-strength", "X", "logits a sink stands above other tokens" CLI_DEFAULT(KVGEN_SINK_STRENGTH_DEFAULT)},
+    [O_V_OUT] = {"value-outliers", "N", "tokens with large values" CLI_DEFAULT(KVGEN_VALUE_OUTLIERS_DEFAULT)},
+    [O_V_OUT_SCALE] = {"value-outlier-scale", "X",
+                       "their value norm over others" CLI_DEFAULT(KVGEN_VALUE_OUTLIER_SCALE_DEFAULT)},
     [O_SCHEME] = {"scheme", "int-min|int-zp|int-sym|fp8|nvfp4|mxfp4", "the quantizer (default int-min)"},
-    [O_BITS] = {"bits", "N", "integer bits: " STR(QUANT_BITS_MIN) " to " STR(QUANT_BITS_MAX) " (default 4)"},
+    [O_BITS] = {"bits", "N",
+                "integer bits: " TEXT_OF(QUANT_BITS_MIN) " to " TEXT_OF(QUANT_BITS_MAX) CLI_DEFAULT(QUANT_BITS_DEFAULT)},
     [O_GRAN] = {"granularity", "tensor|token|channel|group:G|tgroup:G",
                 "the keys that share a scale: the tensor, a token, a channel, G channels of a token or G tokens "
                 "of a channel (default: each, side by side)"},
@@ -57,7 +55,7 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_SCALE] = {"scale", "S", "the fp8 scale: dynamic (the default) or a static per-tensor number"},
     [O_NO_SAT] = {"no-saturate", NULL, "fp8 overflow becomes NaN or Inf instead of the largest finite value"},
     [O_KIVI] = {"kivi", NULL, "KIVI: keys per channel over groups of tokens, values per token"},
-    [O_GROUP] = {"group", "G", "KIVI group size (default 32)"},
+    [O_GROUP] = {"group", "G", "KIVI group size" CLI_DEFAULT(KIVI_GROUP_DEFAULT)},
     [O_RESIDUAL] = {"residual", "R", "KIVI: most recent tokens kept in BF16 (default 0)"},
     [O_ROPE] = {"rope", "none|pre|post", "quantize the keys before (pre) or after (post) RoPE, or none (the default)"},
     [O_THETA] = {"rope-theta", "X", "the RoPE base (default 500000, Llama 3)"},
@@ -91,14 +89,14 @@ typedef struct {
     char what[256];             // one line saying where the data came from
 } Input;
 
-static void input_free(Input *in)
+static void cli_quant_input_free(Input *in)
 {
     free(in->k);
     free(in->v);
     free(in->q);
 }
 
-static int input_alloc(Input *in, size_t tokens, size_t d, Error *e)
+static int cli_quant_input_alloc(Input *in, size_t tokens, size_t d, Error *e)
 {
     in->tokens = tokens;
     in->d = d;
@@ -111,9 +109,9 @@ static int input_alloc(Input *in, size_t tokens, size_t d, Error *e)
 }
 
 /* Seed 001: channel 3 (index 2 here) is the outlier; q = [1, 1, 0.1, 1]. */
-static int preset_worked(Input *in, Error *e)
+static int cli_quant_preset_worked(Input *in, Error *e)
 {
-    if (input_alloc(in, 4, 4, e))
+    if (cli_quant_input_alloc(in, 4, 4, e))
         return -1;
     memcpy(in->k, KV_WORKED_K, sizeof KV_WORKED_K);
     memcpy(in->v, KV_WORKED_K, sizeof KV_WORKED_K);
@@ -125,7 +123,7 @@ static int preset_worked(Input *in, Error *e)
     return 0;
 }
 
-static int matrix_file(Input *in, const char *path, Error *e)
+static int cli_quant_matrix_file(Input *in, const char *path, Error *e)
 {
     KvMatrix m;
     if (kvmatrix_load(&m, path, e))
@@ -148,38 +146,40 @@ typedef struct {
 } Setup;
 
 /* A finite float option, at least lo. */
-static int float_opt(const Given *g, int k, float lo, float *out, Error *e)
+static int cli_quant_float_opt(const Given *g, int k, float lo, float *out, Error *e)
 {
     if (!g->set[k])
         return 0;
-    if (cli_parse_finite(g->val[k], out, e))
+    if (units_parse_finite(g->val[k], out, e))
         return error_prefix(e, "--%s", OPTS[k].name);
     if (*out < lo)
         return error_set(e, "--%s: '%s' is below %g", OPTS[k].name, g->val[k], (double)lo);
     return 0;
 }
 
-static int generate(const Given *g, Input *in, const Experiment *x, Error *e)
+static int cli_quant_generate(const Given *g, Input *in, const Experiment *x, Error *e)
 {
     KvGenParams p;
     kvgen_defaults(&p);
     p.rope_theta = x->rope != ROPE_NONE ? x->rope_theta : 0;
     uint64_t t = p.tokens, d = p.head_dim, oc = p.outlier_channels, sk = p.sinks,
              vo = p.value_outliers;
-    if (cli_count(g, OPTS, O_TOKENS, 1, 1u << 20, &t, e) || cli_count(g, OPTS, O_HEAD_DIM, 1, 4096, &d, e) ||
+    if (cli_count(g, OPTS, O_TOKENS, 1, 1u << 20, &t, e) ||
+        cli_count(g, OPTS, O_HEAD_DIM, 1, KVGEN_MAX_DIM, &d, e) ||
         cli_count(g, OPTS, O_SEED, 0, UINT64_MAX, &p.seed, e) ||
-        cli_count(g, OPTS, O_OUT_CH, 0, 4096, &oc, e) || cli_count(g, OPTS, O_SINKS, 0, 1u << 20, &sk, e) ||
-        cli_count(g, OPTS, O_V_OUT, 0, 1u << 20, &vo, e) || float_opt(g, O_OUT_SCALE, 0, &p.outlier_scale, e) ||
-        float_opt(g, O_Q_OUT, 0, &p.query_outlier_weight, e) ||
-        float_opt(g, O_SINK_STR, 0, &p.sink_strength, e) ||
-        float_opt(g, O_V_OUT_SCALE, 0, &p.value_outlier_scale, e))
+        cli_count(g, OPTS, O_OUT_CH, 0, KVGEN_MAX_DIM, &oc, e) || cli_count(g, OPTS, O_SINKS, 0, 1u << 20, &sk, e) ||
+        cli_count(g, OPTS, O_V_OUT, 0, 1u << 20, &vo, e) ||
+        cli_quant_float_opt(g, O_OUT_SCALE, 0, &p.outlier_scale, e) ||
+        cli_quant_float_opt(g, O_Q_OUT, 0, &p.query_outlier_weight, e) ||
+        cli_quant_float_opt(g, O_SINK_STR, 0, &p.sink_strength, e) ||
+        cli_quant_float_opt(g, O_V_OUT_SCALE, 0, &p.value_outlier_scale, e))
         return -1;
     p.tokens = t;
     p.head_dim = d;
     p.outlier_channels = (unsigned)oc;
     p.sinks = (unsigned)sk;
     p.value_outliers = (unsigned)vo;
-    if (kvgen_check(&p, e) || input_alloc(in, p.tokens, p.head_dim, e) ||
+    if (kvgen_check(&p, e) || cli_quant_input_alloc(in, p.tokens, p.head_dim, e) ||
         kvgen(&p, in->k, in->v, in->q, e))
         return -1;
     in->has_values = true;
@@ -199,7 +199,7 @@ static int generate(const Given *g, Input *in, const Experiment *x, Error *e)
     return 0;
 }
 
-static int source(const Given *g, Setup *s, Error *e)
+static int cli_quant_source(const Given *g, Setup *s, Error *e)
 {
     int n = g->set[O_PRESET] + g->set[O_GENERATE] + g->set[O_MATRIX];
     if (n > 1)
@@ -208,12 +208,12 @@ static int source(const Given *g, Setup *s, Error *e)
         if (strcmp(g->val[O_PRESET], "worked-4x4") != 0)
             return error_set(e, "--preset: unknown preset '%s'; expected worked-4x4",
                              g->val[O_PRESET]);
-        if (preset_worked(&s->in, e))
+        if (cli_quant_preset_worked(&s->in, e))
             return -1;
     } else if (g->set[O_MATRIX]) {
-        if (matrix_file(&s->in, g->val[O_MATRIX], e))
+        if (cli_quant_matrix_file(&s->in, g->val[O_MATRIX], e))
             return error_prefix(e, "--matrix");
-    } else if (generate(g, &s->in, &s->x, e)) {
+    } else if (cli_quant_generate(g, &s->in, &s->x, e)) {
         return -1;
     }
     if (g->set[O_MATRIX] && !g->set[O_QUERY] && !s->in.has_query)
@@ -244,7 +244,7 @@ static int source(const Given *g, Setup *s, Error *e)
 /* Whether the scheme fixes which elements share a scale (nvfp4's and
  * mxfp4's blocks of channels, a static FP8 scale's one per tensor), and
  * that granularity. */
-static bool fixed_groups(const Experiment *x, Granularity *g)
+static bool cli_quant_fixed_groups(const Experiment *x, Granularity *g)
 {
     static const Granularity NVFP4 = {GRAN_GROUP_CHANNELS, 16}, MXFP4 = {GRAN_GROUP_CHANNELS, 32},
                              TENSOR = {GRAN_TENSOR, 0};
@@ -257,39 +257,39 @@ static bool fixed_groups(const Experiment *x, Granularity *g)
     return f != NULL;
 }
 
-static bool fp8_scheme(const Given *g, const void *ctx)
+static bool cli_quant_fp8_scheme(const Given *g, const void *ctx)
 {
     const Setup *s = ctx;
     (void)g;
     return s->x.key.scheme == SCHEME_FP8;
 }
 
-static bool json_output(const Given *g, const void *ctx)
+static bool cli_quant_json_output(const Given *g, const void *ctx)
 {
     (void)ctx;
     return g->set[O_JSON];
 }
 
-static bool one_run(const Given *g, const void *ctx)
+static bool cli_quant_one_run(const Given *g, const void *ctx)
 {
     const Setup *s = ctx;
     (void)g;
     return !s->compare;
 }
 
-static bool kivi_on(const Given *g, const void *ctx)
+static bool cli_quant_kivi_on(const Given *g, const void *ctx)
 {
     const Setup *s = ctx;
     (void)g;
     return s->x.kivi;
 }
 
-static bool kivi_off(const Given *g, const void *ctx)
+static bool cli_quant_kivi_off(const Given *g, const void *ctx)
 {
-    return !kivi_on(g, ctx);
+    return !cli_quant_kivi_on(g, ctx);
 }
 
-static bool rope_on(const Given *g, const void *ctx)
+static bool cli_quant_rope_on(const Given *g, const void *ctx)
 {
     const Setup *s = ctx;
     (void)g;
@@ -297,21 +297,21 @@ static bool rope_on(const Given *g, const void *ctx)
 }
 
 static const OptRule RULES[] = {
-    {O_FP8, fp8_scheme, "applies to --scheme fp8"},
-    {O_SCALE, fp8_scheme, "applies to --scheme fp8"},
-    {O_NO_SAT, fp8_scheme, "applies to --scheme fp8 (the other schemes always clamp)"},
-    {O_MATRICES, json_output, "needs --json"},
-    {O_MATRICES, one_run, "needs one run, not every granularity side by side: give --granularity"},
-    {O_GROUP, kivi_on, "belongs to --kivi"},
-    {O_RESIDUAL, kivi_on, "belongs to --kivi"},
-    {O_SCHEME, kivi_off, "cannot go with --kivi, which is int-min by definition"},
-    {O_GRAN, kivi_off, "cannot go with --kivi: keys per channel in groups of --group tokens"},
-    {O_THETA, rope_on, "needs --rope pre or --rope post"},
+    {O_FP8, cli_quant_fp8_scheme, "applies to --scheme fp8"},
+    {O_SCALE, cli_quant_fp8_scheme, "applies to --scheme fp8"},
+    {O_NO_SAT, cli_quant_fp8_scheme, "applies to --scheme fp8 (the other schemes always clamp)"},
+    {O_MATRICES, cli_quant_json_output, "needs --json"},
+    {O_MATRICES, cli_quant_one_run, "needs one run, not every granularity side by side: give --granularity"},
+    {O_GROUP, cli_quant_kivi_on, "belongs to --kivi"},
+    {O_RESIDUAL, cli_quant_kivi_on, "belongs to --kivi"},
+    {O_SCHEME, cli_quant_kivi_off, "cannot go with --kivi, which is int-min by definition"},
+    {O_GRAN, cli_quant_kivi_off, "cannot go with --kivi: keys per channel in groups of --group tokens"},
+    {O_THETA, cli_quant_rope_on, "needs --rope pre or --rope post"},
 };
 
 /* The generator's options, O_TOKENS to O_V_OUT_SCALE, shape only the
  * generated head. */
-static int option_rules(const Given *g, const Setup *s, Error *e)
+static int cli_quant_option_rules(const Given *g, const Setup *s, Error *e)
 {
     if (cli_rules(g, OPTS, RULES, sizeof RULES / sizeof RULES[0], s, e))
         return -1;
@@ -325,7 +325,7 @@ static int option_rules(const Given *g, const Setup *s, Error *e)
                             "channels); give exact or leave --values out");
     Granularity fixed;
     char a[32], b[32];
-    if (fixed_groups(x, &fixed)) {
+    if (cli_quant_fixed_groups(x, &fixed)) {
         const Granularity *given[] = {g->set[O_GRAN] ? &x->key.gran : NULL,
                                       g->set[O_VALUES] && !x->values_exact ? &x->value.gran : NULL};
         for (int k = 0; k < 2; k++)
@@ -337,10 +337,10 @@ static int option_rules(const Given *g, const Setup *s, Error *e)
     return 0;
 }
 
-static int scheme_options(const Given *g, Setup *s, Error *e)
+static int cli_quant_scheme_options(const Given *g, Setup *s, Error *e)
 {
     Experiment *x = &s->x;
-    uint64_t bits = 4, group = 32, residual = 0;
+    uint64_t bits = QUANT_BITS_DEFAULT, group = KIVI_GROUP_DEFAULT, residual = 0;
     if (g->set[O_SCHEME] && scheme_parse(g->val[O_SCHEME], &x->key.scheme, e))
         return error_prefix(e, "--scheme");
     if (cli_count(g, OPTS, O_BITS, QUANT_BITS_MIN, QUANT_BITS_MAX, &bits, e) ||
@@ -358,7 +358,7 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
         return error_set(e, "--fp8: e2m1 is a 4-bit format; use --scheme nvfp4 or mxfp4");
     if (g->set[O_SCALE] && strcmp(g->val[O_SCALE], "dynamic") != 0) {
         Error why;
-        if (cli_parse_finite(g->val[O_SCALE], &x->key.static_scale, &why))
+        if (units_parse_finite(g->val[O_SCALE], &x->key.static_scale, &why))
             return error_set(e, "--scale: %s; expected dynamic or a positive number", why.msg);
         if (!(x->key.static_scale > 0))
             return error_set(e, "--scale: expected dynamic or a positive number, not '%s'",
@@ -366,7 +366,7 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
     }
     x->key.saturate = !g->set[O_NO_SAT];
     x->kivi = g->set[O_KIVI];
-    s->compare = !g->set[O_GRAN] && !x->kivi && !fixed_groups(x, NULL);
+    s->compare = !g->set[O_GRAN] && !x->kivi && !cli_quant_fixed_groups(x, NULL);
     if (g->set[O_GRAN] && granularity_parse(g->val[O_GRAN], &x->key.gran, e))
         return error_prefix(e, "--granularity");
     x->value = x->key;
@@ -385,7 +385,7 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
         x->rope = (RopeMode)i;
     }
     float theta = (float)x->rope_theta;
-    if (float_opt(g, O_THETA, 1, &theta, e))
+    if (cli_quant_float_opt(g, O_THETA, 1, &theta, e))
         return -1;
     if (!(theta > 1))
         return error_set(e, "--rope-theta: the RoPE base must be greater than 1, not %g", (double)theta);
@@ -395,7 +395,7 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
             return error_set(e, "--rotate: expected hadamard, not '%s'", g->val[O_ROTATE]);
         x->hadamard = true;
     }
-    if (option_rules(g, s, e))
+    if (cli_quant_option_rules(g, s, e))
         return -1;
     return quant_spec_check(&x->key, e);
 }
@@ -405,7 +405,7 @@ static int scheme_options(const Given *g, Setup *s, Error *e)
  */
 
 /* "int-min 2-bit per token", "fp8 E4M3 static scale 0.268", "KIVI 2-bit". */
-static const char *describe(const Experiment *x, const QuantSpec *q, char *buf, size_t n)
+static const char *cli_quant_describe(const Experiment *x, const QuantSpec *q, char *buf, size_t n)
 {
     char g[32];
     granularity_str(&q->gran, g, sizeof g);
@@ -425,7 +425,7 @@ static const char *describe(const Experiment *x, const QuantSpec *q, char *buf, 
     return buf;
 }
 
-static void header(const Setup *s, FILE *out)
+static void cli_quant_header(const Setup *s, FILE *out)
 {
     const Experiment *x = &s->x;
     char a[128], b[128];
@@ -434,12 +434,14 @@ static void header(const Setup *s, FILE *out)
     text_put(out, s->in.what, false);       // holds the --matrix path as given
     fputc('\n', out);
     fprintf(out, "keys: %s; values: %s; %s%s\n",
-            s->compare ? "each granularity below" : describe(x, &x->key, a, sizeof a),
-            x->values_exact ? "exact" : (x->kivi ? "KIVI per token" : describe(x, &x->value, b, sizeof b)),
+            s->compare ? "each granularity below" : cli_quant_describe(x, &x->key, a, sizeof a),
+            x->values_exact ? "exact"
+            : x->kivi       ? "KIVI per token"
+                            : cli_quant_describe(x, &x->value, b, sizeof b),
             ROPE[x->rope], x->hadamard ? "; Hadamard-rotated" : "");
 }
 
-static void metrics_text(const ExperimentResult *r, bool saturate, FILE *out)
+static void cli_quant_metrics_text(const ExperimentResult *r, bool saturate, FILE *out)
 {
     fprintf(out, "relative error of K (Frobenius)  %.4g%%\n", 100 * r->err.rel_fro_k);
     fprintf(out, "relative error of V (Frobenius)  %.4g%%\n", 100 * r->err.rel_fro_v);
@@ -455,7 +457,7 @@ static void metrics_text(const ExperimentResult *r, bool saturate, FILE *out)
 }
 
 /* Scores token by token; with many tokens, the ones most in error. */
-static void scores_text(const ExperimentResult *r, FILE *out)
+static void cli_quant_scores_text(const ExperimentResult *r, FILE *out)
 {
     size_t n = r->tokens, show = n <= 16 ? n : 12;
     size_t *idx = malloc(n * sizeof *idx);
@@ -480,15 +482,15 @@ static void scores_text(const ExperimentResult *r, FILE *out)
     free(idx);
 }
 
-static void add_doubles(cJSON *o, const char *name, const double *v, size_t n)
+static void cli_quant_add_doubles(cJSON *o, const char *name, const double *v, size_t n)
 {
     cJSON *a = cJSON_AddArrayToObject(o, name);
     for (size_t i = 0; i < n; i++)
         cJSON_AddItemToArray(a, cJSON_CreateNumber(v[i]));
 }
 
-static void add_matrix(cJSON *o, const char *name, const float *m, const float *minus, size_t rows,
-                       size_t cols)
+static void cli_quant_add_matrix(cJSON *o, const char *name, const float *m, const float *minus, size_t rows,
+                                 size_t cols)
 {
     cJSON *a = cJSON_AddArrayToObject(o, name);
     for (size_t r = 0; r < rows; r++) {
@@ -500,7 +502,7 @@ static void add_matrix(cJSON *o, const char *name, const float *m, const float *
     }
 }
 
-static void errors_json(cJSON *o, const KvErrors *k)
+static void cli_quant_errors_json(cJSON *o, const KvErrors *k)
 {
     cJSON_AddNumberToObject(o, "nan_scores", (double)k->nan_scores);
     cJSON_AddNumberToObject(o, "rel_fro_error", k->rel_fro_k);
@@ -512,7 +514,7 @@ static void errors_json(cJSON *o, const KvErrors *k)
     cJSON_AddNumberToObject(o, "top", (double)k->top);
 }
 
-static cJSON *json_base(const Setup *s)
+static cJSON *cli_quant_json_base(const Setup *s)
 {
     cJSON *o = cJSON_CreateObject();
     char a[128];
@@ -540,34 +542,34 @@ static cJSON *json_base(const Setup *s)
     return o;
 }
 
-static int run_one(const Setup *s, bool json, bool matrices, Error *e)
+static int cli_quant_run_one(const Setup *s, bool json, bool matrices, Error *e)
 {
     ExperimentResult r;
     if (experiment_run(&s->x, s->in.k, s->in.v, s->in.q, s->in.tokens, s->in.d, &r, e))
         return -1;
     if (json) {
-        cJSON *o = json_base(s);
-        add_doubles(o, "scores_ref", r.scores_ref, r.tokens);
-        add_doubles(o, "scores", r.scores, r.tokens);
-        errors_json(o, &r.err);
+        cJSON *o = cli_quant_json_base(s);
+        cli_quant_add_doubles(o, "scores_ref", r.scores_ref, r.tokens);
+        cli_quant_add_doubles(o, "scores", r.scores, r.tokens);
+        cli_quant_errors_json(o, &r.err);
         if (matrices) {
-            add_matrix(o, "keys", r.k_ref, NULL, r.tokens, r.d);
-            add_matrix(o, "keys_quantized", r.k_hat, NULL, r.tokens, r.d);
-            add_matrix(o, "key_error", r.k_hat, r.k_ref, r.tokens, r.d);
+            cli_quant_add_matrix(o, "keys", r.k_ref, NULL, r.tokens, r.d);
+            cli_quant_add_matrix(o, "keys_quantized", r.k_hat, NULL, r.tokens, r.d);
+            cli_quant_add_matrix(o, "key_error", r.k_hat, r.k_ref, r.tokens, r.d);
         }
         experiment_result_free(&r);
         return json_emit(o, e);
     }
-    header(s, stdout);
+    cli_quant_header(s, stdout);
     fputc('\n', stdout);
-    scores_text(&r, stdout);
-    metrics_text(&r, s->x.key.saturate, stdout);
+    cli_quant_scores_text(&r, stdout);
+    cli_quant_metrics_text(&r, s->x.key.saturate, stdout);
     experiment_result_free(&r);
     return 0;
 }
 
 /* The granularities worth comparing for this shape. */
-static size_t compare_list(const Setup *s, Granularity *out)
+static size_t cli_quant_compare_list(const Setup *s, Granularity *out)
 {
     size_t n = 0;
     out[n++] = (Granularity){GRAN_TENSOR, 0};
@@ -580,10 +582,10 @@ static size_t compare_list(const Setup *s, Granularity *out)
     return n;
 }
 
-static int run_compare(Setup *s, bool json, Error *e)
+static int cli_quant_run_compare(Setup *s, bool json, Error *e)
 {
     Granularity gs[8];
-    size_t n = compare_list(s, gs);
+    size_t n = cli_quant_compare_list(s, gs);
     ExperimentResult r[8];
     for (size_t i = 0; i < n; i++) {
         s->x.key.gran = gs[i];
@@ -593,7 +595,7 @@ static int run_compare(Setup *s, bool json, Error *e)
             return -1;
         }
     }
-    cJSON *o = json ? json_base(s) : NULL;
+    cJSON *o = json ? cli_quant_json_base(s) : NULL;
     cJSON *runs = json ? cJSON_AddArrayToObject(o, "runs") : NULL;
     Table t;
     table_header(&t, "keys per", "K error", "max score err", "softmax TV", "output err", "top token",
@@ -605,9 +607,9 @@ static int run_compare(Setup *s, bool json, Error *e)
             cJSON *row = cJSON_CreateObject();
             cJSON_AddStringToObject(row, "granularity", g);
             if (i == 0)
-                add_doubles(o, "scores_ref", r[i].scores_ref, r[i].tokens);
-            add_doubles(row, "scores", r[i].scores, r[i].tokens);
-            errors_json(row, &r[i].err);
+                cli_quant_add_doubles(o, "scores_ref", r[i].scores_ref, r[i].tokens);
+            cli_quant_add_doubles(row, "scores", r[i].scores, r[i].tokens);
+            cli_quant_errors_json(row, &r[i].err);
             cJSON_AddItemToArray(runs, row);
         } else {
             table_row(&t);
@@ -624,7 +626,7 @@ static int run_compare(Setup *s, bool json, Error *e)
         table_free(&t);
         return json_emit(o, e);
     }
-    header(s, stdout);
+    cli_quant_header(s, stdout);
     if (s->x.key.scheme == SCHEME_FP8)
         printf("scheme: fp8 %s, a dynamic scale per group\n\n", s->x.key.fp8->name);
     else
@@ -648,9 +650,10 @@ int cmd_quant(int argc, char **argv)
     memset(&s, 0, sizeof s);
     experiment_init(&s.x);
     rc = EXIT_OK;
-    if (scheme_options(&g, &s, &e) || source(&g, &s, &e) ||
-        (s.compare ? run_compare(&s, g.set[O_JSON], &e) : run_one(&s, g.set[O_JSON], g.set[O_MATRICES], &e)))
+    if (cli_quant_scheme_options(&g, &s, &e) || cli_quant_source(&g, &s, &e) ||
+        (s.compare ? cli_quant_run_compare(&s, g.set[O_JSON], &e)
+                   : cli_quant_run_one(&s, g.set[O_JSON], g.set[O_MATRICES], &e)))
         rc = cli_error("quant", &e);        // exit 3 where the machine failed (out of memory)
-    input_free(&s.in);
+    cli_quant_input_free(&s.in);
     return rc;
 }

@@ -60,6 +60,16 @@ typedef struct {
     bool mouse;
 } Crt;
 
+/* Keys that reach the lab as characters, not as curses' KEY_ codes. */
+enum {
+    CRT_CTRL_H = 8,         // backspace, on some terminals
+    CRT_ESC = 27,           // Esc alone, once CRT_ESC_DELAY_MS pass with nothing after it
+    CRT_DEL = 127,          // backspace, on most terminals
+};
+/* How long an Esc waits for the rest of an escape sequence (an arrow key's):
+ * short, so that Esc alone answers at once. */
+#define CRT_ESC_DELAY_MS 25
+
 extern Crt crt;
 extern volatile sig_atomic_t crt_quit_signal;   // the signal that asks the lab to quit, or 0
 

@@ -9,9 +9,9 @@
 #include "screens.h"
 
 #include "catalog.h"
-#include "cli.h"
 #include "doc.h"
 #include "kv_bench.h"
+#include "paths.h"
 #include "plotmath.h"
 #include "svg.h"
 #include "units.h"
@@ -22,6 +22,9 @@
 #include <string.h>
 
 #define POINTS_MAX 12
+#define MAX_CONTEXT_DEFAULT (128 * CONTEXT_K)
+#define CPU_CONTEXT_MAX (4 * CONTEXT_K)     // the CPU reference is slow: a sweep to 4k
+#define ITERS_DEFAULT 30
 
 /* vLLM with FlashAttention-3 on an H100 SXM, Llama-3.1-8B, concurrency 1:
  * decode ITL slope per context token, whole model (seed 000, section 6). */
@@ -40,7 +43,7 @@ typedef struct {
     double slope[KV_FORMATS];               // ms per context token, one layer; NaN with one context
     uint32_t layers;                        // the model's, for its whole-model slopes
     char what[200];                         // the model, batch, points, runs and time taken
-    Table slopes[2];                        // the slopes (slopes_table), and without
+    Table slopes[2];                        // the slopes (screen_gpu_slopes_table), and without
                                             // the one-layer column for narrow views
 } Sweep;
 
@@ -58,28 +61,28 @@ typedef struct {
     char note[ERROR_MSG_MAX + 160];         // how the last sweep ended, when not complete
 } GpuLab;
 
-static void *create(Error *e)
+static void *screen_gpu_create(Error *e)
 {
     GpuLab *s = lab_state_new(sizeof *s, e);
     if (!s)
         return NULL;
-    if (catalog_list(cli_datadir(), CATALOG_MODELS, &s->models, e)) {
+    if (catalog_list(paths_datadir(), CATALOG_MODELS, &s->models, e)) {
         free(s);
         return NULL;
     }
     for (size_t i = 0; i < s->models.count; i++) {
         s->model_names[i] = s->models.names[i];
-        if (!strcmp(s->models.names[i], "llama-3.1-8b"))
+        if (!strcmp(s->models.names[i], MODEL_DEFAULT))
             s->model_i = (int)i;
     }
     s->loaded_model = -1;
     s->batch = 1;
-    s->max_context = 131072;
-    s->iters = 30;
+    s->max_context = MAX_CONTEXT_DEFAULT;
+    s->iters = ITERS_DEFAULT;
     return s;
 }
 
-static size_t fields(void *st, Field *f)
+static size_t screen_gpu_fields(void *st, Field *f)
 {
     GpuLab *s = st;
     size_t n = 0;
@@ -92,26 +95,26 @@ static size_t fields(void *st, Field *f)
 
 /* The sweep's set-up from the fields; the model file is read when the
  * model changes. (The GPU is opened by the first sweep, not here.) */
-static int recompute(void *st, Error *e)
+static int screen_gpu_recompute(void *st, Error *e)
 {
     GpuLab *s = st;
     if (s->loaded_model != s->model_i) {
         char path[1024];
         Model m;
-        if (catalog_path(cli_datadir(), CATALOG_MODELS, s->model_names[s->model_i], path, sizeof path, e) ||
+        if (catalog_path(paths_datadir(), CATALOG_MODELS, s->model_names[s->model_i], path, sizeof path, e) ||
             model_load(&m, path, e))
             return -1;
         s->b.shape = m.shape;
         s->loaded_model = s->model_i;
     }
-    s->b.residual = 128;
+    s->b.residual = BENCH_RESIDUAL_DEFAULT;
     s->b.iters = (int)s->iters;
     return 0;
 }
 
 /* The sweep as plot series; with_slopes, each name carries its fitted
  * slope (the exported chart, which has no table beside it). */
-static void series(const Sweep *w, Series *out, char names[][48], bool with_slopes)
+static void screen_gpu_series(const Sweep *w, Series *out, char names[][48], bool with_slopes)
 {
     for (int f = 0; f < KV_FORMATS; f++) {
         if (!with_slopes)
@@ -133,7 +136,7 @@ static void series(const Sweep *w, Series *out, char names[][48], bool with_slop
 /* The slopes against the published ones: one layer (the plot's), the
  * model (x layers) and the ratio to BF16; the published figures are whole
  * models. */
-static void slopes_table(const Sweep *w, Table *t)
+static void screen_gpu_slopes_table(const Sweep *w, Table *t)
 {
     table_header(t, "format", "layer", "model", "ratio", "published", "ratio", NULL);
     const double base = w->slope[KV_BF16];
@@ -164,7 +167,7 @@ static void slopes_table(const Sweep *w, Table *t)
 /* The slopes: what the columns mean (and, on the CPU, what they cannot
  * mean), then the table, narrowed to the width by leaving out the
  * one-layer column. */
-static void slopes_layout(const GpuLab *s, Doc *d)
+static void screen_gpu_slopes_layout(const GpuLab *s, Doc *d)
 {
     const Sweep *w = &s->shown;
     const bool layer = table_width(&w->slopes[0]) <= d->win.w;
@@ -186,10 +189,10 @@ static void slopes_layout(const GpuLab *s, Doc *d)
     doc_table(d, &w->slopes[layer ? 0 : 1]);
 }
 
-/* The bandwidth each format reached at the longest context, a bar a line
- * under the title: a rate in the unit that fits it, and on a GPU its
+/* The bandwidth each format reached at the longest context, one bar per
+ * line under the title: a rate in the unit that fits it, and on a GPU its
  * share of the copy bandwidth. */
-static void bars_layout(const GpuLab *s, Doc *d)
+static void screen_gpu_bars_layout(const GpuLab *s, Doc *d)
 {
     const Sweep *w = &s->shown;
     BarItem items[KV_FORMATS];
@@ -211,19 +214,19 @@ static void bars_layout(const GpuLab *s, Doc *d)
 }
 
 /* The plot in a block of h lines, shown whole or not at all. */
-static void plot_layout(const GpuLab *s, Doc *d, int h)
+static void screen_gpu_plot_layout(const GpuLab *s, Doc *d, int h)
 {
     Rect r;
     if (!doc_block(d, h, &r) || !doc_whole(d, r))
         return;
     Series sr[KV_FORMATS];
     char names[KV_FORMATS][48];
-    series(&s->shown, sr, names, false);
+    screen_gpu_series(&s->shown, sr, names, false);
     draw_plot(r, sr, KV_FORMATS, true, "context (tokens)", "ms per step, one layer");
 }
 
 /* The device (or why there is none), what is shown and what is going on. */
-static void header_layout(const GpuLab *s, Doc *d)
+static void screen_gpu_header_layout(const GpuLab *s, Doc *d)
 {
     char line[1024], a[64], b[64], c[32];
     if (s->b.cuda)
@@ -245,17 +248,17 @@ static void header_layout(const GpuLab *s, Doc *d)
 
 /* What follows the plot: the bars where they are not beside it, then the
  * slopes. */
-static void below_plot(const GpuLab *s, Doc *d, bool beside)
+static void screen_gpu_below_plot(const GpuLab *s, Doc *d, bool beside)
 {
     if (!beside) {
         doc_gap(d, 1);
-        bars_layout(s, d);
+        screen_gpu_bars_layout(s, d);
     }
     doc_gap(d, 1);
-    slopes_layout(s, d);
+    screen_gpu_slopes_layout(s, d);
 }
 
-static void layout(void *st, Doc *d)
+static void screen_gpu_layout(void *st, Doc *d)
 {
     const GpuLab *s = st;
     doc_title(d, "Measured decode attention on this machine");
@@ -267,7 +270,7 @@ static void layout(void *st, Doc *d)
                  "Without a GPU the CPU reference is measured instead, over shorter contexts.");
         return;
     }
-    header_layout(s, d);
+    screen_gpu_header_layout(s, d);
     if (!s->have_sweep)
         return;
     doc_gap(d, 1);
@@ -275,26 +278,26 @@ static void layout(void *st, Doc *d)
     const bool beside = bars_w >= 30;       // labels, a bar, "1.23 TB/s 45%"
     Doc rest;                               // the plot takes the rows the rest leaves
     doc_measure(&rest, d->win);
-    below_plot(s, &rest, beside);
+    screen_gpu_below_plot(s, &rest, beside);
     const int h = doc_fill(d, rest.line, PLOT_MIN_ROWS);
     if (beside) {
         Doc plot = doc_beside(d, 0, d->win.w - bars_w - 1), bars = doc_beside(d, d->win.w - bars_w, bars_w);
-        plot_layout(s, &plot, h);
-        bars_layout(s, &bars);
+        screen_gpu_plot_layout(s, &plot, h);
+        screen_gpu_bars_layout(s, &bars);
         doc_below(d, &plot, &bars);
     } else {
-        plot_layout(s, d, h);
+        screen_gpu_plot_layout(s, d, h);
     }
-    below_plot(s, d, beside);
+    screen_gpu_below_plot(s, d, beside);
 }
 
 /* The sweep's summary, its slopes and the time it took, once complete. */
-static void finish(GpuLab *s, Sweep *w, double seconds)
+static void screen_gpu_finish(GpuLab *s, Sweep *w, double seconds)
 {
     for (int f = 0; f < KV_FORMATS; f++)
         w->slope[f] = bench_slope(w->rows, w->n, (KvFormat)f, (uint32_t)s->batch, false);
     w->layers = (uint32_t)s->b.shape.layers;
-    slopes_table(w, &w->slopes[0]);
+    screen_gpu_slopes_table(w, &w->slopes[0]);
     w->slopes[1] = w->slopes[0];
     table_drop_column(&w->slopes[1], "layer");
     char t[32];
@@ -306,7 +309,7 @@ static void finish(GpuLab *s, Sweep *w, double seconds)
 /* 'r': the sweep, context by context with every format at each, so that
  * the time left is foreseen from the points measured (bench_seconds_left).
  * The last complete sweep stays on screen until this one completes. */
-static int sweep(GpuLab *s, Lab *lab)
+static int screen_gpu_sweep(GpuLab *s, Lab *lab)
 {
     Error e;
     if (!s->opened) {
@@ -318,8 +321,8 @@ static int sweep(GpuLab *s, Lab *lab)
     }
     Sweep *w = &s->next;
     w->n = w->n_ctx = 0;
-    uint64_t longest = s->b.cuda ? s->max_context : (s->max_context < 4096 ? s->max_context : 4096);
-    for (uint64_t c = 1024; c <= longest && w->n_ctx < POINTS_MAX; c *= 2)
+    uint64_t longest = s->b.cuda || s->max_context < CPU_CONTEXT_MAX ? s->max_context : CPU_CONTEXT_MAX;
+    for (uint64_t c = CONTEXT_K; c <= longest && w->n_ctx < POINTS_MAX; c *= 2)
         w->xs[w->n_ctx++] = (double)c;
     const size_t total = (size_t)KV_FORMATS * w->n_ctx;
     uint64_t contexts[KV_FORMATS * POINTS_MAX];         // of every point, in the order measured
@@ -353,7 +356,7 @@ static int sweep(GpuLab *s, Lab *lab)
             spent += row->wall_s;
             w->n++;
         }
-    finish(s, w, spent);
+    screen_gpu_finish(s, w, spent);
     s->shown = *w;
     s->have_sweep = true;
     s->running = false;
@@ -362,14 +365,14 @@ static int sweep(GpuLab *s, Lab *lab)
     return KEY_REDRAW;
 }
 
-static int key(void *st, int ch, Lab *lab)
+static int screen_gpu_key(void *st, int ch, Lab *lab)
 {
-    return ch == 'r' ? sweep(st, lab) : KEY_IGNORED;
+    return ch == 'r' ? screen_gpu_sweep(st, lab) : KEY_IGNORED;
 }
 
 static const ScreenKey KEYS[] = {{"r", "sweep", "run the sweep (a progress bar; Esc cancels)"}};
 
-static int export(void *st, FILE *csv, FILE *svg, Error *e)
+static int screen_gpu_export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     GpuLab *s = st;
     const Sweep *w = &s->shown;
@@ -384,7 +387,7 @@ static int export(void *st, FILE *csv, FILE *svg, Error *e)
     }
     Series sr[KV_FORMATS];
     char names[KV_FORMATS][48];
-    series(w, sr, names, true);
+    screen_gpu_series(w, sr, names, true);
     svg_plot(svg, s->b.cuda ? s->b.info.name : "CPU reference", sr, KV_FORMATS, true,
              "context (tokens)", "ms per decode step, one layer");
     return 0;
@@ -401,13 +404,13 @@ const ScreenDef SCREEN_GPU = {
             "next to vLLM's published figures. The last complete sweep stays until a new one "
             "completes; the time left is foreseen from the points measured. Without a GPU, the "
             "CPU reference is measured instead and says so.",
-    .create = create,
+    .create = screen_gpu_create,
     .destroy = free,
-    .fields = fields,
-    .recompute = recompute,
-    .layout = layout,
-    .key = key,
+    .fields = screen_gpu_fields,
+    .recompute = screen_gpu_recompute,
+    .layout = screen_gpu_layout,
+    .key = screen_gpu_key,
     .keys = KEYS,
     .n_keys = sizeof KEYS / sizeof KEYS[0],
-    .export = export,
+    .export = screen_gpu_export,
 };

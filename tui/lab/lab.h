@@ -60,7 +60,9 @@ typedef struct {
     int (*export)(void *st, FILE *csv, FILE *svg, Error *e);
 } ScreenDef;
 
-/* Runs the lab until the user quits; the exit code. */
-int lab_run(void);
+/* Runs the lab until the user quits or a signal ends it (the terminal
+ * restored): 0, or the number of the signal; -1 with the message in e
+ * where it cannot start (no screen's data, no terminal). */
+int lab_run(Error *e);
 
 #endif

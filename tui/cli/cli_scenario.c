@@ -5,9 +5,10 @@
  * and says no (exit 1) when a disagreement is unexplained. */
 #include "cli.h"
 #include "commands.h"
-#include "report.h"
+#include "tui/report.h"
 
 #include "catalog.h"
+#include "paths.h"
 #include "scenario.h"
 #include "units.h"
 
@@ -28,7 +29,7 @@ static const char *const USAGE =
     "text it comes from got them right. check exits 1 when calc disagrees with\n"
     "a figure and the file does not explain why.";
 
-static void metrics_help(FILE *out)
+static void cli_scenario_metrics_help(FILE *out)
 {
     fprintf(out, "\nmetrics a scenario's figures can name:\n");
     for (size_t i = 0; i < metric_count(); i++)
@@ -43,23 +44,23 @@ static const CmdSpec CMD = {
     .help_opt = O_HELP,
     .repeat_opt = -1,
     .max_words = 2,
-    .more_help = metrics_help,
+    .more_help = cli_scenario_metrics_help,
 };
 
-static int load(const char *name, Scenario *sc, Error *e)
+static int cli_scenario_load(const char *name, Scenario *sc, Error *e)
 {
     char path[1024];
-    if (catalog_path(cli_datadir(), CATALOG_SCENARIOS, name, path, sizeof path, e))
+    if (catalog_path(paths_datadir(), CATALOG_SCENARIOS, name, path, sizeof path, e))
         return -1;
-    return scenario_load(sc, path, cli_datadir(), e);
+    return scenario_load(sc, path, paths_datadir(), e);
 }
 
-static int list(bool json)
+static int cli_scenario_list(bool json)
 {
     CatalogList names;
     Error e;
     static Scenario sc;
-    if (catalog_list(cli_datadir(), CATALOG_SCENARIOS, &names, &e))
+    if (catalog_list(paths_datadir(), CATALOG_SCENARIOS, &names, &e))
         return cli_error("scenario", &e);
     cJSON *root = json ? cJSON_CreateObject() : NULL;
     cJSON *arr = json ? cJSON_AddArrayToObject(root, "scenarios") : NULL;
@@ -68,7 +69,7 @@ static int list(bool json)
     int bad = EXIT_OK;              // the worst code of a file that did not load
     for (size_t i = 0; i < names.count; i++) {
         /* A broken file is reported and skipped; the good ones still list. */
-        if (load(names.names[i], &sc, &e)) {
+        if (cli_scenario_load(names.names[i], &sc, &e)) {
             int code = cli_error("scenario list", &e);
             bad = code > bad ? code : bad;
             continue;
@@ -92,7 +93,7 @@ static int list(bool json)
 }
 
 /* Evaluates every figure; *bad counts the ones that make check say no. */
-static int figures(const Scenario *sc, FigureResult *res, int *bad, Error *e)
+static int cli_scenario_figures(const Scenario *sc, FigureResult *res, int *bad, Error *e)
 {
     *bad = 0;
     for (size_t i = 0; i < sc->n_figures; i++) {
@@ -103,7 +104,7 @@ static int figures(const Scenario *sc, FigureResult *res, int *bad, Error *e)
     return 0;
 }
 
-static cJSON *figures_json(const Scenario *sc, const FigureResult *res)
+static cJSON *cli_scenario_figures_json(const Scenario *sc, const FigureResult *res)
 {
     cJSON *arr = cJSON_CreateArray();
     for (size_t i = 0; i < sc->n_figures; i++) {
@@ -127,7 +128,7 @@ static cJSON *figures_json(const Scenario *sc, const FigureResult *res)
     return arr;
 }
 
-static void figures_text(const Scenario *sc, const FigureResult *res, FILE *out)
+static void cli_scenario_figures_text(const Scenario *sc, const FigureResult *res, FILE *out)
 {
     Table t;
     table_header(&t, "figure", "format", "calc", "seed", "verdict", NULL);
@@ -161,16 +162,16 @@ static void figures_text(const Scenario *sc, const FigureResult *res, FILE *out)
         }
 }
 
-static int show(const char *name, bool json, bool check_only)
+static int cli_scenario_show(const char *name, bool json, bool check_only)
 {
     static Scenario sc;
     static FigureResult res[SCENARIO_FIGURES_MAX];
     Error e;
     int bad;
     const char *cmd = check_only ? "scenario check" : "scenario show";
-    if (load(name, &sc, &e))
+    if (cli_scenario_load(name, &sc, &e))
         return cli_error(cmd, &e);
-    if (figures(&sc, res, &bad, &e))
+    if (cli_scenario_figures(&sc, res, &bad, &e))
         return cli_error(cmd, &e);
     Report rp;
     report_from_scenario(&sc, &rp);
@@ -184,7 +185,7 @@ static int show(const char *name, bool json, bool check_only)
             cJSON_AddStringToObject(root, "source", sc.source);
             cJSON_AddStringToObject(root, "story", sc.story);
         }
-        cJSON_AddItemToObject(root, "figures", figures_json(&sc, res));
+        cJSON_AddItemToObject(root, "figures", cli_scenario_figures_json(&sc, res));
         cJSON_AddBoolToObject(root, "ok", bad == 0);
         if (json_emit(root, &e))
             return cli_error(cmd, &e);
@@ -201,7 +202,7 @@ static int show(const char *name, bool json, bool check_only)
     if (sc.n_figures) {
         if (!check_only)
             printf("\nfigures the seed quotes\n");
-        figures_text(&sc, res, stdout);
+        cli_scenario_figures_text(&sc, res, stdout);
     }
     if (check_only) {
         putchar('\n');
@@ -223,9 +224,9 @@ int cmd_scenario(int argc, char **argv)
     int n_words = g.n_words;
     const char *verb = words[0] ? words[0] : "";
     if (strcmp(verb, "list") == 0 && n_words == 1)
-        return list(set[O_JSON]);
+        return cli_scenario_list(set[O_JSON]);
     if ((strcmp(verb, "show") == 0 || strcmp(verb, "check") == 0) && n_words == 2)
-        return show(words[1], set[O_JSON], strcmp(verb, "check") == 0);
+        return cli_scenario_show(words[1], set[O_JSON], strcmp(verb, "check") == 0);
     if (strcmp(verb, "list") == 0)
         error_set(&e, "list takes no argument (got '%s')", words[1]);
     else if (strcmp(verb, "show") == 0 || strcmp(verb, "check") == 0)

@@ -5,11 +5,11 @@
 #include "screens.h"
 
 #include "catalog.h"
-#include "cli.h"
 #include "doc.h"
-#include "report.h"
+#include "paths.h"
 #include "scenario.h"
 #include "svg.h"
+#include "tui/report.h"
 #include "units.h"
 
 #include <stdlib.h>
@@ -27,9 +27,9 @@ typedef struct {
     FigureResult fig[SCENARIO_FIGURES_MAX];     // FIGURE_NO_FIGURE where calc cannot work one out
     Report rp;
     Results res;
-    /* The tables as drawn, rebuilt only when recompute has run (`stale`)
-     * or the view's width changed: a key that changes nothing else redraws
-     * them as they are. */
+    /* The tables as drawn, rebuilt only when screen_scenarios_recompute has
+     * run (`stale`) or the view's width changed: a key that changes nothing
+     * else redraws them as they are. */
     bool stale;
     int fit_w;                  // the width the tables were fitted to
     Table table;                // the formats
@@ -38,14 +38,14 @@ typedef struct {
     Table vals;                 // own, over its verdict and values
 } Scen;
 
-static void *create(Error *e)
+static void *screen_scenarios_create(Error *e)
 {
     Scen *s = lab_state_new(sizeof *s, e);
     if (!s)
         return NULL;
-    if (catalog_list(cli_datadir(), CATALOG_SCENARIOS, &s->names, e) || !s->names.count) {
+    if (catalog_list(paths_datadir(), CATALOG_SCENARIOS, &s->names, e) || !s->names.count) {
         if (!s->names.count)
-            error_set(e, "no scenarios in %s", cli_datadir());
+            error_set(e, "no scenarios in %s", paths_datadir());
         free(s);
         return NULL;
     }
@@ -59,7 +59,7 @@ static void *create(Error *e)
     return s;
 }
 
-static size_t fields(void *st, Field *f)
+static size_t screen_scenarios_fields(void *st, Field *f)
 {
     Scen *s = st;
     size_t n = 0;
@@ -73,15 +73,15 @@ static size_t fields(void *st, Field *f)
     return n;
 }
 
-static int recompute(void *st, Error *e)
+static int screen_scenarios_recompute(void *st, Error *e)
 {
     Scen *s = st;
     s->stale = true;
     if (s->loaded != s->pick) {
         char path[1024];
         static Scenario sc;
-        if (catalog_path(cli_datadir(), CATALOG_SCENARIOS, s->choices[s->pick], path, sizeof path, e) ||
-            scenario_load(&sc, path, cli_datadir(), e))
+        if (catalog_path(paths_datadir(), CATALOG_SCENARIOS, s->choices[s->pick], path, sizeof path, e) ||
+            scenario_load(&sc, path, paths_datadir(), e))
             return -1;
         s->sc = sc;
         s->base = sc.w;
@@ -113,7 +113,7 @@ static int recompute(void *st, Error *e)
     return 0;
 }
 
-static bool edited(const Scen *s)
+static bool screen_scenarios_edited(const Scen *s)
 {
     const Workload *a = &s->sc.w, *b = &s->base;
     return a->context != b->context || a->batch != b->batch || a->pool != b->pool ||
@@ -129,9 +129,9 @@ static bool edited(const Scen *s)
 static const char *const MARK[] = {
     [VERDICT_SILENT] = "", [VERDICT_FINE] = "+", [VERDICT_NOTE] = "~", [VERDICT_PROBLEM] = "!"};
 
-/* The figures a row each (figs), and for a view too narrow for that the
+/* The figures one per row (figs), and for a view too narrow for that the
  * verdicts and values alone (vals), to stand under each label. */
-static void figures_tables(Scen *s)
+static void screen_scenarios_figures_tables(Scen *s)
 {
     table_header(&s->figs, "what the seed says", "format", "calc", "seed", "verdict", NULL);
     table_header(&s->vals, "verdict", "calc", "seed", NULL);
@@ -157,13 +157,13 @@ static void figures_tables(Scen *s)
 /* The formats and figures tables fitted to w columns: the figures lose
  * their format column (the label names it), then stand each label on a
  * line of its own over its values, rather than cut anything. */
-static void fit_tables(Scen *s, int w)
+static void screen_scenarios_fit_tables(Scen *s, int w)
 {
     if (!s->stale && s->fit_w == w)
         return;
     report_table(&s->rp, &s->res, &s->table);
     report_table_fit(&s->table, w);
-    figures_tables(s);
+    screen_scenarios_figures_tables(s);
     if (table_width(&s->figs) > w)
         table_drop_column(&s->figs, "format");
     s->stacked = table_width(&s->figs) > w;
@@ -176,7 +176,7 @@ static void fit_tables(Scen *s, int w)
  * story or a narrow window scrolls instead of losing lines.
  */
 
-static void figures_doc(const Scen *s, Doc *d)
+static void screen_scenarios_figures_doc(const Scen *s, Doc *d)
 {
     if (!s->stacked) {
         doc_table(d, &s->figs);
@@ -202,15 +202,15 @@ static void figures_doc(const Scen *s, Doc *d)
     }
 }
 
-static void layout(void *st, Doc *d)
+static void screen_scenarios_layout(void *st, Doc *d)
 {
     Scen *s = st;
-    fit_tables(s, d->win.w);
+    screen_scenarios_fit_tables(s, d->win.w);
     doc_title(d, s->sc.title);
     doc_text(d, 0, crt_attr(ROLE_DIM), s->sc.source);
     doc_text(d, 0, crt_attr(ROLE_NORMAL), s->sc.story);
     char text[400];
-    if (edited(s))
+    if (screen_scenarios_edited(s))
         doc_text(d, 0, crt_attr(ROLE_WARN), "inputs changed from the scenario's: a figure they move "
                                            "is shown in full and not compared with the seed (n/a)");
     if (s->no_pool[0])
@@ -226,10 +226,10 @@ static void layout(void *st, Doc *d)
         doc_text(d, 0, crt_attr(ROLE_DIM), text);
     }
     doc_gap(d, 1);
-    figures_doc(s, d);
+    screen_scenarios_figures_doc(s, d);
 }
 
-static int export(void *st, FILE *csv, FILE *svg, Error *e)
+static int screen_scenarios_export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     Scen *s = st;
     (void)e;
@@ -269,10 +269,10 @@ const ScreenDef SCREEN_SCENARIOS = {
             "bandwidth to see the figures move: a figure the change moves is shown in full "
             "and no longer compared with the source. Tab then Up/Down (or PgUp, PgDn) scrolls "
             "the screen.",
-    .create = create,
+    .create = screen_scenarios_create,
     .destroy = free,
-    .fields = fields,
-    .recompute = recompute,
-    .layout = layout,
-    .export = export,
+    .fields = screen_scenarios_fields,
+    .recompute = screen_scenarios_recompute,
+    .layout = screen_scenarios_layout,
+    .export = screen_scenarios_export,
 };

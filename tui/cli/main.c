@@ -3,9 +3,9 @@
  * One table of commands; adding a command is adding a row. */
 #include "cli.h"
 #include "commands.h"
-#include "crt.h"
-#include "lab.h"
 #include "paths.h"
+#include "tui/lab/crt.h"
+#include "tui/lab/lab.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,7 +30,7 @@ static const Command COMMANDS[] = {
 
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
 
-static void usage(FILE *out)
+static void main_usage(FILE *out)
 {
     fprintf(out, "kvlab %s - a lab for KV-cache quantization in LLM serving\n\n"
                  "usage: kvlab                       the interactive lab (in a terminal)\n"
@@ -41,14 +41,14 @@ static void usage(FILE *out)
         fprintf(out, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
     fprintf(out, "\nexit status: 0 success, 1 a check said no, 2 bad usage or input, "
                  "3 run-time failure\ndata: ");
-    text_put(out, cli_datadir(), false);
+    text_put(out, paths_datadir(), false);
     fprintf(out, " (set KVLAB_DATA to use another scenarios directory)\nGPU plugin: ");
     const char *plugin = paths_find(PATH_PLUGIN);
     text_put(out, plugin ? plugin : "none found; make builds libkvlab_cuda.so where nvcc is found", false);
     fprintf(out, " (set KVLAB_CUDA_PLUGIN to use another)\n");
 }
 
-static void version(FILE *out)
+static void main_version(FILE *out)
 {
     fprintf(out, "kvlab %s\n", KVLAB_VERSION);
 }
@@ -58,16 +58,17 @@ static const struct {
     const char *word;
     void (*print)(FILE *out);
 } ALONE[] = {
-    {"--help", usage}, {"-h", usage}, {"help", usage}, {"--version", version},
+    {"--help", main_usage}, {"-h", main_usage}, {"help", main_usage}, {"--version", main_version},
 };
 
 int main(int argc, char **argv)
 {
     Error e;
     if (argc < 2) {
-        if (crt_usable(&e))
+        int sig = crt_usable(&e) ? -1 : lab_run(&e);
+        if (sig < 0)
             return cli_fail(NULL, EXIT_USAGE, &e);
-        return lab_run();
+        return sig ? 128 + sig : EXIT_OK;           // as the shell reports a signal
     }
     const char *cmd = argv[1];
     for (size_t i = 0; i < sizeof ALONE / sizeof ALONE[0]; i++)

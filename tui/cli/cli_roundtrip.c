@@ -6,6 +6,7 @@
 #include "commands.h"
 
 #include "minifloat.h"
+#include "units.h"
 
 #include <errno.h>
 #include <math.h>
@@ -22,7 +23,7 @@ static const OptSpec OPTS[O_COUNT] = {
 static const CmdSpec CMD = {
     .name = "roundtrip",
     .usage = "usage: kvlab roundtrip e4m3|e5m2|e2m1 [--saturate] < floats\n\n"
-             "Encodes each float on stdin (one a line, decimal or hex-float) in\n"
+             "Encodes each float on stdin (one per line, decimal or hex-float) in\n"
              "the format (e4m3, e5m2 or e2m1), decodes it, and prints the result.\n"
              "Without --saturate, E4M3FN overflow is nan and E5M2 overflow inf;\n"
              "E2M1 always clamps to +-6. A number beyond a float's range (1e39) is\n"
@@ -34,7 +35,7 @@ static const CmdSpec CMD = {
     .max_words = 1,
 };
 
-static void print_float(float v)
+static void cli_roundtrip_print_float(float v)
 {
     if (isnan(v))
         puts("nan");
@@ -46,8 +47,8 @@ static void print_float(float v)
 
 /* One line of input (n bytes, its newline included) round-tripped to
  * stdout; EXIT_USAGE with the line named when it is not one number. */
-static int roundtrip_line(const Minifloat *f, bool saturate, char *line, size_t n, unsigned long no,
-                          Error *e)
+static int cli_roundtrip_line(const Minifloat *f, bool saturate, char *line, size_t n, unsigned long no,
+                              Error *e)
 {
     if (n && line[n - 1] == '\n')
         n--;
@@ -58,9 +59,9 @@ static int roundtrip_line(const Minifloat *f, bool saturate, char *line, size_t 
         return error_set(e, "line %lu: a NUL byte at column %zu", no, (size_t)(nul - line) + 1), EXIT_USAGE;
     line[n] = '\0';
     float x;
-    if (!cli_parse_float(line, &x))
+    if (!units_parse_float(line, &x))
         return error_set(e, "line %lu: '%.40s' is not a number", no, line), EXIT_USAGE;
-    print_float(minifloat_round(f, x, saturate));
+    cli_roundtrip_print_float(minifloat_round(f, x, saturate));
     return EXIT_OK;
 }
 
@@ -87,7 +88,7 @@ int cmd_roundtrip(int argc, char **argv)
     errno = 0;
     while (rc == EXIT_OK && (got = getline(&line, &cap, stdin)) != -1) {
         no++;
-        rc = roundtrip_line(f, g.set[O_SATURATE], line, (size_t)got, no, &e);
+        rc = cli_roundtrip_line(f, g.set[O_SATURATE], line, (size_t)got, no, &e);
     }
     if (rc == EXIT_OK && ferror(stdin)) {   // not the end of the input: it could not be read
         error_set(&e, "cannot read line %lu of the input: %s", no + 1, errno ? strerror(errno) : "read error");

@@ -24,7 +24,7 @@ static void svg_escaped(FILE *f, const char *s)
     }
 }
 
-static void begin(FILE *f, int w, int h, const char *title)
+static void svg_begin(FILE *f, int w, int h, const char *title)
 {
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
@@ -40,7 +40,7 @@ void svg_plot(FILE *f, const char *title, const Series *s, size_t n, bool log2x,
               const char *ylabel)
 {
     const int W = 720, H = 420, L = 70, R = 20, T = 40, B = 80;
-    begin(f, W, H, title);
+    svg_begin(f, W, H, title);
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     for (size_t k = 0; k < n; k++)
         for (size_t i = 0; i < s[k].n; i++) {
@@ -95,7 +95,7 @@ void svg_bars(FILE *f, const char *title, const BarItem *items, size_t n)
 {
     const int W = 720, row = 24, T = 40, L = 160, R = 160;
     int H = T + (int)n * row + 20;
-    begin(f, W, H, title);
+    svg_begin(f, W, H, title);
     double max = 0;
     for (size_t i = 0; i < n; i++)
         max = fmax(max, items[i].value);
@@ -125,7 +125,7 @@ void svg_heatmap(FILE *f, const char *title, const float *m, size_t rows, size_t
     int W = (int)cols * cell + 40, H = (int)rows * cell + 90;
     if (W < 360)
         W = 360;
-    begin(f, W, H, title);
+    svg_begin(f, W, H, title);
     for (size_t r = 0; r < rows; r++)
         for (size_t c = 0; c < cols; c++)
             fprintf(f, "<rect x=\"%zu\" y=\"%zu\" width=\"%d\" height=\"%d\" fill=\"%s\"/>\n",

@@ -13,7 +13,7 @@
 #ifndef KVLAB_DOC_H
 #define KVLAB_DOC_H
 
-#include "cli.h"
+#include "tui/text.h"
 #include "widget.h"
 
 #include <stdbool.h>
@@ -37,7 +37,7 @@ void doc_text(Doc *d, int indent, int attr, const char *text);
 void doc_title(Doc *d, const char *title);
 /* `key` in a column key_w wide, `text` wrapped beside it. */
 void doc_pair(Doc *d, int key_w, int key_attr, const char *key, int attr, const char *text);
-/* A table, a line a row, its header first. */
+/* A table, one line per row, its header first. */
 void doc_table(Doc *d, const Table *t);
 /* One row of a table (0: the header) in the whole table's columns. */
 void doc_table_row(Doc *d, const Table *t, size_t row, int indent);

@@ -1,8 +1,13 @@
 /* plotmath.c - see plotmath.h. */
 #include "plotmath.h"
 
+#include "units.h"
+
 #include <math.h>
 #include <stdio.h>
+
+#define S_PER_MIN 60
+#define S_PER_H 3600
 
 int nice_ticks(double lo, double hi, int max_ticks, double *ticks)
 {
@@ -151,22 +156,22 @@ const char *format_duration(double s, char *buf, size_t n)
         snprintf(buf, n, "%#.2g s", s);
     else if (s < 9.95)
         snprintf(buf, n, "%.1f s", s);
-    else if (s < 60)
+    else if (s < S_PER_MIN)
         snprintf(buf, n, "%.0f s", s);
-    else if (s < 3600)
-        snprintf(buf, n, "%d min %02d s", (int)(s / 60), (int)fmod(s, 60));
+    else if (s < S_PER_H)
+        snprintf(buf, n, "%d min %02d s", (int)(s / S_PER_MIN), (int)fmod(s, S_PER_MIN));
     else
-        snprintf(buf, n, "%d h %02d min", (int)(s / 3600), (int)fmod(s / 60, 60));
+        snprintf(buf, n, "%d h %02d min", (int)(s / S_PER_H), (int)fmod(s / S_PER_MIN, S_PER_MIN));
     return buf;
 }
 
 const char *format_tick(double v, char *buf, size_t n)
 {
     double a = fabs(v);
-    if (a >= 1024 && fmod(a, 1024) == 0 && a < 1048576)
-        snprintf(buf, n, "%gk", v / 1024);
-    else if (a >= 1048576 && fmod(a, 1048576) == 0)
-        snprintf(buf, n, "%gM", v / 1048576);
+    if (a >= CONTEXT_K && fmod(a, CONTEXT_K) == 0 && a < CONTEXT_M)
+        snprintf(buf, n, "%gk", v / CONTEXT_K);
+    else if (a >= CONTEXT_M && fmod(a, CONTEXT_M) == 0)
+        snprintf(buf, n, "%gM", v / CONTEXT_M);
     else
         snprintf(buf, n, "%.3g", v);
     return buf;

@@ -12,15 +12,16 @@
  * rectangle is lost, and it says so in the cut log: a text cut short, a
  * wrapped line, table row, bar or field with no row left for it.
  *
- * Text reaches the widgets escaped (text_escape in cli.h) where it enters
+ * Text reaches the widgets escaped (text_escape, tui/text.h) where it enters
  * the lab: the documents' texts (doc.h), the status line, the fields'
  * choices and the table cells, so that what is measured is what is drawn.
  */
 #ifndef KVLAB_WIDGET_H
 #define KVLAB_WIDGET_H
 
-#include "cli.h"
 #include "crt.h"
+#include "tui/table.h"
+#include "tui/text.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,7 +58,7 @@ int wrap_lines(const char *text, int w);
 /* Words wrapped into r (the lines past its last row are lost). */
 void draw_wrapped(Rect r, int attr, const char *text);
 
-/* A Table (cli.h) in r: its header, then its rows (those past r's last
+/* A Table (tui/table.h) in r: its header, then its rows (those past r's last
  * row are lost), in columns as wide as every row needs; cells whose text
  * starts with '!' are drawn in ROLE_BAD, '~' in ROLE_WARN, '+' in
  * ROLE_GOOD (the marker is not shown). */
@@ -83,9 +84,10 @@ typedef struct {
 } Series;
 
 #define PLOT_MIN_ROWS 12        // a plot's rows at the least: its axes, legend and a few
+#define PLOT_MIN_COLS 30        // and its columns
 
 /* A line plot with axes, ticks and a legend; x on a log2 axis when log2x.
- * Smaller than PLOT_MIN_ROWS rows (or too narrow), a note in its place. */
+ * Smaller than PLOT_MIN_ROWS x PLOT_MIN_COLS, a note in its place. */
 void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel,
                const char *ylabel);
 

@@ -1,5 +1,5 @@
-/* kverror.c - see kverror.h. */
-#include "kverror.h"
+/* quanterror.c - see quanterror.h. */
+#include "quanterror.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,11 +2,11 @@
  * export. Screens live in screen_*.c. */
 #include "lab.h"
 
-#include "cli.h"
 #include "crt.h"
 #include "doc.h"
 #include "plotmath.h"
 #include "screens.h"
+#include "tui/text.h"
 
 #include <curses.h>
 #include <stdarg.h>
@@ -17,6 +17,10 @@
 #define MIN_W 80
 #define MIN_H 24
 #define FIELD_W 34              // the field pane on the left
+#define VALUE_W (FIELD_W - 14)  // the widest value shown, right of its label
+#define HELP_W 100              // the help box, at most
+#define HELP_KEY_W 12           // the help's column of keys
+#define POLL_MS 250             // how often the loop wakes with no key, to notice signals
 
 /* ------------------------------------------------------------------------
  * The screens: one row each.
@@ -46,7 +50,7 @@ struct Lab {
     bool first_frame_logged;
 };
 
-static double now_s(void)
+static double lab_now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -72,7 +76,7 @@ void *lab_state_new(size_t size, Error *e)
     return st;
 }
 
-static void load_fields(Lab *lab)
+static void lab_load_fields(Lab *lab)
 {
     const ScreenDef *s = SCREENS[lab->cur];
     lab->n_fields = s->fields(lab->state[lab->cur], lab->fields);
@@ -81,7 +85,7 @@ static void load_fields(Lab *lab)
 }
 
 /* Bytes a field's value takes, to keep a copy of it. */
-static size_t value_size(const Field *f)
+static size_t lab_value_size(const Field *f)
 {
     switch (f->kind) {
     case FK_SIZE:
@@ -104,37 +108,37 @@ typedef struct {
     unsigned char value[FIELDS_MAX][sizeof(u128)];
 } Settings;
 
-static void save_settings(const Lab *lab, Settings *st)
+static void lab_save_settings(const Lab *lab, Settings *st)
 {
     st->screen = lab->cur, st->n = lab->n_fields;
     for (size_t i = 0; i < st->n; i++)
-        memcpy(st->value[i], lab->fields[i].value, value_size(&lab->fields[i]));
+        memcpy(st->value[i], lab->fields[i].value, lab_value_size(&lab->fields[i]));
 }
 
 /* Recomputes the current screen's figures. After a key that changed
  * settings (a field, or a screen's own key; `before`, else NULL), if the
  * figures cannot be computed with them, the settings before the key come
  * back, with their figures, and the message stays. */
-static void recompute_or_restore(Lab *lab, const Settings *before)
+static void lab_recompute_or_restore(Lab *lab, const Settings *before)
 {
     Error e;
     const ScreenDef *s = SCREENS[lab->cur];
     const int failed = s->recompute(lab->state[lab->cur], &e) != 0;
     if (failed && before && before->screen == lab->cur) {
         for (size_t i = 0; i < before->n; i++)
-            memcpy(lab->fields[i].value, before->value[i], value_size(&lab->fields[i]));
+            memcpy(lab->fields[i].value, before->value[i], lab_value_size(&lab->fields[i]));
         lab_status(lab, true, "%s (kept the previous value)", e.msg);
         Error again;
         s->recompute(lab->state[lab->cur], &again);
     } else if (failed) {
         lab_status(lab, true, "%s", e.msg);
     }
-    load_fields(lab);
+    lab_load_fields(lab);
 }
 
 /* Applies a change to the selected field, then asks for the figures
- * (recompute_or_restore puts the old value back if they fail). */
-static int change(Lab *lab, int (*apply)(Lab *lab, Field *f, Error *e))
+ * (lab_recompute_or_restore puts the old value back if they fail). */
+static int lab_change(Lab *lab, int (*apply)(Lab *lab, Field *f, Error *e))
 {
     Field *f = &lab->fields[lab->sel[lab->cur]];
     Error e;
@@ -152,21 +156,21 @@ static int change(Lab *lab, int (*apply)(Lab *lab, Field *f, Error *e))
  * The view and its scrolling
  */
 
-static Rect view_rect(void)
+static Rect lab_view_rect(void)
 {
     return (Rect){1, FIELD_W + 1, LINES - 3, COLS - FIELD_W - 2};
 }
 
 /* Lines of the current screen's view. */
-static int view_lines(const Lab *lab)
+static int lab_view_lines(const Lab *lab)
 {
-    return doc_view_lines(view_rect(), SCREENS[lab->cur]->layout, lab->state[lab->cur]);
+    return doc_view_lines(lab_view_rect(), SCREENS[lab->cur]->layout, lab->state[lab->cur]);
 }
 
 /* Whether the view has more lines than its window: something to scroll. */
-static bool view_scrolls(const Lab *lab)
+static bool lab_view_scrolls(const Lab *lab)
 {
-    return view_lines(lab) > view_rect().h;
+    return lab_view_lines(lab) > lab_view_rect().h;
 }
 
 /* Moves *first, the first line a window of h lines shows of `lines`, as
@@ -174,7 +178,7 @@ static bool view_scrolls(const Lab *lab)
  * past the ends; false for any other key. A page is the window less its
  * two marked rows: the first line the next page shows unmarked is the one
  * after the last that this page showed unmarked. */
-static bool scroll_by_key(int *first, int lines, int h, int ch)
+static bool lab_scroll_by_key(int *first, int lines, int h, int ch)
 {
     static const struct {
         int key, dir;
@@ -201,40 +205,40 @@ typedef struct {
     int (*act)(Lab *lab, int ch);
 } GlobalKey;
 
-static int act_help(Lab *lab, int ch)
+static int lab_act_help(Lab *lab, int ch)
 {
     (void)ch;
     lab->help = true;
     return KEY_REDRAW;
 }
 
-static int act_quit(Lab *lab, int ch)
+static int lab_act_quit(Lab *lab, int ch)
 {
     (void)ch;
     lab->quit = true;
     return KEY_HANDLED;
 }
 
-static void switch_to(Lab *lab, size_t i)
+static void lab_switch_to(Lab *lab, size_t i)
 {
     if (i >= N_SCREENS || i == lab->cur)
         return;
     lab->cur = i;
     lab->pane = 0;
     lab->status[0] = '\0';
-    load_fields(lab);
+    lab_load_fields(lab);
 }
 
-static int act_screen(Lab *lab, int ch)
+static int lab_act_screen(Lab *lab, int ch)
 {
-    switch_to(lab, (size_t)(ch - KEY_F(2)));
+    lab_switch_to(lab, (size_t)(ch - KEY_F(2)));
     return KEY_REDRAW;
 }
 
-static int act_pane(Lab *lab, int ch)
+static int lab_act_pane(Lab *lab, int ch)
 {
     (void)ch;
-    if (!lab->pane && !view_scrolls(lab)) {
+    if (!lab->pane && !lab_view_scrolls(lab)) {
         lab_status(lab, false, "this screen fits its window: there is nothing to scroll");
         return KEY_REDRAW;
     }
@@ -242,23 +246,23 @@ static int act_pane(Lab *lab, int ch)
     return KEY_REDRAW;
 }
 
-static int act_page(Lab *lab, int ch)
+static int lab_act_page(Lab *lab, int ch)
 {
-    scroll_by_key(&lab->scroll[lab->cur], view_lines(lab), view_rect().h, ch);
+    lab_scroll_by_key(&lab->scroll[lab->cur], lab_view_lines(lab), lab_view_rect().h, ch);
     return KEY_REDRAW;
 }
 
-static int act_cycle(Lab *lab, int ch)
+static int lab_act_cycle(Lab *lab, int ch)
 {
-    switch_to(lab, (lab->cur + (ch == ']' ? 1 : N_SCREENS - 1)) % N_SCREENS);
+    lab_switch_to(lab, (lab->cur + (ch == ']' ? 1 : N_SCREENS - 1)) % N_SCREENS);
     return KEY_REDRAW;
 }
 
-static int act_move(Lab *lab, int ch)
+static int lab_act_move(Lab *lab, int ch)
 {
     int dir = (ch == KEY_UP || ch == 'k') ? -1 : 1;
     if (lab->pane == 1) {
-        scroll_by_key(&lab->scroll[lab->cur], view_lines(lab), view_rect().h, ch);
+        lab_scroll_by_key(&lab->scroll[lab->cur], lab_view_lines(lab), lab_view_rect().h, ch);
         return KEY_REDRAW;
     }
     size_t *sel = &lab->sel[lab->cur];
@@ -269,35 +273,35 @@ static int act_move(Lab *lab, int ch)
     return KEY_REDRAW;
 }
 
-static int step_down(Lab *lab, Field *f, Error *e)
+static int lab_step_down(Lab *lab, Field *f, Error *e)
 {
     (void)lab, (void)e;
     field_step(f, -1);
     return 0;
 }
 
-static int step_up(Lab *lab, Field *f, Error *e)
+static int lab_step_up(Lab *lab, Field *f, Error *e)
 {
     (void)lab, (void)e;
     field_step(f, 1);
     return 0;
 }
 
-static int act_step(Lab *lab, int ch)
+static int lab_act_step(Lab *lab, int ch)
 {
     if (!lab->n_fields)
         return KEY_IGNORED;
     bool down = ch == KEY_LEFT || ch == 'h' || ch == '-';
-    return change(lab, down ? step_down : step_up);
+    return lab_change(lab, down ? lab_step_down : lab_step_up);
 }
 
-static int act_edit(Lab *lab, int ch)
+static int lab_act_edit(Lab *lab, int ch)
 {
     if (!lab->n_fields)
         return KEY_IGNORED;
     const Field *f = &lab->fields[lab->sel[lab->cur]];
     if (!field_typeable(f))
-        return act_step(lab, '+');          // Enter on a choice moves it on
+        return lab_act_step(lab, '+');          // Enter on a choice moves it on
     lab->editing = true;
     lab->pane = 0;
     lab->edit[0] = '\0';
@@ -308,37 +312,37 @@ static int act_edit(Lab *lab, int ch)
     return KEY_REDRAW;
 }
 
-static int act_export(Lab *lab, int ch);
+static int lab_act_export(Lab *lab, int ch);
 
 static const GlobalKey KEYS[] = {
-    {{KEY_F(1), '?', 0}, "F1 ?", "this help", act_help},
-    {{KEY_F(2), 0}, "F2", "the Scenarios screen", act_screen},
-    {{KEY_F(3), 0}, "F3", "the Calculator screen", act_screen},
-    {{KEY_F(4), 0}, "F4", "the Quantization error screen", act_screen},
-    {{KEY_F(5), 0}, "F5", "the GPU lab screen", act_screen},
-    {{'[', ']', 0}, "[ ]", "the previous or next screen", act_cycle},
-    {{'\t', KEY_BTAB, 0}, "Tab", "move between the inputs and the view (to scroll it)", act_pane},
-    {{KEY_UP, 'k', 0}, "Up k", "previous input, or scroll the view up", act_move},
-    {{KEY_DOWN, 'j', 0}, "Down j", "next input, or scroll the view down", act_move},
-    {{KEY_PPAGE, KEY_NPAGE, 0}, "PgUp PgDn", "scroll the view a page up or down", act_page},
-    {{KEY_LEFT, 'h', '-', 0}, "Left h -", "step the input down (choices: previous)", act_step},
-    {{KEY_RIGHT, 'l', '+', '='}, "Right l +", "step the input up (choices: next)", act_step},
+    {{KEY_F(1), '?', 0}, "F1 ?", "this help", lab_act_help},
+    {{KEY_F(2), 0}, "F2", "the Scenarios screen", lab_act_screen},
+    {{KEY_F(3), 0}, "F3", "the Calculator screen", lab_act_screen},
+    {{KEY_F(4), 0}, "F4", "the Quantization error screen", lab_act_screen},
+    {{KEY_F(5), 0}, "F5", "the GPU lab screen", lab_act_screen},
+    {{'[', ']', 0}, "[ ]", "the previous or next screen", lab_act_cycle},
+    {{'\t', KEY_BTAB, 0}, "Tab", "move between the inputs and the view (to scroll it)", lab_act_pane},
+    {{KEY_UP, 'k', 0}, "Up k", "previous input, or scroll the view up", lab_act_move},
+    {{KEY_DOWN, 'j', 0}, "Down j", "next input, or scroll the view down", lab_act_move},
+    {{KEY_PPAGE, KEY_NPAGE, 0}, "PgUp PgDn", "scroll the view a page up or down", lab_act_page},
+    {{KEY_LEFT, 'h', '-', 0}, "Left h -", "step the input down (choices: previous)", lab_act_step},
+    {{KEY_RIGHT, 'l', '+', '='}, "Right l +", "step the input up (choices: next)", lab_act_step},
     {{'\n', '\r', KEY_ENTER, 0}, "Enter", "type a new value (or next choice); Enter keeps it, "
                                            "Esc cancels, Backspace erases; auto restores a default; "
                                            "Enter with nothing typed changes nothing",
-     act_edit},
-    {{'0', 0}, "0-9 .", "start typing a value straight away: 8k, 20GiB", act_edit},
-    {{'e', 0}, "e", "export this screen: CSV data and an SVG chart", act_export},
-    {{'q', KEY_F(10), 0}, "q F10", "quit", act_quit},
+     lab_act_edit},
+    {{'0', 0}, "0-9 .", "start typing a value straight away: 8k, 20GiB", lab_act_edit},
+    {{'e', 0}, "e", "export this screen: CSV data and an SVG chart", lab_act_export},
+    {{'q', KEY_F(10), 0}, "q F10", "quit", lab_act_quit},
 };
 
 #define N_KEYS (sizeof KEYS / sizeof KEYS[0])
 
-static int global_key(Lab *lab, int ch)
+static int lab_global_key(Lab *lab, int ch)
 {
     if ((ch >= '0' && ch <= '9') || ch == '.') {
         if (lab->n_fields && field_typeable(&lab->fields[lab->sel[lab->cur]]))
-            return act_edit(lab, ch);
+            return lab_act_edit(lab, ch);
         return KEY_IGNORED;
     }
     for (size_t i = 0; i < N_KEYS; i++)
@@ -348,15 +352,15 @@ static int global_key(Lab *lab, int ch)
     return KEY_IGNORED;
 }
 
-static int parse_edit(Lab *lab, Field *f, Error *e)
+static int lab_parse_edit(Lab *lab, Field *f, Error *e)
 {
     return field_parse(f, lab->edit, e);
 }
 
-static int edit_key(Lab *lab, int ch)
+static int lab_edit_key(Lab *lab, int ch)
 {
     size_t n = strlen(lab->edit);
-    if (ch == 27) {                                     // Esc
+    if (ch == CRT_ESC) {
         lab->editing = false;
         lab->status[0] = '\0';
     } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
@@ -367,18 +371,18 @@ static int edit_key(Lab *lab, int ch)
             lab_status(lab, false, "nothing typed: %s stays %s", f->label, field_text(f, val, sizeof val));
             return KEY_REDRAW;
         }
-        return change(lab, parse_edit);
-    } else if (ch == KEY_BACKSPACE || ch == 127 || ch == 8) {
+        return lab_change(lab, lab_parse_edit);
+    } else if (ch == KEY_BACKSPACE || ch == CRT_DEL || ch == CRT_CTRL_H) {
         if (n)
             lab->edit[n - 1] = '\0';
-    } else if (ch >= 32 && ch < 127 && n + 1 < sizeof lab->edit) {
+    } else if (ch >= ' ' && ch < CRT_DEL && n + 1 < sizeof lab->edit) {     // printable ASCII
         lab->edit[n] = (char)ch;
         lab->edit[n + 1] = '\0';
     }
     return KEY_REDRAW;
 }
 
-static int mouse_key(Lab *lab)
+static int lab_mouse_key(Lab *lab)
 {
     MEVENT ev;
     if (getmouse(&ev) != OK)
@@ -386,7 +390,7 @@ static int mouse_key(Lab *lab)
     if (ev.y == 0) {
         for (size_t i = 0; i < N_SCREENS; i++)
             if (ev.x >= lab->tab_x[i] && ev.x < lab->tab_x[i + 1])
-                switch_to(lab, i);
+                lab_switch_to(lab, i);
         return KEY_REDRAW;
     }
     int row = ev.y - 2;                                 // fields start on row 2
@@ -402,7 +406,7 @@ static int mouse_key(Lab *lab)
  * Export
  */
 
-static int act_export(Lab *lab, int ch)
+static int lab_act_export(Lab *lab, int ch)
 {
     (void)ch;
     const ScreenDef *s = SCREENS[lab->cur];
@@ -437,7 +441,7 @@ static int act_export(Lab *lab, int ch)
  * Drawing
  */
 
-static void draw_tabs(Lab *lab)
+static void lab_draw_tabs(Lab *lab)
 {
     attron(crt_attr(ROLE_TAB));
     mvhline(0, 0, ' ', COLS);
@@ -456,7 +460,7 @@ static void draw_tabs(Lab *lab)
         put_text(0, COLS - (int)strlen(me), (int)strlen(me), crt_attr(ROLE_TAB), me);
 }
 
-static void draw_fields(Lab *lab, int h)
+static void lab_draw_fields(Lab *lab, int h)
 {
     draw_title((Rect){1, 0, 1, FIELD_W - 1}, lab->pane == 0 ? "Inputs" : "Inputs (Tab: back)");
     for (size_t i = 0; i < lab->n_fields; i++) {
@@ -479,7 +483,7 @@ static void draw_fields(Lab *lab, int h)
             attroff(attr);
         }
         put_text(y, 1, FIELD_W - 2, attr, f->label);
-        int vw = (int)text_columns(val) < FIELD_W - 14 ? (int)text_columns(val) : FIELD_W - 14;
+        int vw = (int)text_columns(val) < VALUE_W ? (int)text_columns(val) : VALUE_W;
         put_text(y, FIELD_W - 2 - vw, vw, on ? attr : crt_attr(ROLE_FIELD), val);
     }
     attron(crt_attr(ROLE_DIM));
@@ -490,41 +494,41 @@ static void draw_fields(Lab *lab, int h)
 
 /* The help's lines (st is the Lab): every key, the mouse, the screen's
  * keys and what the screen shows. */
-static void help_doc(void *st, Doc *d)
+static void lab_help_doc(void *st, Doc *d)
 {
     const Lab *lab = st;
     const ScreenDef *s = SCREENS[lab->cur];
     for (size_t i = 0; i < N_KEYS; i++)
-        doc_pair(d, 12, crt_attr(ROLE_FIELD), KEYS[i].name, crt_attr(ROLE_NORMAL), KEYS[i].what);
+        doc_pair(d, HELP_KEY_W, crt_attr(ROLE_FIELD), KEYS[i].name, crt_attr(ROLE_NORMAL), KEYS[i].what);
     doc_text(d, 0, crt_attr(ROLE_DIM), "mouse: click a tab or an input");
     doc_gap(d, 1);
     for (size_t i = 0; i < s->n_keys; i++)
-        doc_pair(d, 12, crt_attr(ROLE_FIELD), s->keys[i].key, crt_attr(ROLE_NORMAL), s->keys[i].what);
+        doc_pair(d, HELP_KEY_W, crt_attr(ROLE_FIELD), s->keys[i].key, crt_attr(ROLE_NORMAL), s->keys[i].what);
     if (s->n_keys)
         doc_gap(d, 1);
     doc_text(d, 0, crt_attr(ROLE_DIM), s->help);
 }
 
 /* The help box, and the window its lines scroll in. */
-static Rect help_box(Rect *win)
+static Rect lab_help_box(Rect *win)
 {
-    int w = COLS - 8 < 100 ? COLS - 8 : 100, h = LINES - 4;
+    int w = COLS - 8 < HELP_W ? COLS - 8 : HELP_W, h = LINES - 4;
     Rect r = {2, (COLS - w) / 2, h, w};
     *win = (Rect){r.y + 2, r.x + 2, r.h - 2, r.w - 4};
     return r;
 }
 
-static int help_lines(Lab *lab)
+static int lab_help_lines(Lab *lab)
 {
     Rect win;
-    help_box(&win);
-    return doc_view_lines(win, help_doc, lab);
+    lab_help_box(&win);
+    return doc_view_lines(win, lab_help_doc, lab);
 }
 
-static void draw_help(Lab *lab)
+static void lab_draw_help(Lab *lab)
 {
-    Rect win, r = help_box(&win);
-    int lines = help_lines(lab);
+    Rect win, r = lab_help_box(&win);
+    int lines = lab_help_lines(lab);
     attron(crt_attr(ROLE_NORMAL));
     for (int y = r.y; y < r.y + r.h; y++)
         mvhline(y, r.x, ' ', r.w);
@@ -532,25 +536,25 @@ static void draw_help(Lab *lab)
     draw_title((Rect){r.y, r.x + 1, 1, r.w - 2}, lines > win.h ? "Help: every key (Up, Down, PgUp, "
                                                                  "PgDn scroll; other keys close)"
                                                                : "Help: every key (any key closes this)");
-    doc_view(win, lab->help_scroll, lines, help_doc, lab);
+    doc_view(win, lab->help_scroll, lines, lab_help_doc, lab);
     doc_marks(win, lab->help_scroll, lines, "Down");
 }
 
 /* A key while the help is open: the arrows and pages scroll it when it
  * does not fit; any other key closes it. */
-static int help_key(Lab *lab, int ch)
+static int lab_help_key(Lab *lab, int ch)
 {
     Rect win;
-    help_box(&win);
-    int lines = help_lines(lab);
-    if (lines > win.h && scroll_by_key(&lab->help_scroll, lines, win.h, ch))
+    lab_help_box(&win);
+    int lines = lab_help_lines(lab);
+    if (lines > win.h && lab_scroll_by_key(&lab->help_scroll, lines, win.h, ch))
         return KEY_REDRAW;
     lab->help = false;
     lab->help_scroll = 0;
     return KEY_REDRAW;
 }
 
-static void draw_function_bar_keys(void)
+static void lab_draw_function_bar_keys(void)
 {
     static const BarKey BAR[] = {
         {"F1", "Help"}, {"F2", "Scenarios"}, {"F3", "Calc"}, {"F4", "Quant"}, {"F5", "GPU"},
@@ -559,7 +563,7 @@ static void draw_function_bar_keys(void)
     draw_function_bar(LINES - 1, COLS, BAR, sizeof BAR / sizeof BAR[0]);
 }
 
-static void draw_all(Lab *lab)
+static void lab_draw_all(Lab *lab)
 {
     erase();
     if (COLS < MIN_W || LINES < MIN_H) {
@@ -572,18 +576,18 @@ static void draw_all(Lab *lab)
         return;
     }
     widget_cut_context(SCREENS[lab->cur]->name);
-    draw_tabs(lab);
-    draw_fields(lab, LINES - 3);
+    lab_draw_tabs(lab);
+    lab_draw_fields(lab, LINES - 3);
     const ScreenDef *s = SCREENS[lab->cur];
-    const Rect win = view_rect();
-    const int lines = view_lines(lab), first = lab->scroll[lab->cur];
+    const Rect win = lab_view_rect();
+    const int lines = lab_view_lines(lab), first = lab->scroll[lab->cur];
     doc_view(win, first, lines, s->layout, lab->state[lab->cur]);
     doc_marks(win, first, lines, lab->pane ? "Down" : "Tab, Down");
     put_text(LINES - 2, 1, COLS - 2, crt_attr(lab->status_error ? ROLE_BAD : ROLE_DIM), lab->status);
-    draw_function_bar_keys();
+    lab_draw_function_bar_keys();
     if (lab->help) {
         widget_cut_context("Help");
-        draw_help(lab);
+        lab_draw_help(lab);
     }
 }
 
@@ -591,28 +595,28 @@ bool lab_progress(Lab *lab, const char *label, double done, double total)
 {
     static double t0;
     if (done == 0)
-        t0 = now_s();
+        t0 = lab_now_s();
     crt_resumed();                  // drawn in full below
-    draw_all(lab);
+    lab_draw_all(lab);
     int w = COLS - 20 > 20 ? COLS - 20 : COLS;
     Rect r = {LINES / 2 - 1, (COLS - w) / 2, PROGRESS_ROWS, w};
     attron(crt_attr(ROLE_NORMAL));
     for (int y = r.y - 1; y <= r.y + r.h; y++)         // the box with a margin round it
         mvhline(y, r.x - 1, ' ', r.w + 2);
     attroff(crt_attr(ROLE_NORMAL));
-    draw_progress(r, label, done, total, now_s() - t0);
+    draw_progress(r, label, done, total, lab_now_s() - t0);
     refresh();
     nodelay(stdscr, TRUE);
     int ch = getch();
     nodelay(stdscr, FALSE);
-    return ch == 27 || ch == 'q' || crt_quit_signal;
+    return ch == CRT_ESC || ch == 'q' || crt_quit_signal;
 }
 
-static void log_frame(Lab *lab, double t0, int ch)
+static void lab_log_frame(Lab *lab, double t0, int ch)
 {
     if (!lab->frame_log)
         return;
-    double t = now_s();
+    double t = lab_now_s();
     if (!lab->first_frame_logged) {
         fprintf(lab->frame_log, "first_frame_ms %.3f\n", (t - lab->started) * 1e3);
         lab->first_frame_logged = true;
@@ -629,96 +633,91 @@ static void log_frame(Lab *lab, double t0, int ch)
 /* After any event (a key, new figures, a resize): the view's first line
  * in range, so that it never runs past the end, and the inputs selected
  * where the view fits. */
-static void settle_view(Lab *lab)
+static void lab_settle_view(Lab *lab)
 {
-    const int lines = view_lines(lab), h = view_rect().h;
+    const int lines = lab_view_lines(lab), h = lab_view_rect().h;
     lab->scroll[lab->cur] = scroll_clamp(lab->scroll[lab->cur], lines, h);
     if (lines <= h)
         lab->pane = 0;
     Rect help;
-    help_box(&help);
-    lab->help_scroll = lab->help ? scroll_clamp(lab->help_scroll, help_lines(lab), help.h) : 0;
+    lab_help_box(&help);
+    lab->help_scroll = lab->help ? scroll_clamp(lab->help_scroll, lab_help_lines(lab), help.h) : 0;
 }
 
-static int handle(Lab *lab, int ch)
+static int lab_handle(Lab *lab, int ch)
 {
     if (ch == KEY_RESIZE)
         return KEY_REDRAW;
     if (lab->help)
-        return help_key(lab, ch);   // q too only closes the help
+        return lab_help_key(lab, ch);   // q too only closes the help
     if (COLS < MIN_W || LINES < MIN_H)
-        return ch == 'q' || ch == KEY_F(10) ? act_quit(lab, ch) : KEY_IGNORED;
+        return ch == 'q' || ch == KEY_F(10) ? lab_act_quit(lab, ch) : KEY_IGNORED;
     if (lab->editing)
-        return edit_key(lab, ch);
+        return lab_edit_key(lab, ch);
     if (ch == KEY_MOUSE)
-        return mouse_key(lab);
+        return lab_mouse_key(lab);
     const ScreenDef *s = SCREENS[lab->cur];
     int flags = s->key ? s->key(lab->state[lab->cur], ch, lab) : KEY_IGNORED;
     if (flags == KEY_IGNORED)
-        flags = global_key(lab, ch);
+        flags = lab_global_key(lab, ch);
     return flags;
 }
 
-int lab_run(void)
+int lab_run(Error *e)
 {
     static Lab lab;
-    double started = now_s();
-    Error e;
-    int rc = EXIT_USAGE;
+    double started = lab_now_s();
+    int rc = -1;
     size_t made = 0;                // screens created, to destroy
     FILE *cut_log = NULL;           // KVLAB_CUT_LOG
     memset(&lab, 0, sizeof lab);
     lab.started = started;
     for (; made < N_SCREENS; made++)
-        if (!(lab.state[made] = SCREENS[made]->create(&e))) {
-            cli_fail(NULL, EXIT_USAGE, &e);
+        if (!(lab.state[made] = SCREENS[made]->create(e)))
             goto done;
-        }
     const char *log = getenv("KVLAB_FRAME_LOG");
     if (log && *log)
         lab.frame_log = fopen(log, "a");
     const char *cuts = getenv("KVLAB_CUT_LOG");
     if (cuts && *cuts)
         widget_cut_log(cut_log = fopen(cuts, "a"));
-    if (crt_init(&e)) {
-        cli_fail(NULL, EXIT_USAGE, &e);
+    if (crt_init(e))
         goto done;
-    }
     for (size_t i = 0; i < N_SCREENS; i++) {
         lab.cur = i;
-        recompute_or_restore(&lab, NULL);
+        lab_recompute_or_restore(&lab, NULL);
     }
     lab.cur = 0;
-    load_fields(&lab);
+    lab_load_fields(&lab);
     lab_status(&lab, false, "F1 or ? lists every key; F2-F5 (or [ and ]) change screens; q quits");
-    settle_view(&lab);
-    draw_all(&lab);
+    lab_settle_view(&lab);
+    lab_draw_all(&lab);
     refresh();
-    log_frame(&lab, started, 0);
-    timeout(250);                   // wake up to notice SIGINT and SIGTERM
+    lab_log_frame(&lab, started, 0);
+    timeout(POLL_MS);
     while (!lab.quit && !crt_quit_signal) {
         int ch = getch();
         if (crt_resumed()) {        // continued after SIGSTOP: the terminal back, all redrawn
-            draw_all(&lab);
+            lab_draw_all(&lab);
             refresh();
         }
         if (ch == ERR)
             continue;
-        double t0 = now_s();
+        double t0 = lab_now_s();
         Settings before;
-        save_settings(&lab, &before);
-        int flags = handle(&lab, ch);
+        lab_save_settings(&lab, &before);
+        int flags = lab_handle(&lab, ch);
         if (flags & KEY_RECOMPUTE)
-            recompute_or_restore(&lab, &before);
-        if (flags) {                // KEY_RESIZE too: handle asks for a redraw
-            settle_view(&lab);
-            draw_all(&lab);
+            lab_recompute_or_restore(&lab, &before);
+        if (flags) {                // KEY_RESIZE too: lab_handle asks for a redraw
+            lab_settle_view(&lab);
+            lab_draw_all(&lab);
             refresh();
         }
-        log_frame(&lab, t0, ch);
+        lab_log_frame(&lab, t0, ch);
     }
     crt_done();
-    rc = crt_quit_signal ? 128 + crt_quit_signal : EXIT_OK;     // as the shell reports a signal
+    rc = crt_quit_signal;
 done:
     for (size_t i = 0; i < made; i++)
         SCREENS[i]->destroy(lab.state[i]);

@@ -1,7 +1,7 @@
 /* field.c - see field.h. */
 #include "field.h"
 
-#include "cli.h"
+#include "tui/text.h"
 #include "units.h"
 
 #include <math.h>
@@ -47,7 +47,7 @@ bool field_typeable(const Field *f)
 }
 
 /* field_parse without the label in front of its message. */
-static int parse_value(const Field *f, const char *text, Error *e)
+static int field_parse_value(const Field *f, const char *text, Error *e)
 {
     uint64_t u;
     u128 b;
@@ -84,7 +84,7 @@ static int parse_value(const Field *f, const char *text, Error *e)
         *(u128 *)f->value = b;
         return 0;
     case FK_FLOAT:
-        if (!cli_parse_float(text, &x) || !isfinite(x) || x < (float)f->min || x > (float)f->max)
+        if (!units_parse_float(text, &x) || !isfinite(x) || x < (float)f->min || x > (float)f->max)
             return error_set(e, "expected a number from %llu to %llu", (unsigned long long)f->min,
                              (unsigned long long)f->max);
         *(float *)f->value = x;
@@ -96,7 +96,7 @@ static int parse_value(const Field *f, const char *text, Error *e)
 
 int field_parse(const Field *f, const char *text, Error *e)
 {
-    if (parse_value(f, text, e))
+    if (field_parse_value(f, text, e))
         return error_prefix(e, "%s", f->label);
     return 0;
 }

@@ -27,7 +27,7 @@ bool doc_block(Doc *d, int h, Rect *r)
 }
 
 /* Text wrapped from column `indent`, already escaped. */
-static void wrapped(Doc *d, int indent, int attr, const char *text)
+static void doc_wrapped(Doc *d, int indent, int attr, const char *text)
 {
     const int w = d->win.w - indent, n = wrap_lines(text, w);
     Rect r;
@@ -38,7 +38,7 @@ static void wrapped(Doc *d, int indent, int attr, const char *text)
 void doc_text(Doc *d, int indent, int attr, const char *text)
 {
     char buf[TEXT_MAX];
-    wrapped(d, indent, attr, text_escape(buf, sizeof buf, text, true));
+    doc_wrapped(d, indent, attr, text_escape(buf, sizeof buf, text, true));
 }
 
 void doc_title(Doc *d, const char *title)
@@ -47,7 +47,7 @@ void doc_title(Doc *d, const char *title)
     text_escape(buf, sizeof buf, title, false);
     Rect r;
     if ((int)text_columns(buf) >= d->win.w)
-        wrapped(d, 0, crt_attr(ROLE_TITLE), buf);
+        doc_wrapped(d, 0, crt_attr(ROLE_TITLE), buf);
     else if (doc_block(d, 1, &r))
         draw_title(r, buf);
 }
@@ -148,7 +148,7 @@ int doc_view_lines(Rect r, DocLayout layout, void *st)
 }
 
 /* A marker row: the row cleared, then the mark. */
-static void mark_row(int y, Rect win, Glyph g, const char *what)
+static void doc_mark_row(int y, Rect win, Glyph g, const char *what)
 {
     char text[96];
     snprintf(text, sizeof text, "%s %s", crt_glyph(g), what);
@@ -163,10 +163,10 @@ void doc_marks(Rect win, int first, int lines, const char *hint)
     if (lines <= win.h || win.h < 1)
         return;
     if (first > 0)
-        mark_row(win.y, win, GLYPH_MORE_UP, "more above");
+        doc_mark_row(win.y, win, GLYPH_MORE_UP, "more above");
     if (first + win.h < lines) {
         char what[80];
         snprintf(what, sizeof what, "more below (%s)", hint);
-        mark_row(win.y + win.h - 1, win, GLYPH_MORE_DOWN, what);
+        doc_mark_row(win.y + win.h - 1, win, GLYPH_MORE_DOWN, what);
     }
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #define POINTS_MAX 12
+#define SLOPE_TABLES 3           // the slopes table in three widths (screen_gpu_finish)
 #define MAX_CONTEXT_DEFAULT (128 * CONTEXT_K)
 #define CPU_CONTEXT_MAX (4 * CONTEXT_K)     // the CPU reference is slow: a sweep to 4k
 #define ITERS_DEFAULT 30
@@ -43,8 +44,8 @@ typedef struct {
     double slope[KV_FORMATS];               // ms per context token, one layer; NaN with one context
     uint32_t layers;                        // the model's, for its whole-model slopes
     char what[200];                         // the model, batch, points, runs and time taken
-    Table slopes[2];                        // the slopes (screen_gpu_slopes_table), and without
-                                            // the one-layer column for narrow views
+    Table slopes[SLOPE_TABLES];             // the slopes (screen_gpu_slopes_table), narrower
+                                            // and narrower: the first that fits is shown
 } Sweep;
 
 typedef struct {
@@ -134,9 +135,9 @@ static void screen_gpu_series(const Sweep *w, Series *out, char names[][48], boo
  */
 
 /* The slopes against the published ones: one layer (the plot's), the
- * model (x layers) and the ratio to BF16; the published figures are whole
- * models. */
-static void screen_gpu_slopes_table(const Sweep *w, Table *t)
+ * model (x layers) and the ratio to BF16, slopes in `digits` significant
+ * digits; the published figures are whole models. */
+static void screen_gpu_slopes_table(const Sweep *w, int digits, Table *t)
 {
     table_header(t, "format", "layer", "model", "ratio", "published", "ratio", NULL);
     const double base = w->slope[KV_BF16];
@@ -149,8 +150,8 @@ static void screen_gpu_slopes_table(const Sweep *w, Table *t)
             table_cell(t, "-");
             table_cell(t, "-");
         } else {
-            table_cell(t, "%.2e", sl);
-            table_cell(t, "%.2e", sl * w->layers);
+            table_cell(t, "%.*e", digits - 1, sl);
+            table_cell(t, "%.*e", digits - 1, sl * w->layers);
             table_cell(t, "%.2f", sl / base);
         }
         char pub[32] = "-", ratio[32] = "-";
@@ -170,7 +171,10 @@ static void screen_gpu_slopes_table(const Sweep *w, Table *t)
 static void screen_gpu_slopes_layout(const GpuLab *s, Doc *d)
 {
     const Sweep *w = &s->shown;
-    const bool layer = table_width(&w->slopes[0]) <= d->win.w;
+    size_t shown = 0;               // the widest table that fits
+    while (shown + 1 < SLOPE_TABLES && table_width(&w->slopes[shown]) > d->win.w)
+        shown++;
+    const bool layer = shown == 0;
     char text[512];
     if (layer)
         snprintf(text, sizeof text, "ms per context token: layer = one attention layer (the plot's slope), "
@@ -186,7 +190,7 @@ static void screen_gpu_slopes_layout(const GpuLab *s, Doc *d)
     if (!s->b.cuda)
         doc_text(d, 0, crt_attr(ROLE_WARN), "CPU reference: its slopes say nothing about a GPU's speed.");
     doc_text(d, 0, crt_attr(ROLE_DIM), text);
-    doc_table(d, &w->slopes[layer ? 0 : 1]);
+    doc_table(d, &w->slopes[shown]);
 }
 
 /* The bandwidth each format reached at the longest context, one bar per
@@ -297,9 +301,13 @@ static void screen_gpu_finish(GpuLab *s, Sweep *w, double seconds)
     for (int f = 0; f < KV_FORMATS; f++)
         w->slope[f] = bench_slope(w->rows, w->n, (KvFormat)f, (uint32_t)s->batch, false);
     w->layers = (uint32_t)s->b.shape.layers;
-    screen_gpu_slopes_table(w, &w->slopes[0]);
-    w->slopes[1] = w->slopes[0];
+    /* every column in three digits; without the one-layer column; then in
+     * two digits (a noisy CPU slope can be negative, a column wider) */
+    screen_gpu_slopes_table(w, 3, &w->slopes[0]);
+    screen_gpu_slopes_table(w, 3, &w->slopes[1]);
     table_drop_column(&w->slopes[1], "layer");
+    screen_gpu_slopes_table(w, 2, &w->slopes[2]);
+    table_drop_column(&w->slopes[2], "layer");
     char t[32];
     snprintf(w->what, sizeof w->what, "%s, batch %llu: %zu points, the median of %d runs each, in %s",
              s->model_names[s->loaded_model],

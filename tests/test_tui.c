@@ -8,6 +8,7 @@
 #include "catalog.h"
 #include "gpu.h"
 #include "scenario.h"
+#include "units.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -64,8 +65,9 @@ static int tmux(char *out, size_t n, const char *fmt, ...)
     return shell(cmd, out, n);
 }
 
-/* Starts kvlab in a w x h window; `env` is prepended to the command. */
-static void start(int w, int h, const char *env)
+/* Starts kvlab in a w x h window; `env` is prepended to the command and
+ * `args` follow it. */
+static void start_args(int w, int h, const char *env, const char *args)
 {
     /* a new server each time: a name used again could reach one that
      * kill-server has not finished taking down */
@@ -74,8 +76,13 @@ static void start(int w, int h, const char *env)
     char dir[1024];
     ck_assert(getcwd(dir, sizeof dir) != NULL);
     tmux(NULL, 0, "new-session -d -x %d -y %d -s lab \"cd '%s' && env TERM=xterm-256color "
-                  "KVLAB_DATA='%s' %s '%s'; echo EXIT:\\$?; sleep 20\"",
-         w, h, dir, test_datadir(), env, test_bin());
+                  "KVLAB_DATA='%s' %s '%s' %s; echo EXIT:\\$?; sleep 20\"",
+         w, h, dir, test_datadir(), env, test_bin(), args);
+}
+
+static void start(int w, int h, const char *env)
+{
+    start_args(w, h, env, "");
 }
 
 static void stop(void)
@@ -1368,6 +1375,273 @@ START_TEST(fit_warning_advice_works)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * For demos: reset, the pinned baseline, the saved lab state
+ */
+
+/* Fails naming every line of the cut log, whatever drew it; removes it. */
+static void assert_nothing_cut(CutLog *c)
+{
+    static char cuts[65536];
+    FILE *f = fopen(c->log, "r");
+    ck_assert(f != NULL);
+    size_t n = fread(cuts, 1, sizeof cuts - 1, f);
+    cuts[n] = '\0';
+    fclose(f);
+    unlink(c->log);
+    ck_assert_msg(n == 0, "cut or lost:\n%.3000s", cuts);
+}
+
+/* R puts every input of the screen back: on Scenarios to the scenario's
+ * own (another scenario to its own), on the Calculator to the values it
+ * started with; the function bar names R, P and S at 80x24, and nothing
+ * is cut. */
+START_TEST(reset_restores_inputs)
+{
+    CutLog c;
+    open_cut_log(&c, 80, 24, "", "A 20 GiB KV pool");
+    wait_for("RReset PPin SSave");
+    keys("Down");                               // Scenario, Context
+    press("1 6 k Enter", field_line("Context", "16,384 (16k)"));
+    wait_for("inputs changed from the scenario's");
+    press("R", "back to the scenario's inputs");
+    wait_for(field_line("Context", "8,192 (8k)"));
+    assert_screen(!strstr(view_text(), "inputs changed"), "the scenario's inputs are not all back");
+    press("F3", "Sequences the pool holds");
+    keys("Down Down Down");                     // Model, GPU, Context, Batch
+    press("4 0 Enter", "tokens x 40");
+    keys("Up Up");                              // GPU
+    wait_for(field_line("Batch", "40"));
+    static char before[65536];
+    snprintf(before, sizeof before, "%s", dump());
+    keys("+");
+    wait_changed(before);
+    assert_screen(!strstr(dump(), field_line("GPU", "h100-sxm")), "the GPU did not change");
+    press("R", "back to its first value");
+    wait_for("tokens x 16");
+    wait_for(field_line("GPU", "h100-sxm"));
+    quit_lab();
+    assert_nothing_cut(&c);
+}
+END_TEST
+
+/* The figure of `fmt` for field (slots, step_ms, bytes) from kvlab calc
+ * --json for Llama-3.1-8B on an H100 SXM at `context` tokens x 16. */
+static double calc_at(uint64_t context, const char *fmt, const char *field)
+{
+    char ctx[32];
+    snprintf(ctx, sizeof ctx, "%llu", (unsigned long long)context);
+    const char *argv[] = {"calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", ctx,
+                          "--batch", "16", "--json", NULL};
+    return cli_figure(argv, fmt, field);
+}
+
+/* The first line of the screen with `fmt` as a word: a format's row of
+ * the pinned baseline's changes, which stand above the formats table. */
+static const char *first_row(const char *fmt)
+{
+    static char line[512];
+    char key[64];
+    snprintf(key, sizeof key, " %s ", fmt);
+    const char *p = strstr(dump(), key);
+    ck_assert_msg(p != NULL, "no row %s", fmt);
+    const char *start = p, *end = strchr(p, '\n');
+    while (start > dump() && start[-1] != '\n')
+        start--;
+    snprintf(line, sizeof line, "%.*s", (int)((end ? end : p + strlen(p)) - start), start);
+    return line;
+}
+
+/* A change as the pinned table shows it: "+48 GiB", "-42", "0". */
+static const char *signed_text(char *buf, size_t n, double now, double was, bool size)
+{
+    char a[64];
+    const double d = fabs(now - was);
+    if (size)
+        units_size(a, sizeof a, (u128)d);
+    else
+        u128_str(a, sizeof a, (u128)d, true);
+    snprintf(buf, n, "%s%s", now > was ? "+" : now < was ? "-" : "", d ? a : "0");
+    return buf;
+}
+
+/* P pins the Calculator's figures; after the context changes, each
+ * format's change from them is what kvlab calc computes at the two
+ * contexts (the cache and the sequences as the table prints them, the step
+ * floor to its printed whole per cent); P again unpins. At 80x24, nothing
+ * is cut. */
+START_TEST(pin_shows_changes)
+{
+    Rng r = {test_seed()};
+    const uint64_t pinned = 8192, drawn = rng_range(&r, 1, 63) * 1024;
+    const uint64_t context = drawn >= pinned ? drawn + 1024 : drawn;    // another context than the pin's
+    CutLog c;
+    open_cut_log(&c, 80, 24, "", "A 20 GiB KV pool");
+    press("F3", "Sequences the pool holds");
+    press("P", "pinned:");
+    wait_for("Change from the pin");
+    keys("Down Down");                          // Model, GPU, Context
+    char typed[64], shown[64], want[96];
+    snprintf(typed, sizeof typed, "%llu Enter", (unsigned long long)context);
+    snprintf(want, sizeof want, "%s tokens x 16", units_context(shown, sizeof shown, context));
+    press(typed, want);
+    static const char *const FORMATS[] = {"bf16", "fp8_e4m3", "int4", "nvfp4"};
+    for (size_t i = 0; i < N_OF(FORMATS); i++) {
+        const char *f = FORMATS[i], *row = first_row(f);
+        char cache[64], slots[64];
+        signed_text(cache, sizeof cache, calc_at(context, f, "bytes"), calc_at(pinned, f, "bytes"), true);
+        signed_text(slots, sizeof slots, calc_at(context, f, "slots"), calc_at(pinned, f, "slots"), false);
+        const double was = calc_at(pinned, f, "step_ms");
+        const double step = (calc_at(context, f, "step_ms") - was) / was * 100;
+        char words[5][64];
+        ck_assert_seeded(sscanf(row + strspn(row, " "), "%63s %63s", words[0], words[1]) == 2, "%s", row);
+        const char *after = strstr(row, cache);
+        ck_assert_seeded(after != NULL, "%s: no cache change %s in '%s'", f, cache, row);
+        int got = sscanf(after + strlen(cache), " %63s %63s %63s", words[2], words[3], words[4]);
+        ck_assert_seeded(got == 3, "%s: '%s'", f, row);
+        ck_assert_seeded(!strcmp(words[3], slots), "%s: sequences %s shown, %s computed", f, words[3], slots);
+        ck_assert_seeded(fabs(strtod(words[4], NULL) - step) <= 0.5 + 1e-9, "%s: step %s shown, %.3f%% computed",
+                         f, words[4], step);
+    }
+    press("P", "unpinned");
+    assert_screen(!strstr(dump(), "Change from the pin"), "the changes stay after unpinning");
+    quit_lab();
+    assert_nothing_cut(&c);
+}
+END_TEST
+
+/* The names in dir, sorted, one a line. */
+static const char *dir_names(const char *dir)
+{
+    static char out[4096];
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | sort", dir);
+    shell(cmd, out, sizeof out);
+    return out;
+}
+
+/* S saves the lab, with its pinned baseline, atomically (nothing but the
+ * file is left beside it) under $XDG_DATA_HOME/kvlab/ by a typed name or,
+ * with Enter alone, a dated one, or at a typed path; kvlab --open FILE
+ * opens the lab as it was: the screen, the inputs and the pin. At 80x24,
+ * nothing is cut. */
+START_TEST(save_and_open)
+{
+    char dir[] = "/tmp/kvlab-state-XXXXXX", env[128], path[256], args[300], want[300];
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(env, sizeof env, "XDG_DATA_HOME=%s", dir);
+    CutLog c;
+    open_cut_log(&c, 80, 24, env, "A 20 GiB KV pool");
+    press("F3", "Sequences the pool holds");
+    press("P", "pinned:");
+    keys("Down Down");                          // Model, GPU, Context
+    press("3 2 k Enter", "32,768 (32k) tokens x 16");
+    const double slots = row_number("bf16", 2);      // the change in sequences: the first bf16 row is the pin's
+    press("S", "save as");
+    snprintf(path, sizeof path, "%s/kvlab/demo.json", dir);
+    snprintf(want, sizeof want, "saved %s", path);
+    press("d e m o Enter", want);
+    press("S Enter", "saved");
+    snprintf(want, sizeof want, "saved %s/kvlab/lab-", dir);
+    wait_for(want);
+    press("S", "save as");
+    snprintf(args, sizeof args, "\"%s/mine.json\" Enter", dir);
+    snprintf(want, sizeof want, "saved %s/mine.json", dir);
+    press(args, want);
+    quit_lab();
+    assert_nothing_cut(&c);
+    snprintf(want, sizeof want, "%s/kvlab", dir);
+    const char *names = dir_names(want);
+    ck_assert_msg(!strncmp(names, "demo.json\nlab-", 14) && strstr(names, ".json\n") &&
+                      !strchr(strstr(names, "lab-"), '\n')[1],
+                  "in %s: %s", want, names);
+    ck_assert_str_eq(dir_names(dir), "kvlab\nmine.json\n");
+    snprintf(c.log, sizeof c.log, "/tmp/kvlab-cuts-XXXXXX");
+    int fd = mkstemp(c.log);
+    ck_assert(fd >= 0);
+    close(fd);
+    snprintf(env, sizeof env, "KVLAB_CUT_LOG=%s", c.log);
+    snprintf(args, sizeof args, "--open '%s'", path);
+    start_args(80, 24, env, args);
+    wait_for("opened");
+    wait_for("32,768 (32k) tokens x 16");
+    wait_for("Change from the pin");
+    ck_assert_double_eq(row_number("bf16", 2), slots);
+    press("F2", "A 20 GiB KV pool");
+    quit_lab();
+    assert_nothing_cut(&c);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
+/* A saved lab state that cannot be applied is refused before the
+ * terminal is asked for, with exit status 2 and its file, line and
+ * column: a screen, input or choice the lab does not have, a value that
+ * does not parse, a pin where nothing pins, a repeated input, another
+ * version, broken JSON; a good one gets as far as the terminal. */
+START_TEST(open_refuses_bad_state)
+{
+    static const struct {
+        const char *line2, *want;
+    } BAD[] = {
+        {" \"screens\": {\"Calc\": {}}}", ":2:14: no screen 'Calc'; the screens: Scenarios, Calculator"},
+        {" \"screens\": {\"Calculator\": {\"inputs\": {\"Contxt\": \"8k\"}}}}",
+         ":2:40: the Calculator screen has no input 'Contxt'; its inputs: Model, GPU, Context"},
+        {" \"screens\": {\"Calculator\": {\"inputs\": {\"Context\": \"eight\"}}}}", ":2:51: Context: "},
+        {" \"screens\": {\"Calculator\": {\"inputs\": {\"Model\": \"gpt-9\"}}}}",
+         ":2:49: Model: no choice 'gpt-9'; expected one of"},
+        {" \"screens\": {\"Calculator\": {\"inputs\": {\"Batch\": 2}}}}", ":2:49: field 'Batch': expected a string"},
+        {" \"screens\": {\"Calculator\": {\"inputs\": {\"Batch\": \"2\", \"Batch\": \"3\"}}}}",
+         ":2:54: field 'Batch' appears twice"},
+        {" \"screens\": {\"Calculator\": {\"pinned\": {\"Batch\": \"0\"}}}}", ":2:49: Batch: "},
+        {" \"screens\": {\"GPU lab\": {\"pinned\": {}}}}", ":2:26: the GPU lab screen has no figures to pin"},
+        {" \"screens\": {\"Scenarios\": {\"inputs\": {\"Scenario\": \"nope\"}}}}",
+         ":2:51: Scenario: no choice 'nope'"},
+        {" \"screens\": []}", ":2:13: field 'screens' must be a JSON object"},
+        {" \"screen\": \"GPU lab\"}", ":2:2: field 'screen' appears twice"},
+        {"}", ":2:1:"},
+    };
+    char dir[] = "/tmp/kvlab-open-XXXXXX", path[128];
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/state.json", dir);
+    for (size_t i = 0; i <= N_OF(BAD); i++) {
+        FILE *f = fopen(path, "w");
+        ck_assert(f != NULL);
+        if (i < N_OF(BAD))
+            fprintf(f, "{\"version\": 1, \"screen\": \"Calculator\",\n%s\n", BAD[i].line2);
+        else
+            fprintf(f, "{\"version\": 1, \"screen\": \"GPU lab\",\n \"screens\": {\"Calculator\": "
+                       "{\"inputs\": {\"Context\": \"32k\"}, \"pinned\": {\"GPU\": \"none\"}}}}\n");
+        fclose(f);
+        RunResult r = run_kvlab((const char *const[]){"--open", path, NULL}, "");
+        ck_assert_int_eq(r.status, 2);
+        if (i < N_OF(BAD)) {
+            char want[256];
+            snprintf(want, sizeof want, "%s%s", path, BAD[i].want);
+            ck_assert_msg(strstr(r.err, want), "case %zu: wanted '%s', got: %s", i, want, r.err);
+        } else {
+            ck_assert_msg(strstr(r.err, "interactive terminal"), "a good state: %s", r.err);
+        }
+        run_free(&r);
+    }
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fprintf(f, "{\"version\": 2, \"screen\": \"Calculator\"}\n");
+    fclose(f);
+    RunResult r = run_kvlab((const char *const[]){"--open", path, NULL}, "");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, ":1:13: field 'version'"), "%s", r.err);
+    run_free(&r);
+    r = run_kvlab((const char *const[]){"--open", NULL}, "");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--open takes one saved lab state"), "%s", r.err);
+    run_free(&r);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 Suite *suite_tui(void)
 {
     Suite *s = suite_create("tui");
@@ -1399,5 +1673,12 @@ Suite *suite_tui(void)
     tcase_add_test(t, verdicts_match_cli);
     tcase_add_test(t, fit_warning_advice_works);
     suite_add_tcase(s, t);
+    TCase *demo = tcase_create("demo");         // reset, pin, save and open: for a class
+    tcase_set_timeout(demo, 120);
+    tcase_add_test(demo, reset_restores_inputs);
+    tcase_add_test(demo, pin_shows_changes);
+    tcase_add_test(demo, save_and_open);
+    tcase_add_test(demo, open_refuses_bad_state);
+    suite_add_tcase(s, demo);
     return s;
 }

@@ -4,6 +4,8 @@
 
 #include "crt.h"
 #include "doc.h"
+#include "labstate.h"
+#include "paths.h"
 #include "plotmath.h"
 #include "screens.h"
 #include "tui/text.h"
@@ -28,6 +30,13 @@
 
 static const ScreenDef *const SCREENS[] = {&SCREEN_SCENARIOS, &SCREEN_CALC, &SCREEN_QUANT, &SCREEN_GPU};
 #define N_SCREENS (sizeof SCREENS / sizeof SCREENS[0])
+_Static_assert(N_SCREENS <= LABSTATE_SCREENS, "a saved lab state holds every screen");
+
+/* A screen's settings (its fields' values), as bytes: to put back. */
+typedef struct {
+    size_t screen, n;
+    unsigned char value[FIELDS_MAX][sizeof(u128)];
+} Settings;
 
 struct Lab {
     size_t cur;                         // the screen shown
@@ -39,6 +48,11 @@ struct Lab {
     int pane;                           // 0: fields, 1: the view
     bool editing;
     char edit[64];
+    bool saving;                        // the status line asks where to save the lab
+    char answer[PATHS_LEN];             // what is typed there
+    Settings origin[N_SCREENS];         // the inputs each screen started with (reset)
+    bool pinned[N_SCREENS];
+    StateInputs pin[N_SCREENS];         // the inputs the pinned figures came from
     char status[256];
     bool status_error;
     bool help;
@@ -102,12 +116,6 @@ static size_t lab_value_size(const Field *f)
     }
 }
 
-/* The current screen's settings (its fields' values) before a key. */
-typedef struct {
-    size_t screen, n;
-    unsigned char value[FIELDS_MAX][sizeof(u128)];
-} Settings;
-
 static void lab_save_settings(const Lab *lab, Settings *st)
 {
     st->screen = lab->cur, st->n = lab->n_fields;
@@ -119,14 +127,20 @@ static void lab_save_settings(const Lab *lab, Settings *st)
  * settings (a field, or a screen's own key; `before`, else NULL), if the
  * figures cannot be computed with them, the settings before the key come
  * back, with their figures, and the message stays. */
+/* Puts the current screen's settings back as st kept them. */
+static void lab_restore_settings(Lab *lab, const Settings *st)
+{
+    for (size_t i = 0; i < st->n && i < lab->n_fields; i++)
+        memcpy(lab->fields[i].value, st->value[i], lab_value_size(&lab->fields[i]));
+}
+
 static void lab_recompute_or_restore(Lab *lab, const Settings *before)
 {
     Error e;
     const ScreenDef *s = SCREENS[lab->cur];
     const int failed = s->recompute(lab->state[lab->cur], &e) != 0;
     if (failed && before && before->screen == lab->cur) {
-        for (size_t i = 0; i < before->n; i++)
-            memcpy(lab->fields[i].value, before->value[i], lab_value_size(&lab->fields[i]));
+        lab_restore_settings(lab, before);
         lab_status(lab, true, "%s (kept the previous value)", e.msg);
         Error again;
         s->recompute(lab->state[lab->cur], &again);
@@ -313,6 +327,9 @@ static int lab_act_edit(Lab *lab, int ch)
 }
 
 static int lab_act_export(Lab *lab, int ch);
+static int lab_act_reset(Lab *lab, int ch);
+static int lab_act_pin(Lab *lab, int ch);
+static int lab_act_save(Lab *lab, int ch);
 
 static const GlobalKey KEYS[] = {
     {{KEY_F(1), '?', 0}, "F1 ?", "this help", lab_act_help},
@@ -333,6 +350,14 @@ static const GlobalKey KEYS[] = {
      lab_act_edit},
     {{'0', 0}, "0-9 .", "start typing a value straight away: 8k, 20GiB", lab_act_edit},
     {{'e', 0}, "e", "export this screen: CSV data and an SVG chart", lab_act_export},
+    {{'R', 0}, "R", "reset: every input of this screen back to its scenario's (or first) value",
+     lab_act_reset},
+    {{'P', 0}, "P", "pin the figures as a baseline: the screen then shows how the live figures "
+                    "differ from it (more memory, fewer sequences); P again unpins",
+     lab_act_pin},
+    {{'S', 0}, "S", "save the lab (screen, inputs, pins) to a file: a name, a path, or Enter for a "
+                    "dated file in kvlab's data directory; kvlab --open FILE reopens it",
+     lab_act_save},
     {{'q', KEY_F(10), 0}, "q F10", "quit", lab_act_quit},
 };
 
@@ -400,6 +425,187 @@ static int lab_mouse_key(Lab *lab)
         return KEY_REDRAW;
     }
     return KEY_IGNORED;
+}
+
+/* ------------------------------------------------------------------------
+ * For demos: reset, the pinned baseline, saving and opening the lab
+ */
+
+static int lab_act_reset(Lab *lab, int ch)
+{
+    (void)ch;
+    const ScreenDef *s = SCREENS[lab->cur];
+    if (s->reset)
+        s->reset(lab->state[lab->cur]);
+    else
+        lab_restore_settings(lab, &lab->origin[lab->cur]);
+    lab->scroll[lab->cur] = 0;
+    lab_status(lab, false, "every input is back to %s", s->origin ? s->origin : "its first value");
+    return KEY_RECOMPUTE | KEY_REDRAW;
+}
+
+/* The current screen's inputs as text (field_save_text). */
+static void lab_capture(const Lab *lab, StateInputs *out)
+{
+    out->n = lab->n_fields;
+    for (size_t i = 0; i < lab->n_fields; i++) {
+        out->in[i].label = lab->fields[i].label;
+        field_save_text(&lab->fields[i], out->in[i].value, sizeof out->in[i].value);
+    }
+}
+
+static int lab_act_pin(Lab *lab, int ch)
+{
+    (void)ch;
+    const ScreenDef *s = SCREENS[lab->cur];
+    const bool on = !lab->pinned[lab->cur];
+    Error e;
+    if (!s->pin) {
+        lab_status(lab, false, "the %s screen has no figures to pin", s->name);
+    } else if (s->pin(lab->state[lab->cur], on, &e)) {
+        lab_status(lab, true, "nothing pinned: %s", e.msg);
+    } else {
+        lab->pinned[lab->cur] = on;
+        if (on)
+            lab_capture(lab, &lab->pin[lab->cur]);
+        lab_status(lab, false, on ? "pinned: change the inputs to see the figures move from these (P unpins)"
+                                  : "unpinned");
+    }
+    return KEY_REDRAW;
+}
+
+/* What a saved state may name: each screen, whether it pins, its inputs. */
+static void lab_state_info(Lab *lab, StateScreenInfo *info)
+{
+    for (size_t i = 0; i < N_SCREENS; i++) {
+        Field f[FIELDS_MAX];
+        info[i].name = SCREENS[i]->name;
+        info[i].pins = SCREENS[i]->pin != NULL;
+        info[i].n = SCREENS[i]->fields(lab->state[i], f);
+        for (size_t k = 0; k < info[i].n; k++)
+            info[i].labels[k] = f[k].label;
+    }
+}
+
+static void lab_save(Lab *lab)
+{
+    static LabState ls;
+    StateScreenInfo info[N_SCREENS];
+    char path[PATHS_LEN];
+    Error e;
+    memset(&ls, 0, sizeof ls);
+    lab_state_info(lab, info);
+    const size_t cur = lab->cur;
+    for (size_t i = 0; i < N_SCREENS; i++) {
+        lab->cur = i;
+        lab_load_fields(lab);
+        lab_capture(lab, &ls.s[i].inputs);
+        ls.s[i].pinned = lab->pinned[i];
+        ls.s[i].pin = lab->pin[i];
+    }
+    lab->cur = ls.screen = cur;
+    lab_load_fields(lab);
+    if (labstate_path(lab->answer, path, sizeof path, &e) || labstate_save(&ls, path, info, N_SCREENS, &e))
+        lab_status(lab, true, "not saved: %s", e.msg);
+    else
+        lab_status(lab, false, "saved %s", path);
+}
+
+static int lab_act_save(Lab *lab, int ch)
+{
+    (void)ch;
+    lab->saving = true;
+    lab->answer[0] = '\0';
+    lab->status[0] = '\0';
+    return KEY_REDRAW;
+}
+
+/* A key while the status line asks where to save: Enter saves, Esc
+ * cancels, Backspace erases, printable characters are typed. */
+static int lab_save_key(Lab *lab, int ch)
+{
+    size_t n = strlen(lab->answer);
+    if (ch == CRT_ESC) {
+        lab->saving = false;
+        lab_status(lab, false, "not saved");
+    } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+        lab->saving = false;
+        lab_save(lab);
+    } else if (ch == KEY_BACKSPACE || ch == CRT_DEL || ch == CRT_CTRL_H) {
+        if (n)
+            lab->answer[n - 1] = '\0';
+    } else if (ch >= ' ' && ch < CRT_DEL && n + 1 < sizeof lab->answer) {
+        lab->answer[n] = (char)ch;
+        lab->answer[n + 1] = '\0';
+    }
+    return KEY_REDRAW;
+}
+
+#define SAVE_PROMPT "save as (a name or path; Enter alone: a dated file; Esc: cancel): "
+
+/* The status line while it asks where to save: the prompt, then as much of
+ * the end of what is typed as fits, and the cursor. */
+static void lab_draw_save_prompt(Lab *lab, int y, int w)
+{
+    char line[sizeof SAVE_PROMPT + sizeof lab->answer + 1];
+    const size_t len = strlen(lab->answer), room = (size_t)w - strlen(SAVE_PROMPT) - 1;
+    snprintf(line, sizeof line, "%s%s_", SAVE_PROMPT, lab->answer + (len > room ? len - room : 0));
+    put_text(y, 1, w, crt_attr(ROLE_EDIT), line);
+}
+
+/* The inputs of the current screen from a saved state, each applied as
+ * the user would type it: after a choice (a scenario, a model) the
+ * screen recomputes, so that the inputs after it apply to what it chose. */
+static int lab_apply(Lab *lab, const StateInputs *in, Error *e)
+{
+    const ScreenDef *s = SCREENS[lab->cur];
+    Error why;
+    for (size_t i = 0; i < lab->n_fields; i++) {
+        const StateInput *v = NULL;
+        for (size_t k = 0; k < in->n && !v; k++)
+            v = strcmp(in->in[k].label, lab->fields[i].label) == 0 ? &in->in[k] : NULL;
+        if (!v)
+            continue;
+        if (field_load(&lab->fields[i], v->value, &why) ||
+            (lab->fields[i].kind == FK_CHOICE && s->recompute(lab->state[lab->cur], &why)))
+            return error_set(e, "%s%s", v->where, why.msg);
+        lab_load_fields(lab);
+    }
+    if (s->recompute(lab->state[lab->cur], &why))
+        return error_set(e, "%s%s", in->where, why.msg);
+    lab_load_fields(lab);
+    return 0;
+}
+
+/* The lab as a saved state has it: each screen's pinned figures from
+ * their inputs, then its inputs, then the screen it shows. */
+static int lab_open(Lab *lab, const char *path, Error *e)
+{
+    static LabState ls;
+    StateScreenInfo info[N_SCREENS];
+    memset(&ls, 0, sizeof ls);
+    lab_state_info(lab, info);
+    if (labstate_load(&ls, path, info, N_SCREENS, e))
+        return -1;
+    for (size_t i = 0; i < N_SCREENS; i++) {
+        const StateScreen *st = &ls.s[i];
+        Error why;
+        lab->cur = i;
+        lab_load_fields(lab);
+        if (st->pinned) {
+            if (lab_apply(lab, &st->pin, e))
+                return -1;
+            if (SCREENS[i]->pin(lab->state[i], true, &why))
+                return error_set(e, "%snothing to pin: %s", st->pin.where, why.msg);
+            lab->pinned[i] = true;
+            lab_capture(lab, &lab->pin[i]);
+        }
+        if (lab_apply(lab, &st->inputs, e))
+            return -1;
+    }
+    lab->cur = ls.screen;
+    lab_load_fields(lab);
+    return 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -557,8 +763,8 @@ static int lab_help_key(Lab *lab, int ch)
 static void lab_draw_function_bar_keys(void)
 {
     static const BarKey BAR[] = {
-        {"F1", "Help"}, {"F2", "Scenarios"}, {"F3", "Calc"}, {"F4", "Quant"}, {"F5", "GPU"},
-        {"Enter", "Edit"}, {"+-", "Step"}, {"Tab", "Pane"}, {"e", "Export"}, {"q", "Quit"},
+        {"F1", "Help"}, {"Enter", "Edit"}, {"+-", "Step"}, {"Tab", "Pane"}, {"R", "Reset"},
+        {"P", "Pin"},   {"S", "Save"},     {"e", "Export"}, {"q", "Quit"},
     };
     draw_function_bar(LINES - 1, COLS, BAR, sizeof BAR / sizeof BAR[0]);
 }
@@ -583,7 +789,10 @@ static void lab_draw_all(Lab *lab)
     const int lines = lab_view_lines(lab), first = lab->scroll[lab->cur];
     doc_view(win, first, lines, s->layout, lab->state[lab->cur]);
     doc_marks(win, first, lines, lab->pane ? "Down" : "Tab, Down");
-    put_text(LINES - 2, 1, COLS - 2, crt_attr(lab->status_error ? ROLE_BAD : ROLE_DIM), lab->status);
+    if (lab->saving)
+        lab_draw_save_prompt(lab, LINES - 2, COLS - 2);
+    else
+        put_text(LINES - 2, 1, COLS - 2, crt_attr(lab->status_error ? ROLE_BAD : ROLE_DIM), lab->status);
     lab_draw_function_bar_keys();
     if (lab->help) {
         widget_cut_context("Help");
@@ -654,6 +863,8 @@ static int lab_handle(Lab *lab, int ch)
         return ch == 'q' || ch == KEY_F(10) ? lab_act_quit(lab, ch) : KEY_IGNORED;
     if (lab->editing)
         return lab_edit_key(lab, ch);
+    if (lab->saving)
+        return lab_save_key(lab, ch);
     if (ch == KEY_MOUSE)
         return lab_mouse_key(lab);
     const ScreenDef *s = SCREENS[lab->cur];
@@ -663,7 +874,7 @@ static int lab_handle(Lab *lab, int ch)
     return flags;
 }
 
-int lab_run(Error *e)
+int lab_run(const char *open, Error *e)
 {
     static Lab lab;
     double started = lab_now_s();
@@ -675,6 +886,15 @@ int lab_run(Error *e)
     for (; made < N_SCREENS; made++)
         if (!(lab.state[made] = SCREENS[made]->create(e)))
             goto done;
+    for (size_t i = 0; i < N_SCREENS; i++) {
+        lab.cur = i;
+        lab_recompute_or_restore(&lab, NULL);
+        lab_save_settings(&lab, &lab.origin[i]);
+    }
+    lab.cur = 0;
+    lab_load_fields(&lab);
+    if (open && lab_open(&lab, open, e))       // before the terminal is touched
+        goto done;
     const char *log = getenv("KVLAB_FRAME_LOG");
     if (log && *log)
         lab.frame_log = fopen(log, "a");
@@ -683,13 +903,10 @@ int lab_run(Error *e)
         widget_cut_log(cut_log = fopen(cuts, "a"));
     if (crt_init(e))
         goto done;
-    for (size_t i = 0; i < N_SCREENS; i++) {
-        lab.cur = i;
-        lab_recompute_or_restore(&lab, NULL);
-    }
-    lab.cur = 0;
-    lab_load_fields(&lab);
-    lab_status(&lab, false, "F1 or ? lists every key; F2-F5 (or [ and ]) change screens; q quits");
+    if (open)
+        lab_status(&lab, false, "opened %s; F1 or ? lists every key", open);
+    else
+        lab_status(&lab, false, "F1 or ? lists every key; F2-F5 (or [ and ]) change screens; q quits");
     lab_settle_view(&lab);
     lab_draw_all(&lab);
     refresh();

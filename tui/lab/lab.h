@@ -58,11 +58,23 @@ typedef struct {
     size_t n_keys;
     /* Writes the screen's data as CSV and its chart as SVG. */
     int (*export)(void *st, FILE *csv, FILE *svg, Error *e);
+    /* Puts the inputs back where they started (then recompute); NULL: the
+     * lab puts back the values they had when the screen was set up.
+     * `origin` names where that is, for the status line (NULL: "the
+     * values the screen started with"). */
+    void (*reset)(void *st);
+    const char *origin;
+    /* Pins the figures as they are (on) as the baseline the screen shows
+     * their change against, or unpins them; -1 with the reason in e when
+     * there are no figures to pin. NULL: the screen has nothing to pin. */
+    int (*pin)(void *st, bool on, Error *e);
 } ScreenDef;
 
 /* Runs the lab until the user quits or a signal ends it (the terminal
  * restored): 0, or the number of the signal; -1 with the message in e
- * where it cannot start (no screen's data, no terminal). */
-int lab_run(Error *e);
+ * where it cannot start (no screen's data, a saved state `open` (or
+ * NULL) that cannot be read or applied, no terminal). A bad saved state
+ * is refused before the terminal is touched. */
+int lab_run(const char *open, Error *e);
 
 #endif

@@ -7,6 +7,7 @@
 #include "catalog.h"
 #include "doc.h"
 #include "paths.h"
+#include "pin.h"
 #include "scenario.h"
 #include "svg.h"
 #include "tui/report.h"
@@ -36,6 +37,7 @@ typedef struct {
     Table figs;                 // the figures the seed quotes, a row each
     bool stacked;               // too narrow for figs: each label on a line of its
     Table vals;                 // own, over its verdict and values
+    Pin pin;                    // the pinned baseline, when on
 } Scen;
 
 static void *screen_scenarios_create(Error *e)
@@ -110,6 +112,26 @@ static int screen_scenarios_recompute(void *st, Error *e)
     for (size_t i = 0; i < s->sc.n_figures; i++)
         if (figure_eval_changed(&s->sc, &s->base, &s->sc.figures[i], &s->fig[i], NULL))
             s->fig[i] = (FigureResult){.text = "-", .verdict = FIGURE_NO_FIGURE};
+    return 0;
+}
+
+/* Back to the scenario's own inputs: its file is read again. */
+static void screen_scenarios_reset(void *st)
+{
+    ((Scen *)st)->loaded = -1;
+}
+
+static int screen_scenarios_pin(void *st, bool on, Error *e)
+{
+    Scen *s = st;
+    char what[200], a[64];
+    snprintf(what, sizeof what, "%s, %s tokens x %llu", s->choices[s->pick],
+             units_context(a, sizeof a, s->sc.w.context), (unsigned long long)s->sc.w.batch);
+    (void)e;                    // a scenario always has its figures
+    if (on)
+        pin_set(&s->pin, &s->rp, &s->res, what);
+    else
+        pin_clear(&s->pin);
     return 0;
 }
 
@@ -218,6 +240,10 @@ static void screen_scenarios_layout(void *st, Doc *d)
     if (report_fit_warning(&s->res, text, sizeof text))
         doc_text(d, 0, crt_attr(ROLE_WARN), text);
     doc_gap(d, 1);
+    if (s->pin.on) {
+        pin_layout(&s->pin, &s->rp, &s->res, d);
+        doc_gap(d, 1);
+    }
     doc_table(d, &s->table);
     if (s->res.r[0].has_step) {
         char base[96];
@@ -275,4 +301,7 @@ const ScreenDef SCREEN_SCENARIOS = {
     .recompute = screen_scenarios_recompute,
     .layout = screen_scenarios_layout,
     .export = screen_scenarios_export,
+    .reset = screen_scenarios_reset,
+    .origin = "the scenario's inputs",
+    .pin = screen_scenarios_pin,
 };

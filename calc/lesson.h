@@ -166,6 +166,11 @@ enum { LESSON_WIDGET_UNKNOWN = 1 };
  * failure nothing is left allocated and e holds "path:line:col: what". */
 int lesson_parse(Lesson *l, const char *path, const char *text, size_t len, const LessonRefs *refs,
                  Error *e);
+/* A text in a lesson's inline syntax that is not a lesson (a glossary
+ * definition, an exercise's question): paragraphs, lists, figures and
+ * term links; no header and no summary. */
+int lesson_parse_text(Lesson *l, const char *path, const char *text, size_t len, const LessonRefs *refs,
+                      Error *e);
 /* lesson_parse of a file. */
 int lesson_load(Lesson *l, const char *path, const LessonRefs *refs, Error *e);
 void lesson_free(Lesson *l);

@@ -8,6 +8,7 @@
 #include "paths.h"
 #include "plotmath.h"
 #include "screens.h"
+#include "teach.h"
 #include "tui/text.h"
 
 #include <curses.h>
@@ -28,7 +29,8 @@
  * The screens: one row each.
  */
 
-static const ScreenDef *const SCREENS[] = {&SCREEN_SCENARIOS, &SCREEN_CALC, &SCREEN_QUANT, &SCREEN_GPU};
+static const ScreenDef *const SCREENS[] = {&SCREEN_LESSONS, &SCREEN_SCENARIOS, &SCREEN_CALC, &SCREEN_QUANT,
+                                           &SCREEN_GPU};
 #define N_SCREENS (sizeof SCREENS / sizeof SCREENS[0])
 _Static_assert(N_SCREENS <= LABSTATE_SCREENS, "a saved lab state holds every screen");
 
@@ -48,15 +50,23 @@ struct Lab {
     int pane;                           // 0: fields, 1: the view
     bool editing;
     char edit[64];
-    bool saving;                        // the status line asks where to save the lab
+    const char *prompt;                 // the status line asks for a line after this; NULL: not
+    PromptDone prompt_done;
+    void *prompt_ctx;
     char answer[PATHS_LEN];             // what is typed there
     Settings origin[N_SCREENS];         // the inputs each screen started with (reset)
     bool pinned[N_SCREENS];
     StateInputs pin[N_SCREENS];         // the inputs the pinned figures came from
     char status[256];
     bool status_error;
-    bool help;
-    int help_scroll;                    // first line of the help shown
+    /* The box over the screen (the help, an exercise, a glossary entry). */
+    bool popup;
+    char popup_title[160];
+    DocLayout popup_layout;
+    void *popup_st;
+    PopupKey popup_key;
+    int popup_scroll;                   // its first line shown
+    size_t back;                        // 1 + the screen Esc goes back to; 0: none
     bool quit;
     int tab_x[N_SCREENS + 1];           // tab boundaries on row 0, for the mouse
     FILE *frame_log;                    // KVLAB_FRAME_LOG: draw times, for benchmarks
@@ -170,21 +180,25 @@ static int lab_change(Lab *lab, int (*apply)(Lab *lab, Field *f, Error *e))
  * The view and its scrolling
  */
 
-static Rect lab_view_rect(void)
+/* The view: right of the inputs, or the whole width for a screen
+ * without any. */
+static Rect lab_view_rect(const Lab *lab)
 {
+    if (!lab->n_fields)
+        return (Rect){1, 1, LINES - 3, COLS - 2};
     return (Rect){1, FIELD_W + 1, LINES - 3, COLS - FIELD_W - 2};
 }
 
 /* Lines of the current screen's view. */
 static int lab_view_lines(const Lab *lab)
 {
-    return doc_view_lines(lab_view_rect(), SCREENS[lab->cur]->layout, lab->state[lab->cur]);
+    return doc_view_lines(lab_view_rect(lab), SCREENS[lab->cur]->layout, lab->state[lab->cur]);
 }
 
 /* Whether the view has more lines than its window: something to scroll. */
 static bool lab_view_scrolls(const Lab *lab)
 {
-    return lab_view_lines(lab) > lab_view_rect().h;
+    return lab_view_lines(lab) > lab_view_rect(lab).h;
 }
 
 /* Moves *first, the first line a window of h lines shows of `lines`, as
@@ -219,10 +233,12 @@ typedef struct {
     int (*act)(Lab *lab, int ch);
 } GlobalKey;
 
+static void lab_help_doc(void *st, Doc *d);
+
 static int lab_act_help(Lab *lab, int ch)
 {
     (void)ch;
-    lab->help = true;
+    lab_popup(lab, "Help: every key", lab_help_doc, lab, NULL);
     return KEY_REDRAW;
 }
 
@@ -237,6 +253,7 @@ static void lab_switch_to(Lab *lab, size_t i)
 {
     if (i >= N_SCREENS || i == lab->cur)
         return;
+    lab->back = 0;                      // chosen, not opened from a page: Esc stays
     lab->cur = i;
     lab->pane = 0;
     lab->status[0] = '\0';
@@ -262,7 +279,7 @@ static int lab_act_pane(Lab *lab, int ch)
 
 static int lab_act_page(Lab *lab, int ch)
 {
-    lab_scroll_by_key(&lab->scroll[lab->cur], lab_view_lines(lab), lab_view_rect().h, ch);
+    lab_scroll_by_key(&lab->scroll[lab->cur], lab_view_lines(lab), lab_view_rect(lab).h, ch);
     return KEY_REDRAW;
 }
 
@@ -275,8 +292,8 @@ static int lab_act_cycle(Lab *lab, int ch)
 static int lab_act_move(Lab *lab, int ch)
 {
     int dir = (ch == KEY_UP || ch == 'k') ? -1 : 1;
-    if (lab->pane == 1) {
-        lab_scroll_by_key(&lab->scroll[lab->cur], lab_view_lines(lab), lab_view_rect().h, ch);
+    if (lab->pane == 1 || !lab->n_fields) {
+        lab_scroll_by_key(&lab->scroll[lab->cur], lab_view_lines(lab), lab_view_rect(lab).h, ch);
         return KEY_REDRAW;
     }
     size_t *sel = &lab->sel[lab->cur];
@@ -327,16 +344,18 @@ static int lab_act_edit(Lab *lab, int ch)
 }
 
 static int lab_act_export(Lab *lab, int ch);
+static int lab_act_glossary(Lab *lab, int ch);
 static int lab_act_reset(Lab *lab, int ch);
 static int lab_act_pin(Lab *lab, int ch);
 static int lab_act_save(Lab *lab, int ch);
 
 static const GlobalKey KEYS[] = {
     {{KEY_F(1), '?', 0}, "F1 ?", "this help", lab_act_help},
-    {{KEY_F(2), 0}, "F2", "the Scenarios screen", lab_act_screen},
-    {{KEY_F(3), 0}, "F3", "the Calculator screen", lab_act_screen},
-    {{KEY_F(4), 0}, "F4", "the Quantization error screen", lab_act_screen},
-    {{KEY_F(5), 0}, "F5", "the GPU lab screen", lab_act_screen},
+    {{KEY_F(2), 0}, "F2", "the Lessons screen", lab_act_screen},
+    {{KEY_F(3), 0}, "F3", "the Scenarios screen", lab_act_screen},
+    {{KEY_F(4), 0}, "F4", "the Calculator screen", lab_act_screen},
+    {{KEY_F(5), 0}, "F5", "the Quantization error screen", lab_act_screen},
+    {{KEY_F(6), 0}, "F6", "the GPU lab screen", lab_act_screen},
     {{'[', ']', 0}, "[ ]", "the previous or next screen", lab_act_cycle},
     {{'\t', KEY_BTAB, 0}, "Tab", "move between the inputs and the view (to scroll it)", lab_act_pane},
     {{KEY_UP, 'k', 0}, "Up k", "previous input, or scroll the view up", lab_act_move},
@@ -350,6 +369,8 @@ static const GlobalKey KEYS[] = {
      lab_act_edit},
     {{'0', 0}, "0-9 .", "start typing a value straight away: 8k, 20GiB", lab_act_edit},
     {{'e', 0}, "e", "export this screen: CSV data and an SVG chart", lab_act_export},
+    {{'G', 0}, "G", "the glossary's entry for the selected input (on the Lessons screen: every term)",
+     lab_act_glossary},
     {{'R', 0}, "R", "reset: every input of this screen back to its scenario's (or first) value",
      lab_act_reset},
     {{'P', 0}, "P", "pin the figures as a baseline: the screen then shows how the live figures "
@@ -425,6 +446,317 @@ static int lab_mouse_key(Lab *lab)
         return KEY_REDRAW;
     }
     return KEY_IGNORED;
+}
+
+/* ------------------------------------------------------------------------
+ * The prompt in the status line, and the box over the screen
+ */
+
+void lab_prompt(Lab *lab, const char *label, PromptDone done, void *ctx)
+{
+    lab->prompt = label;
+    lab->prompt_done = done;
+    lab->prompt_ctx = ctx;
+    lab->answer[0] = '\0';
+    lab->status[0] = '\0';
+}
+
+/* A key while the status line asks for a line: Enter hands it over, Esc
+ * cancels, Backspace erases, printable characters are typed. */
+static int lab_prompt_key(Lab *lab, int ch)
+{
+    size_t n = strlen(lab->answer);
+    if (ch == CRT_ESC) {
+        lab->prompt = NULL;
+        lab_status(lab, false, "cancelled");
+    } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+        lab->prompt = NULL;
+        lab->prompt_done(lab->prompt_ctx, lab, lab->answer);
+    } else if (ch == KEY_BACKSPACE || ch == CRT_DEL || ch == CRT_CTRL_H) {
+        if (n)
+            lab->answer[n - 1] = '\0';
+    } else if (ch >= ' ' && ch < CRT_DEL && n + 1 < sizeof lab->answer) {
+        lab->answer[n] = (char)ch;
+        lab->answer[n + 1] = '\0';
+    }
+    return KEY_REDRAW;
+}
+
+/* The status line while it asks: the label, then as much of the end of
+ * what is typed as fits, and the cursor. */
+static void lab_draw_prompt(Lab *lab, int y, int w)
+{
+    char line[512 + sizeof lab->answer];
+    const size_t len = strlen(lab->answer), used = text_columns(lab->prompt) + 1;
+    const size_t room = (size_t)w > used ? (size_t)w - used : 0;
+    snprintf(line, sizeof line, "%s%s_", lab->prompt, lab->answer + (len > room ? len - room : 0));
+    put_text(y, 1, w, crt_attr(ROLE_EDIT), line);
+}
+
+void lab_popup(Lab *lab, const char *title, DocLayout layout, void *st, PopupKey key)
+{
+    lab->popup = true;
+    snprintf(lab->popup_title, sizeof lab->popup_title, "%s", title);
+    lab->popup_layout = layout;
+    lab->popup_st = st;
+    lab->popup_key = key;
+    lab->popup_scroll = 0;
+}
+
+/* The box, and the window its lines scroll in. */
+static Rect lab_popup_box(Rect *win)
+{
+    int w = COLS - 8 < HELP_W ? COLS - 8 : HELP_W, h = LINES - 4;
+    Rect r = {2, (COLS - w) / 2, h, w};
+    *win = (Rect){r.y + 2, r.x + 2, r.h - 2, r.w - 4};
+    return r;
+}
+
+static int lab_popup_lines(Lab *lab)
+{
+    Rect win;
+    lab_popup_box(&win);
+    return doc_view_lines(win, lab->popup_layout, lab->popup_st);
+}
+
+static void lab_draw_popup(Lab *lab)
+{
+    Rect win, r = lab_popup_box(&win);
+    int lines = lab_popup_lines(lab);
+    attron(crt_attr(ROLE_NORMAL));
+    for (int y = r.y; y < r.y + r.h; y++)
+        mvhline(y, r.x, ' ', r.w);
+    attroff(crt_attr(ROLE_NORMAL));
+    char title[256];
+    snprintf(title, sizeof title, "%s (%s)", lab->popup_title,
+             lines > win.h ? "Up, Down, PgUp, PgDn scroll; other keys close"
+                           : lab->popup_key ? "Esc closes" : "any key closes this");
+    draw_title((Rect){r.y, r.x + 1, 1, r.w - 2}, title);
+    doc_view(win, lab->popup_scroll, lines, lab->popup_layout, lab->popup_st);
+    doc_marks(win, lab->popup_scroll, lines, "Down");
+}
+
+/* A key while the box is open: the arrows and pages scroll it when it
+ * does not fit, its own keys act, and any other key closes it. */
+static int lab_popup_handle(Lab *lab, int ch)
+{
+    Rect win;
+    lab_popup_box(&win);
+    int lines = lab_popup_lines(lab);
+    if (lines > win.h && lab_scroll_by_key(&lab->popup_scroll, lines, win.h, ch))
+        return KEY_REDRAW;
+    int flags = lab->popup_key ? lab->popup_key(lab->popup_st, ch, lab) : KEY_IGNORED;
+    if (flags != KEY_IGNORED)
+        return flags | KEY_REDRAW;
+    lab->popup = false;
+    lab->popup_scroll = 0;
+    return KEY_REDRAW;
+}
+
+/* ------------------------------------------------------------------------
+ * For lessons: a screen opened with a page's settings, scrolling to a
+ * focused item, the glossary
+ */
+
+void lab_scroll_to(Lab *lab, int line)
+{
+    const int h = lab_view_rect(lab).h, first = lab->scroll[lab->cur];
+    if (line <= first)                          // clear of the mark that says more lies above
+        lab->scroll[lab->cur] = line > 0 ? line - 1 : 0;
+    else if (line >= first + h - 2)             // and of the one below
+        lab->scroll[lab->cur] = line - h / 3;
+    lab->scroll[lab->cur] = scroll_clamp(lab->scroll[lab->cur], lab_view_lines(lab), h);
+}
+
+static size_t lab_screen_by_id(const char *id)
+{
+    for (size_t i = 0; i < N_SCREENS; i++)
+        if (SCREENS[i]->id && strcmp(SCREENS[i]->id, id) == 0)
+            return i;
+    return N_SCREENS;
+}
+
+static const ScreenOption *lab_option(const ScreenDef *def, const char *name)
+{
+    for (size_t i = 0; i < def->n_options; i++)
+        if (name ? def->options[i].option && strcmp(def->options[i].option, name) == 0 : !def->options[i].option)
+            return &def->options[i];
+    return NULL;
+}
+
+static StateInput *lab_input_of(StateInputs *in, const char *label)
+{
+    for (size_t k = 0; k < in->n; k++)
+        if (strcmp(in->in[k].label, label) == 0)
+            return &in->in[k];
+    return NULL;
+}
+
+/* Sets the input `label` to value, added where it is not there yet. */
+static int lab_set_input(StateInputs *in, const char *label, const char *value, Error *e)
+{
+    StateInput *v = lab_input_of(in, label);
+    if (!v && in->n == FIELDS_MAX)
+        return error_set(e, "more than %d inputs", FIELDS_MAX);
+    if (!v)
+        v = &in->in[in->n++];
+    v->label = label;
+    v->where[0] = '\0';
+    snprintf(v->value, sizeof v->value, "%s", value);
+    return 0;
+}
+
+/* The inputs that a command line's words set on screen def, as a saved
+ * state holds them; the options it has no input for, named in `ignored`. */
+static int lab_options_inputs(const ScreenDef *def, const char *options, StateInputs *in, char *ignored,
+                              size_t n, Error *e)
+{
+    char copy[1024], *words[64];
+    size_t nw = 0;
+    snprintf(copy, sizeof copy, "%s", options);
+    for (char *t = strtok(copy, " \t\r\n"); t && nw < sizeof words / sizeof words[0]; t = strtok(NULL, " \t\r\n"))
+        words[nw++] = t;
+    in->n = 0;
+    ignored[0] = '\0';
+    for (size_t i = 0; i < nw; i++) {
+        char *name = words[i], *value = NULL, *eq = strchr(name, '=');
+        const bool dashed = strncmp(name, "--", 2) == 0;
+        if (dashed && eq)
+            *eq = '\0', value = eq + 1;
+        const ScreenOption *o = lab_option(def, dashed ? name : NULL);
+        if (o && o->arg && !value) {
+            if (i + 1 == nw)
+                return error_set(e, "%s needs a value", name);
+            value = words[++i];
+        } else if (!o && dashed && !value && i + 1 < nw && strncmp(words[i + 1], "--", 2) != 0) {
+            i++;                                    // its value goes with it
+        }
+        if (!o) {
+            size_t len = strlen(ignored);
+            if (!strstr(ignored, name))
+                snprintf(ignored + len, n - len, "%s%s", len ? " " : "", name);
+            continue;
+        }
+        if (lab_set_input(in, o->label, o->value ? o->value : dashed ? value : name, e))
+            return -1;
+    }
+    for (size_t i = 0; i < def->n_options; i++)     // what the command takes where it is not given
+        if (def->options[i].absent && !lab_input_of(in, def->options[i].label) &&
+            lab_set_input(in, def->options[i].label, def->options[i].absent, e))
+            return -1;
+    return 0;
+}
+
+static int lab_apply(Lab *lab, const StateInputs *in, Error *e);
+
+int lab_open_screen(Lab *lab, const char *id, const char *options, Error *e)
+{
+    size_t to = lab_screen_by_id(id);
+    /* the calculator has no scenario input: a calc widget that starts from
+     * a scenario shows it where scenarios are, with its figures */
+    if (to < N_SCREENS && !strcmp(id, "calc") && strstr(options, "--scenario"))
+        to = lab_screen_by_id("scenarios");
+    if (to == N_SCREENS)
+        return error_set(e, "no screen '%s'", id);
+    static StateInputs in;
+    char ignored[256];
+    if (lab_options_inputs(SCREENS[to], options, &in, ignored, sizeof ignored, e))
+        return -1;
+    const size_t from = lab->cur;
+    const ScreenDef *s = SCREENS[to];
+    Error why;
+    lab->cur = to;
+    lab_load_fields(lab);
+    if (s->reset)
+        s->reset(lab->state[to]);
+    else
+        lab_restore_settings(lab, &lab->origin[to]);
+    if (s->recompute(lab->state[to], &why) || lab_apply(lab, &in, &why)) {
+        lab->cur = from;
+        lab_load_fields(lab);
+        return error_set(e, "%s", why.msg);
+    }
+    lab_save_settings(lab, &lab->origin[to]);          // R comes back to the page's settings
+    lab->scroll[to] = 0;
+    lab->pane = 0;
+    lab->back = from + 1;
+    if (ignored[0])
+        lab_status(lab, false, "the page's settings, but for %s; Esc: back to the page", ignored);
+    else
+        lab_status(lab, false, "the page's settings; Esc goes back to the page");
+    return 0;
+}
+
+/* The entry the glossary box shows. */
+static void lab_glossary_doc(void *st, Doc *d)
+{
+    const GlossaryEntry *g = st;
+    char text[GLOSSARY_DEFINITION_MAX * 2], line[1024];
+    Error e;
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), exercise_text(g->definition, text, sizeof text, &e) ? e.msg : text);
+    size_t len = 0;
+    line[0] = '\0';
+    for (size_t i = 0; i < g->n_aliases && len < sizeof line; i++, len = strlen(line))
+        snprintf(line + len, sizeof line - len, "%s%s", i ? ", " : "also written: ", g->aliases[i]);
+    if (len)
+        doc_text(d, 0, crt_attr(ROLE_DIM), line);
+    len = 0;
+    line[0] = '\0';
+    for (size_t i = 0; i < g->n_see && len < sizeof line; i++, len = strlen(line))
+        snprintf(line + len, sizeof line - len, "%s%s", i ? ", " : "see also: ", g->see[i]);
+    if (len)
+        doc_text(d, 0, crt_attr(ROLE_DIM), line);
+    if (g->lesson[0]) {
+        snprintf(line, sizeof line, "taught in the lesson %s (F2)", g->lesson);
+        doc_text(d, 0, crt_attr(ROLE_DIM), line);
+    }
+}
+
+void lab_glossary(Lab *lab, const char *term)
+{
+    Error e;
+    if (teach_load(&e)) {
+        lab_status(lab, true, "no glossary: %s", e.msg);
+        return;
+    }
+    const Glossary *g = &teach_context()->glossary;
+    const GlossaryEntry *ge = glossary_find(g, term);
+    /* a label of several words ("KIVI residual") by its last word ("residual") */
+    const char *last = strrchr(term, ' ');
+    if (!ge && last)
+        ge = glossary_find(g, last + 1);
+    if (!ge) {
+        lab_status(lab, false, "the glossary has no entry for '%s'", term);
+        return;
+    }
+    char title[GLOSSARY_TERM_MAX + 16];
+    snprintf(title, sizeof title, "Glossary: %s", ge->term);
+    lab_popup(lab, title, lab_glossary_doc, (void *)ge, NULL);
+}
+
+/* Every term of the glossary, for the Lessons screen's G. */
+static void lab_glossary_all_doc(void *st, Doc *d)
+{
+    const Glossary *g = st;
+    char text[GLOSSARY_DEFINITION_MAX * 2];
+    Error e;
+    for (size_t i = 0; i < g->n; i++)
+        doc_pair(d, HELP_KEY_W + 6, crt_attr(ROLE_FIELD), g->entries[i].term, crt_attr(ROLE_NORMAL),
+                 exercise_text(g->entries[i].definition, text, sizeof text, &e) ? e.msg : text);
+}
+
+static int lab_act_glossary(Lab *lab, int ch)
+{
+    (void)ch;
+    Error e;
+    if (lab->n_fields && lab->pane == 0) {
+        lab_glossary(lab, lab->fields[lab->sel[lab->cur]].label);
+    } else if (teach_load(&e)) {
+        lab_status(lab, true, "no glossary: %s", e.msg);
+    } else {
+        lab_popup(lab, "Glossary", lab_glossary_all_doc, (void *)&teach_context()->glossary, NULL);
+    }
+    return KEY_REDRAW;
 }
 
 /* ------------------------------------------------------------------------
@@ -511,46 +843,20 @@ static void lab_save(Lab *lab)
         lab_status(lab, false, "saved %s", path);
 }
 
-static int lab_act_save(Lab *lab, int ch)
+/* The prompt's answer: where to save. */
+static void lab_save_done(void *ctx, Lab *lab, const char *answer)
 {
-    (void)ch;
-    lab->saving = true;
-    lab->answer[0] = '\0';
-    lab->status[0] = '\0';
-    return KEY_REDRAW;
-}
-
-/* A key while the status line asks where to save: Enter saves, Esc
- * cancels, Backspace erases, printable characters are typed. */
-static int lab_save_key(Lab *lab, int ch)
-{
-    size_t n = strlen(lab->answer);
-    if (ch == CRT_ESC) {
-        lab->saving = false;
-        lab_status(lab, false, "not saved");
-    } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
-        lab->saving = false;
-        lab_save(lab);
-    } else if (ch == KEY_BACKSPACE || ch == CRT_DEL || ch == CRT_CTRL_H) {
-        if (n)
-            lab->answer[n - 1] = '\0';
-    } else if (ch >= ' ' && ch < CRT_DEL && n + 1 < sizeof lab->answer) {
-        lab->answer[n] = (char)ch;
-        lab->answer[n + 1] = '\0';
-    }
-    return KEY_REDRAW;
+    (void)ctx, (void)answer;
+    lab_save(lab);
 }
 
 #define SAVE_PROMPT "save as (a name or path; Enter alone: a dated file; Esc: cancel): "
 
-/* The status line while it asks where to save: the prompt, then as much of
- * the end of what is typed as fits, and the cursor. */
-static void lab_draw_save_prompt(Lab *lab, int y, int w)
+static int lab_act_save(Lab *lab, int ch)
 {
-    char line[sizeof SAVE_PROMPT + sizeof lab->answer + 1];
-    const size_t len = strlen(lab->answer), room = (size_t)w - strlen(SAVE_PROMPT) - 1;
-    snprintf(line, sizeof line, "%s%s_", SAVE_PROMPT, lab->answer + (len > room ? len - room : 0));
-    put_text(y, 1, w, crt_attr(ROLE_EDIT), line);
+    (void)ch;
+    lab_prompt(lab, SAVE_PROMPT, lab_save_done, NULL);
+    return KEY_REDRAW;
 }
 
 /* The inputs of the current screen from a saved state, each applied as
@@ -616,6 +922,10 @@ static int lab_act_export(Lab *lab, int ch)
 {
     (void)ch;
     const ScreenDef *s = SCREENS[lab->cur];
+    if (!s->export) {
+        lab_status(lab, false, "the %s screen has nothing to export", s->name);
+        return KEY_REDRAW;
+    }
     char stamp[32], csv[96], svg[96], name[32];
     time_t t = time(NULL);
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime(&t));
@@ -668,6 +978,8 @@ static void lab_draw_tabs(Lab *lab)
 
 static void lab_draw_fields(Lab *lab, int h)
 {
+    if (!lab->n_fields)                 // the view takes the whole width
+        return;
     draw_title((Rect){1, 0, 1, FIELD_W - 1}, lab->pane == 0 ? "Inputs" : "Inputs (Tab: back)");
     for (size_t i = 0; i < lab->n_fields; i++) {
         const Field *f = &lab->fields[i];
@@ -715,58 +1027,23 @@ static void lab_help_doc(void *st, Doc *d)
     doc_text(d, 0, crt_attr(ROLE_DIM), s->help);
 }
 
-/* The help box, and the window its lines scroll in. */
-static Rect lab_help_box(Rect *win)
-{
-    int w = COLS - 8 < HELP_W ? COLS - 8 : HELP_W, h = LINES - 4;
-    Rect r = {2, (COLS - w) / 2, h, w};
-    *win = (Rect){r.y + 2, r.x + 2, r.h - 2, r.w - 4};
-    return r;
-}
-
-static int lab_help_lines(Lab *lab)
-{
-    Rect win;
-    lab_help_box(&win);
-    return doc_view_lines(win, lab_help_doc, lab);
-}
-
-static void lab_draw_help(Lab *lab)
-{
-    Rect win, r = lab_help_box(&win);
-    int lines = lab_help_lines(lab);
-    attron(crt_attr(ROLE_NORMAL));
-    for (int y = r.y; y < r.y + r.h; y++)
-        mvhline(y, r.x, ' ', r.w);
-    attroff(crt_attr(ROLE_NORMAL));
-    draw_title((Rect){r.y, r.x + 1, 1, r.w - 2}, lines > win.h ? "Help: every key (Up, Down, PgUp, "
-                                                                 "PgDn scroll; other keys close)"
-                                                               : "Help: every key (any key closes this)");
-    doc_view(win, lab->help_scroll, lines, lab_help_doc, lab);
-    doc_marks(win, lab->help_scroll, lines, "Down");
-}
-
-/* A key while the help is open: the arrows and pages scroll it when it
- * does not fit; any other key closes it. */
-static int lab_help_key(Lab *lab, int ch)
-{
-    Rect win;
-    lab_help_box(&win);
-    int lines = lab_help_lines(lab);
-    if (lines > win.h && lab_scroll_by_key(&lab->help_scroll, lines, win.h, ch))
-        return KEY_REDRAW;
-    lab->help = false;
-    lab->help_scroll = 0;
-    return KEY_REDRAW;
-}
-
-static void lab_draw_function_bar_keys(void)
+/* The function bar: the screen's own keys or the lab's, and at its right
+ * end, where the view scrolls, how far down it shows: "31/48 lines". */
+static void lab_draw_function_bar_keys(Lab *lab)
 {
     static const BarKey BAR[] = {
         {"F1", "Help"}, {"Enter", "Edit"}, {"+-", "Step"}, {"Tab", "Pane"}, {"R", "Reset"},
         {"P", "Pin"},   {"S", "Save"},     {"e", "Export"}, {"q", "Quit"},
     };
-    draw_function_bar(LINES - 1, COLS, BAR, sizeof BAR / sizeof BAR[0]);
+    const ScreenDef *s = SCREENS[lab->cur];
+    draw_function_bar(LINES - 1, COLS, s->bar ? s->bar : BAR, s->bar ? s->n_bar : sizeof BAR / sizeof BAR[0]);
+    const int lines = lab_view_lines(lab), h = lab_view_rect(lab).h;
+    if (lines <= h)
+        return;
+    char where[48];
+    const int first = lab->scroll[lab->cur], last = first + h < lines ? first + h : lines;
+    snprintf(where, sizeof where, " %d/%d lines", last, lines);
+    put_text(LINES - 1, COLS - (int)strlen(where), (int)strlen(where), crt_attr(ROLE_BAR), where);
 }
 
 static void lab_draw_all(Lab *lab)
@@ -785,18 +1062,18 @@ static void lab_draw_all(Lab *lab)
     lab_draw_tabs(lab);
     lab_draw_fields(lab, LINES - 3);
     const ScreenDef *s = SCREENS[lab->cur];
-    const Rect win = lab_view_rect();
+    const Rect win = lab_view_rect(lab);
     const int lines = lab_view_lines(lab), first = lab->scroll[lab->cur];
     doc_view(win, first, lines, s->layout, lab->state[lab->cur]);
-    doc_marks(win, first, lines, lab->pane ? "Down" : "Tab, Down");
-    if (lab->saving)
-        lab_draw_save_prompt(lab, LINES - 2, COLS - 2);
+    doc_marks(win, first, lines, lab->pane || !lab->n_fields ? "Down" : "Tab, Down");
+    if (lab->prompt)
+        lab_draw_prompt(lab, LINES - 2, COLS - 2);
     else
         put_text(LINES - 2, 1, COLS - 2, crt_attr(lab->status_error ? ROLE_BAD : ROLE_DIM), lab->status);
-    lab_draw_function_bar_keys();
-    if (lab->help) {
-        widget_cut_context("Help");
-        lab_draw_help(lab);
+    lab_draw_function_bar_keys(lab);
+    if (lab->popup) {
+        widget_cut_context(lab->popup_title);
+        lab_draw_popup(lab);
     }
 }
 
@@ -844,31 +1121,35 @@ static void lab_log_frame(Lab *lab, double t0, int ch)
  * where the view fits. */
 static void lab_settle_view(Lab *lab)
 {
-    const int lines = lab_view_lines(lab), h = lab_view_rect().h;
+    const int lines = lab_view_lines(lab), h = lab_view_rect(lab).h;
     lab->scroll[lab->cur] = scroll_clamp(lab->scroll[lab->cur], lines, h);
     if (lines <= h)
         lab->pane = 0;
-    Rect help;
-    lab_help_box(&help);
-    lab->help_scroll = lab->help ? scroll_clamp(lab->help_scroll, lab_help_lines(lab), help.h) : 0;
+    Rect box;
+    lab_popup_box(&box);
+    lab->popup_scroll = lab->popup ? scroll_clamp(lab->popup_scroll, lab_popup_lines(lab), box.h) : 0;
 }
 
 static int lab_handle(Lab *lab, int ch)
 {
     if (ch == KEY_RESIZE)
         return KEY_REDRAW;
-    if (lab->help)
-        return lab_help_key(lab, ch);   // q too only closes the help
+    if (lab->prompt)                    // over a box too: an exercise's answer
+        return lab_prompt_key(lab, ch);
+    if (lab->popup)
+        return lab_popup_handle(lab, ch);       // q too only closes it
     if (COLS < MIN_W || LINES < MIN_H)
         return ch == 'q' || ch == KEY_F(10) ? lab_act_quit(lab, ch) : KEY_IGNORED;
     if (lab->editing)
         return lab_edit_key(lab, ch);
-    if (lab->saving)
-        return lab_save_key(lab, ch);
     if (ch == KEY_MOUSE)
         return lab_mouse_key(lab);
     const ScreenDef *s = SCREENS[lab->cur];
     int flags = s->key ? s->key(lab->state[lab->cur], ch, lab) : KEY_IGNORED;
+    if (flags == KEY_IGNORED && ch == CRT_ESC && lab->back) {    // back to the page that opened it
+        lab_switch_to(lab, lab->back - 1);
+        return KEY_REDRAW;
+    }
     if (flags == KEY_IGNORED)
         flags = lab_global_key(lab, ch);
     return flags;
@@ -903,10 +1184,12 @@ int lab_run(const char *open, Error *e)
         widget_cut_log(cut_log = fopen(cuts, "a"));
     if (crt_init(e))
         goto done;
-    if (open)
+    if (teach_notice()[0])
+        lab_status(&lab, true, "%s", teach_notice());
+    else if (open)
         lab_status(&lab, false, "opened %s; F1 or ? lists every key", open);
     else
-        lab_status(&lab, false, "F1 or ? lists every key; F2-F5 (or [ and ]) change screens; q quits");
+        lab_status(&lab, false, "F1 or ? lists every key; F2-F6 (or [ and ]) change screens; q quits");
     lab_settle_view(&lab);
     lab_draw_all(&lab);
     refresh();
@@ -938,6 +1221,7 @@ int lab_run(const char *open, Error *e)
 done:
     for (size_t i = 0; i < made; i++)
         SCREENS[i]->destroy(lab.state[i]);
+    teach_done();
     if (lab.frame_log)
         fclose(lab.frame_log);
     widget_cut_log(NULL);

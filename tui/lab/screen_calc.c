@@ -334,7 +334,23 @@ static int screen_calc_export(void *st, FILE *csv, FILE *svg, Error *e)
     return 0;
 }
 
+static const ScreenOption OPTIONS[] = {
+    {"--model", "Model", true, NULL, NULL},
+    {"--gpu", "GPU", true, NULL, "none"},
+    {"--context", "Context", true, NULL, NULL},
+    {"--batch", "Batch", true, NULL, NULL},
+    {"--pool", "KV pool", true, NULL, NULL},
+    {"--weights", "Weights", true, NULL, NULL},
+    {"--bandwidth", "Bandwidth", true, NULL, NULL},
+    {"--utilization", "GPU share", true, NULL, NULL},
+    {"--tp", "Tensor parallel", true, NULL, NULL},
+    {"--residual", "KIVI residual", true, NULL, NULL},
+    {"--block", "Paged block", true, NULL, NULL},
+    {"--mha", "As MHA", false, "on", NULL},
+};
+
 const ScreenDef SCREEN_CALC = {
+    .id = "calc",
     .name = "Calculator",
     .help = "Every number on the left can be changed: the table shows each format's bytes per "
             "element (metadata included), the cache per sequence and in total (binary and decimal "
@@ -353,4 +369,6 @@ const ScreenDef SCREEN_CALC = {
     .layout = screen_calc_layout,
     .export = screen_calc_export,
     .pin = screen_calc_pin,
+    .options = OPTIONS,
+    .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
 };

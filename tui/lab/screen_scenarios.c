@@ -286,7 +286,18 @@ static int screen_scenarios_export(void *st, FILE *csv, FILE *svg, Error *e)
     return 0;
 }
 
+static const ScreenOption OPTIONS[] = {
+    {NULL, "Scenario", false, NULL, NULL},
+    {"--scenario", "Scenario", true, NULL, NULL},
+    {"--context", "Context", true, NULL, NULL},
+    {"--batch", "Batch", true, NULL, NULL},
+    {"--pool", "KV pool", true, NULL, NULL},
+    {"--weights", "Weights", true, NULL, NULL},
+    {"--bandwidth", "Bandwidth", true, NULL, NULL},
+};
+
 const ScreenDef SCREEN_SCENARIOS = {
+    .id = "scenarios",
     .name = "Scenarios",
     .help = "The walk-through scenarios of the lessons' sources: pick one with + and -, read its "
             "story, and compare each figure the source quotes with what kvlab computes; the "
@@ -304,4 +315,6 @@ const ScreenDef SCREEN_SCENARIOS = {
     .reset = screen_scenarios_reset,
     .origin = "the scenario's inputs",
     .pin = screen_scenarios_pin,
+    .options = OPTIONS,
+    .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
 };

@@ -562,6 +562,29 @@ static int screen_lessons_act(Lessons *s, Lab *lab)
     return KEY_REDRAW;
 }
 
+/* What Enter does to the focused item, in the status line. */
+static void screen_lessons_say_focus(const Lessons *s, Lab *lab)
+{
+    const Lesson *l = &s->lesson[s->open];
+    const Item *it = &s->items[s->focus];
+    switch (it->kind) {
+    case ITEM_WIDGET: {
+        const LessonWidget *w = lessonwidget_by_name(l->blocks[it->index].widget);
+        lab_status(lab, false, "Enter opens the %s screen with the page's settings", w ? lessonwidget_screen(w) : "?");
+        break;
+    }
+    case ITEM_PREDICT:
+        lab_status(lab, false, "Enter: your prediction, then the answer");
+        break;
+    case ITEM_TERM:
+        lab_status(lab, false, "Enter shows the glossary's entry for '%s'", l->runs[it->index].target);
+        break;
+    case ITEM_EXERCISE:
+        lab_status(lab, false, "Enter opens the exercise %s", l->exercises[it->index]);
+        break;
+    }
+}
+
 static int screen_lessons_reader_key(Lessons *s, int ch, Lab *lab)
 {
     if (ch == '\t' || ch == KEY_BTAB) {
@@ -572,6 +595,7 @@ static int screen_lessons_reader_key(Lessons *s, int ch, Lab *lab)
         const int n = (int)s->n_items;
         s->focus = ch == '\t' ? (s->focus + 1) % n : (s->focus <= 0 ? n - 1 : s->focus - 1);
         lab_scroll_to(lab, s->items[s->focus].line);
+        screen_lessons_say_focus(s, lab);
         return KEY_REDRAW;
     }
     if (ch == '\n' || ch == '\r' || ch == KEY_ENTER)

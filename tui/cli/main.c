@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "paths.h"
+#include "teachsources.h"
 #include "tui/lab/crt.h"
 #include "tui/lab/lab.h"
 
@@ -73,7 +74,13 @@ int main(int argc, char **argv)
     if (argc < 2 || open) {
         /* a saved state is checked first, so that a bad one is named
          * wherever kvlab runs; lab_run then asks for the terminal */
-        int sig = !open && crt_usable(&e) ? -1 : lab_run(open ? argv[2] : NULL, &e);
+        static TeachSources lessons;
+        int sig = -1;
+        if (open || !crt_usable(&e)) {
+            teachsources_fill(&lessons);
+            teach_set(&lessons);
+            sig = lab_run(open ? argv[2] : NULL, &e);
+        }
         if (sig < 0)
             return cli_fail(NULL, EXIT_USAGE, &e);
         return sig ? 128 + sig : EXIT_OK;           // as the shell reports a signal

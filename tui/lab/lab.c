@@ -719,7 +719,7 @@ void lab_glossary(Lab *lab, const char *term)
         lab_status(lab, true, "no glossary: %s", e.msg);
         return;
     }
-    const Glossary *g = &teach_context()->glossary;
+    const Glossary *g = teach_context()->glossary;
     const GlossaryEntry *ge = glossary_find(g, term);
     /* a label of several words ("KIVI residual") by its last word ("residual") */
     const char *last = strrchr(term, ' ');
@@ -754,7 +754,7 @@ static int lab_act_glossary(Lab *lab, int ch)
     } else if (teach_load(&e)) {
         lab_status(lab, true, "no glossary: %s", e.msg);
     } else {
-        lab_popup(lab, "Glossary", lab_glossary_all_doc, (void *)&teach_context()->glossary, NULL);
+        lab_popup(lab, "Glossary", lab_glossary_all_doc, (void *)teach_context()->glossary, NULL);
     }
     return KEY_REDRAW;
 }
@@ -1221,7 +1221,6 @@ int lab_run(const char *open, Error *e)
 done:
     for (size_t i = 0; i < made; i++)
         SCREENS[i]->destroy(lab.state[i]);
-    teach_done();
     if (lab.frame_log)
         fclose(lab.frame_log);
     widget_cut_log(NULL);

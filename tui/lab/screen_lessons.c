@@ -8,14 +8,14 @@
  * opens the exercise pane (screen_exercise.c).
  *
  * Lessons, glossary and exercises are read as `kvlab lesson` reads them
- * (tui/cli/lessontext.h, through teach.h), so a lesson that `kvlab lesson
- * check` refuses is refused here, with the same message. */
+ * (teach.h), so a lesson that `kvlab lesson check` refuses is refused
+ * here, with the same message. */
 #include "screens.h"
 
 #include "exercise_pane.h"
 #include "paths.h"
 #include "teach.h"
-#include "tui/cli/lessonwidget.h"
+#include "query.h"
 #include "tui/report.h"
 
 #include <curses.h>
@@ -49,9 +49,8 @@ typedef struct {
 typedef struct {
     char why[ERROR_MSG_MAX];    // the lessons could not be read ("" they could)
     size_t n;
-    Lesson lesson[LESSONS_MAX];
-    char bad[LESSONS_MAX][ERROR_MSG_MAX];       // a lesson file that did not load: why
-    char path[LESSONS_MAX][PATHS_LEN + 256];
+    Lesson lesson[TEACH_LESSONS_MAX];
+    char bad[TEACH_LESSONS_MAX][ERROR_MSG_MAX];       // a lesson file that did not load: why
     int open;                   // the lesson shown; -1: the contents
     size_t sel;                 // the contents' selected lesson
     int sel_line;               // its line, as last laid out
@@ -79,22 +78,15 @@ static void *screen_lessons_create(Error *e)
         return NULL;
     s->open = -1;
     s->focus = -1;
-    LessonFiles *files = malloc(sizeof *files);
     Error why;
-    if (!files) {
-        free(s);
-        error_set(e, "out of memory");
-        return NULL;
-    }
-    if (teach_load(&why) || lessontext_files(NULL, files, &why)) {
+    if (teach_load(&why)) {
         snprintf(s->why, sizeof s->why, "%s", why.msg);
-        free(files);
         return s;
     }
-    for (size_t i = 0; i < files->n; i++) {
+    const TeachSources *t = teach_context();
+    for (size_t i = 0; i < t->n_lessons; i++) {
         Lesson *l = &s->lesson[s->n];
-        snprintf(s->path[s->n], sizeof s->path[0], "%s", files->path[i]);
-        if (lesson_load(l, files->path[i], &teach_context()->refs, &why) || lesson_eval(l, &why)) {
+        if (lesson_load(l, t->lessons[i], t->refs, &why) || lesson_eval(l, &why)) {
             if (l->arena)
                 lesson_free(l);
             memset(l, 0, sizeof *l);
@@ -102,7 +94,6 @@ static void *screen_lessons_create(Error *e)
         }
         s->n++;
     }
-    free(files);
     return s;
 }
 
@@ -163,11 +154,18 @@ static size_t screen_lessons_first_unread(const Lessons *s)
  * Opening a lesson: its focusable items and its widgets' figures
  */
 
+/* The lab screen a widget opens; "" for a name no widget has (a lesson
+ * that names one is refused on load). */
+static const char *screen_lessons_widget_screen(const char *name)
+{
+    const char *screen = teach_context()->widget_screen(name);
+    return screen ? screen : "";
+}
+
 static void screen_lessons_widget_figures(const LessonBlock *b, WidgetFigures *w)
 {
     memset(w, 0, sizeof *w);
-    const LessonWidget *lw = lessonwidget_by_name(b->widget);
-    const char *screen = lw ? lessonwidget_screen(lw) : "";
+    const char *screen = screen_lessons_widget_screen(b->widget);
     char copy[1024], *words[QUERY_WORDS_MAX];
     size_t n = 0;
     if (strcmp(screen, "calc") && strcmp(screen, "scenarios"))
@@ -330,11 +328,11 @@ static const char *screen_lessons_runs(Lessons *s, const Lesson *l, size_t run0,
 static void screen_lessons_widget(Lessons *s, const Lesson *l, size_t b, Doc *d)
 {
     const LessonBlock *bl = &l->blocks[b];
-    const LessonWidget *w = lessonwidget_by_name(bl->widget);
     const bool on = screen_lessons_focused(s, ITEM_WIDGET, b);
     char cmd[1024], line[1200];
     screen_lessons_mark(s, d, ITEM_WIDGET, b);
-    snprintf(line, sizeof line, "%s %s", on ? ">" : " ", w ? lessonwidget_command(w, bl->text, cmd, sizeof cmd) : bl->widget);
+    snprintf(line, sizeof line, "%s %s", on ? ">" : " ",
+             teach_context()->widget_command(bl->widget, bl->text, cmd, sizeof cmd));
     doc_text(d, 0, crt_attr(on ? ROLE_FIELD_ON : ROLE_TITLE), line);
     for (size_t i = 0; i < s->n_widgets; i++) {
         const WidgetFigures *f = &s->widgets[i];
@@ -351,7 +349,7 @@ static void screen_lessons_widget(Lessons *s, const Lesson *l, size_t b, Doc *d)
         }
     }
     snprintf(line, sizeof line, "%s opens the %s screen with these settings; Esc comes back",
-             on ? "Enter" : "Tab to it, then Enter,", w ? lessonwidget_screen(w) : "?");
+             on ? "Enter" : "Tab to it, then Enter,", screen_lessons_widget_screen(bl->widget));
     doc_text(d, 2, crt_attr(ROLE_DIM), line);
 }
 
@@ -449,7 +447,7 @@ static void screen_lessons_exercises(Lessons *s, const Lesson *l, Doc *d)
     doc_gap(d, 1);
     doc_text(d, 0, crt_attr(ROLE_TITLE), "Exercises (Tab to one, then Enter)");
     for (size_t i = 0; i < l->n_exercises; i++) {
-        const Exercise *x = exercise_find(&teach_context()->exercises, l->exercises[i]);
+        const Exercise *x = exercise_find(teach_context()->exercises, l->exercises[i]);
         const ProgressItem *it = progress_find_exercise(teach_progress(), l->exercises[i]);
         const bool on = screen_lessons_focused(s, ITEM_EXERCISE, i);
         char q[EXERCISE_TEXT_MAX], line[EXERCISE_TEXT_MAX + 128];
@@ -536,9 +534,8 @@ static int screen_lessons_act(Lessons *s, Lab *lab)
     switch (it->kind) {
     case ITEM_WIDGET: {
         const LessonBlock *b = &l->blocks[it->index];
-        const LessonWidget *w = lessonwidget_by_name(b->widget);
-        if (!w || lab_open_screen(lab, lessonwidget_screen(w), b->text, &e))
-            lab_status(lab, true, "cannot open the widget: %s", w ? e.msg : "no such widget");
+        if (lab_open_screen(lab, screen_lessons_widget_screen(b->widget), b->text, &e))
+            lab_status(lab, true, "cannot open the widget: %s", e.msg);
         return KEY_RECOMPUTE | KEY_REDRAW;
     }
     case ITEM_PREDICT:
@@ -551,7 +548,7 @@ static int screen_lessons_act(Lessons *s, Lab *lab)
         lab_glossary(lab, l->runs[it->index].target);
         return KEY_REDRAW;
     case ITEM_EXERCISE: {
-        const Exercise *x = exercise_find(&teach_context()->exercises, l->exercises[it->index]);
+        const Exercise *x = exercise_find(teach_context()->exercises, l->exercises[it->index]);
         if (!x)
             lab_status(lab, true, "no exercise '%s'", l->exercises[it->index]);
         else
@@ -569,8 +566,8 @@ static void screen_lessons_say_focus(const Lessons *s, Lab *lab)
     const Item *it = &s->items[s->focus];
     switch (it->kind) {
     case ITEM_WIDGET: {
-        const LessonWidget *w = lessonwidget_by_name(l->blocks[it->index].widget);
-        lab_status(lab, false, "Enter opens the %s screen with the page's settings", w ? lessonwidget_screen(w) : "?");
+        lab_status(lab, false, "Enter opens the %s screen with the page's settings",
+                   screen_lessons_widget_screen(l->blocks[it->index].widget));
         break;
     }
     case ITEM_PREDICT:

@@ -1,22 +1,25 @@
 /* teach.c - see teach.h. */
 #include "teach.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static struct {
-    bool tried;
-    int rc;
-    Error why;
-    LessonContext ctx;
+    const TeachSources *src;
+    bool loaded;
     Progress progress;
     char path[PROGRESS_PATH_MAX];       // "" where progress has no place (no HOME)
 } teach;
 
+void teach_set(const TeachSources *src)
+{
+    teach.src = src;
+}
+
 int teach_load(Error *e)
 {
-    if (!teach.tried) {
-        teach.tried = true;
-        teach.rc = lessontext_context(&teach.ctx, &teach.why);
+    if (!teach.loaded) {
+        teach.loaded = true;
         Error why;
         memset(&teach.progress, 0, sizeof teach.progress);
         if (progress_path(teach.path, sizeof teach.path, &why) ||
@@ -25,14 +28,16 @@ int teach_load(Error *e)
             snprintf(teach.progress.notice, sizeof teach.progress.notice, "progress is not kept: %s", why.msg);
         }
     }
-    if (teach.rc && e)
-        *e = teach.why;
-    return teach.rc;
+    if (!teach.src)
+        return error_set(e, "this kvlab has no lessons");
+    if (teach.src->why[0])
+        return error_set(e, "%s", teach.src->why);
+    return 0;
 }
 
-const LessonContext *teach_context(void)
+const TeachSources *teach_context(void)
 {
-    return teach.tried && !teach.rc ? &teach.ctx : NULL;
+    return teach.src && !teach.src->why[0] ? teach.src : NULL;
 }
 
 Progress *teach_progress(void)
@@ -50,11 +55,4 @@ int teach_save(Error *e)
     if (!teach.path[0])
         return error_set(e, "%s", teach.progress.notice);
     return progress_save(&teach.progress, teach.path, e);
-}
-
-void teach_done(void)
-{
-    if (teach.tried && !teach.rc)
-        lessontext_context_done(&teach.ctx);
-    teach.tried = false;
 }

@@ -95,6 +95,19 @@ static cJSON *cli_exercise_text_json(const char *text)
     return cJSON_CreateString(out);
 }
 
+/* What list and show both say of an exercise: its id, lesson, kind,
+ * level and question. */
+static cJSON *cli_exercise_head_json(const Exercise *x)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", x->id);
+    cJSON_AddStringToObject(o, "lesson", x->lesson);
+    cJSON_AddStringToObject(o, "kind", exercise_kind_name(x->kind));
+    cJSON_AddStringToObject(o, "level", exercise_level_name(x->level));
+    cJSON_AddItemToObject(o, "question", cli_exercise_text_json(x->question));
+    return o;
+}
+
 /* ------------------------------------------------------------------------
  * list
  */
@@ -108,12 +121,7 @@ static int cli_exercise_list(const ExerciseSet *set, bool json)
         for (size_t i = 0; i < set->n; i++) {
             const Exercise *x = &set->ex[i];
             const ProgressItem *it = p ? progress_find_exercise(p, x->id) : NULL;
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "id", x->id);
-            cJSON_AddStringToObject(o, "lesson", x->lesson);
-            cJSON_AddStringToObject(o, "kind", exercise_kind_name(x->kind));
-            cJSON_AddStringToObject(o, "level", exercise_level_name(x->level));
-            cJSON_AddItemToObject(o, "question", cli_exercise_text_json(x->question));
+            cJSON *o = cli_exercise_head_json(x);
             cJSON_AddBoolToObject(o, "done", it && it->done);
             cJSON_AddNumberToObject(o, "attempts", it ? (double)it->attempts : 0);
             cJSON_AddItemToArray(arr, o);
@@ -244,12 +252,7 @@ static void cli_exercise_question(const Exercise *x)
 
 static cJSON *cli_exercise_json(const Exercise *x, bool solution)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "id", x->id);
-    cJSON_AddStringToObject(o, "lesson", x->lesson);
-    cJSON_AddStringToObject(o, "kind", exercise_kind_name(x->kind));
-    cJSON_AddStringToObject(o, "level", exercise_level_name(x->level));
-    cJSON_AddItemToObject(o, "question", cli_exercise_text_json(x->question));
+    cJSON *o = cli_exercise_head_json(x);
     cJSON_AddItemToObject(o, "hint", cli_exercise_text_json(x->hint));
     if (x->source[0])
         cJSON_AddStringToObject(o, "source", x->source);
@@ -319,9 +322,9 @@ typedef struct {
     int choice;                 // choice exercises: the index answered
     AnswerVerdict v;            // number answers
     bool seed;                  // the answer is the seed's
-} Checked_;
+} CheckResult;
 
-static int cli_exercise_check_number(const Exercise *x, const char *text, Checked_ *c, Error *e)
+static int cli_exercise_check_number(const Exercise *x, const char *text, CheckResult *c, Error *e)
 {
     Answer a;
     if (answer_parse(text, &a, e) || answer_check(&x->query, x->unit, x->tolerance, &a, &c->v, e))
@@ -331,7 +334,7 @@ static int cli_exercise_check_number(const Exercise *x, const char *text, Checke
     return 0;
 }
 
-static void cli_exercise_verdict_text(const Exercise *x, const Checked_ *c, bool solution)
+static void cli_exercise_verdict_text(const Exercise *x, const CheckResult *c, bool solution)
 {
     if (x->kind == EXERCISE_CHOICE) {
         printf("%s: %c) is %s.\n", x->id, 'a' + c->choice, c->correct ? "right" : "not right");
@@ -368,7 +371,7 @@ static void cli_exercise_verdict_text(const Exercise *x, const Checked_ *c, bool
     }
 }
 
-static int cli_exercise_verdict_json(const Exercise *x, const Checked_ *c, const char *answer, bool solution)
+static int cli_exercise_verdict_json(const Exercise *x, const CheckResult *c, const char *answer, bool solution)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", x->id);
@@ -406,7 +409,7 @@ static int cli_exercise_verdict_json(const Exercise *x, const Checked_ *c, const
 
 static int cli_exercise_check(const Exercise *x, const char *answer, bool solution, bool json)
 {
-    Checked_ c = {0};
+    CheckResult c = {0};
     Error e;
     if (x->kind == EXERCISE_CHOICE) {
         c.choice = exercise_choice_index(x, answer);

@@ -462,6 +462,43 @@ static void write_file(const char *path, const char *text)
     ck_assert(fclose(f) == 0);
 }
 
+/* A teacher's file given with --file adds its exercises: a task opens its
+ * screen with its steps (figures worked out), its report is checked like a
+ * number, and a task with nothing to report cannot be checked (exit 2). */
+START_TEST(exercise_file_option)
+{
+    progress_dir_setup();
+    char path[128];
+    snprintf(path, sizeof path, "%s/mine.json", progress_home);
+    write_file(path, "{\"exercises\": [\n"
+                     " {\"id\": \"task-a\", \"lesson\": \"capacity\", \"kind\": \"task\", \"level\": \"compute\",\n"
+                     "  \"question\": \"Open the calculator.\", \"hint\": \"The slots column.\",\n"
+                     "  \"screen\": \"calc\", \"settings\": \"--scenario pool-20gib\",\n"
+                     "  \"steps\": [\"Read FP8's slots: `=slots --scenario pool-20gib --format fp8_e4m3`.\"],\n"
+                     "  \"report\": \"slots --scenario pool-20gib --format fp8_e4m3\"},\n"
+                     " {\"id\": \"task-b\", \"lesson\": \"capacity\", \"kind\": \"task\", \"level\": \"recall\",\n"
+                     "  \"question\": \"Look.\", \"hint\": \"h\", \"screen\": \"quant\", \"steps\": [\"Look.\"]}]}\n");
+    RunResult r = RUN("exercise", "show", "task-a", "--file", path);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.out, "Read FP8's slots: 40.") && strstr(r.out, "calc screen"), "%s", r.out);
+    run_free(&r);
+    r = RUN("exercise", "check", "task-a", "40", "--file", path);
+    ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+    run_free(&r);
+    r = RUN("exercise", "check", "task-a", "41", "--file", path);
+    ck_assert_int_eq(r.status, 1);
+    run_free(&r);
+    r = RUN("exercise", "check", "task-b", "1", "--file", path);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "nothing to report"), "%s", r.err);
+    run_free(&r);
+    r = RUN("exercise", "show", "task-a");
+    ck_assert_int_eq(r.status, 2);
+    run_free(&r);
+    progress_dir_teardown();
+}
+END_TEST
+
 /* What is saved loads back the same, on random progress. */
 START_TEST(progress_round_trip)
 {
@@ -584,6 +621,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, exercise_files_refused);
     tcase_add_test(t, exercises_shipped);
     tcase_add_test(t, exercise_check_command);
+    tcase_add_test(t, exercise_file_option);
     tcase_add_test(t, progress_round_trip);
     tcase_add_test(t, progress_crash_before_rename);
     tcase_add_test(t, progress_corrupt_kept);

@@ -1,17 +1,13 @@
 /* labstate.c - see labstate.h. */
 #include "labstate.h"
 
+#include "atomicfile.h"
 #include "jsonfile.h"
-#include "paths.h"
+#include "progress.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 /* ------------------------------------------------------------------------
  * Reading
@@ -187,26 +183,6 @@ static cJSON *labstate_json(const LabState *ls, const StateScreenInfo *info, siz
     return root;
 }
 
-/* Syncs the directory that holds path, so that a rename in it lasts. */
-static int labstate_sync_dir(const char *path)
-{
-    char dir[PATHS_LEN];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        dir[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
-}
-
 int labstate_save(const LabState *ls, const char *path, const StateScreenInfo *info, size_t n, Error *e)
 {
     cJSON *root = labstate_json(ls, info, n);
@@ -214,54 +190,14 @@ int labstate_save(const LabState *ls, const char *path, const StateScreenInfo *i
     cJSON_Delete(root);
     if (!text)
         return error_runtime(e, "out of memory");
-    char tmp[PATHS_LEN + 16];
-    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        error_set(e, "cannot write %s: %s", path, strerror(errno));
-        free(text);
-        return -1;
-    }
-    size_t len = strlen(text), done = 0;
-    while (done < len) {
-        ssize_t w = write(fd, text + done, len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        done += (size_t)w;
-    }
-    free(text);
-    bool ok = done == len && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
-    int saved = errno;
-    ok = close(fd) == 0 && ok;
-    if (ok && rename(tmp, path) == 0 && labstate_sync_dir(path) == 0)
-        return 0;
-    saved = ok ? errno : saved;
-    unlink(tmp);
-    return error_set(e, "cannot write %s: %s", path, strerror(saved));
+    int rc = atomicfile_write(path, text, e);
+    cJSON_free(text);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------
  * Where files go
  */
-
-/* Makes dir and the directories above it that are missing. */
-static int labstate_mkdirs(char *dir, Error *e)
-{
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        int rc = mkdir(dir, 0700);
-        *p = '/';
-        if (rc && errno != EEXIST)
-            return error_set(e, "cannot make %s: %s", dir, strerror(errno));
-    }
-    if (mkdir(dir, 0700) && errno != EEXIST)
-        return error_set(e, "cannot make %s: %s", dir, strerror(errno));
-    return 0;
-}
 
 int labstate_path(const char *typed, char *out, size_t n, Error *e)
 {
@@ -270,16 +206,10 @@ int labstate_path(const char *typed, char *out, size_t n, Error *e)
             return error_set(e, "the path is too long");
         return 0;
     }
-    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
-    char dir[PATHS_LEN];
-    if (xdg && xdg[0] == '/')           // the XDG rule: a relative one is ignored
-        snprintf(dir, sizeof dir, "%s/kvlab", xdg);
-    else if (home && *home)
-        snprintf(dir, sizeof dir, "%s/.local/share/kvlab", home);
-    else
-        return error_set(e, "neither XDG_DATA_HOME nor HOME is set: type a path with a '/'");
-    if (labstate_mkdirs(dir, e))
-        return -1;
+    char dir[PROGRESS_PATH_MAX];        // kvlab's own: where the progress file is
+    if (progress_path(dir, sizeof dir, e))
+        return error_prefix(e, "type a path with a '/'");
+    *strrchr(dir, '/') = '\0';
     char name[128];
     if (!*typed) {
         time_t t = time(NULL);

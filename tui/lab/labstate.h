@@ -13,8 +13,7 @@
  * is checked against the screens and labels the lab has, with the line
  * and column of whatever is wrong; a value is checked where the lab
  * applies it, and `where` keeps its place for that message. The file is
- * written atomically: a temporary file in the same directory, synced, then
- * renamed over the old one. */
+ * written atomically (calc/atomicfile.h). */
 #ifndef KVLAB_LABSTATE_H
 #define KVLAB_LABSTATE_H
 
@@ -61,8 +60,8 @@ int labstate_load(LabState *ls, const char *path, const StateScreenInfo *info, s
 /* Writes ls (its n screens named by info) to path atomically. */
 int labstate_save(const LabState *ls, const char *path, const StateScreenInfo *info, size_t n, Error *e);
 /* Where a typed name goes: a path with a '/' as it is; a bare name, with
- * ".json" added when it has no extension, in the lab's directory
- * ($XDG_DATA_HOME/kvlab, default ~/.local/share/kvlab), made if need be;
+ * ".json" added when it has no extension, in kvlab's directory, the
+ * progress file's ($XDG_DATA_HOME/kvlab, default ~/.local/share/kvlab);
  * an empty name is lab-YYYYMMDD-HHMMSS.json there. */
 int labstate_path(const char *typed, char *out, size_t n, Error *e);
 

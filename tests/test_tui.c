@@ -237,15 +237,21 @@ typedef struct {
     char log[32];
 } CutLog;
 
-static void open_cut_log(CutLog *c, int w, int h, const char *env, const char *first)
+/* Starts the lab at w x h with `env` and `args` and a new cut log. */
+static void start_cut_log(CutLog *c, int w, int h, const char *env, const char *args)
 {
     snprintf(c->log, sizeof c->log, "/tmp/kvlab-cuts-XXXXXX");
     int fd = mkstemp(c->log);
     ck_assert(fd >= 0);
     close(fd);
-    char all[256];
+    char all[512];
     snprintf(all, sizeof all, "%s KVLAB_CUT_LOG=%s", env, c->log);
-    start(w, h, all);
+    start_args(w, h, all, args);
+}
+
+static void open_cut_log(CutLog *c, int w, int h, const char *env, const char *first)
+{
+    start_cut_log(c, w, h, env, "");
     open_scenarios(first);
 }
 
@@ -1571,13 +1577,8 @@ START_TEST(save_and_open)
                       !strchr(strstr(names, "lab-"), '\n')[1],
                   "in %s: %s", want, names);
     ck_assert_str_eq(dir_names(dir), "kvlab\nmine.json\n");
-    snprintf(c.log, sizeof c.log, "/tmp/kvlab-cuts-XXXXXX");
-    int fd = mkstemp(c.log);
-    ck_assert(fd >= 0);
-    close(fd);
-    snprintf(env, sizeof env, "KVLAB_CUT_LOG=%s", c.log);
     snprintf(args, sizeof args, "--open '%s'", path);
-    start_args(80, 24, env, args);
+    start_cut_log(&c, 80, 24, "", args);
     wait_for("opened");
     wait_for("32,768 (32k) tokens x 16");
     wait_for("Change from the pin");
@@ -1681,13 +1682,7 @@ static void remove_tree(const char *dir)
 /* The lab at w x h on its first screen, the Lessons, with a cut log. */
 static void open_lessons(CutLog *c, int w, int h, const char *env)
 {
-    snprintf(c->log, sizeof c->log, "/tmp/kvlab-cuts-XXXXXX");
-    int fd = mkstemp(c->log);
-    ck_assert(fd >= 0);
-    close(fd);
-    char all[512];
-    snprintf(all, sizeof all, "%s KVLAB_CUT_LOG=%s", env, c->log);
-    start(w, h, all);
+    start_cut_log(c, w, h, env, "");
     wait_for("start here");
 }
 

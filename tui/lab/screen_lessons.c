@@ -559,6 +559,16 @@ static int screen_lessons_act(Lessons *s, Lab *lab)
     return KEY_REDRAW;
 }
 
+/* The contents scrolled to show the selected lesson (its title and the
+ * line under it), from their top where it fits. Scrolling lays the
+ * contents out, which notes where the selected lesson is. */
+static void screen_lessons_show_sel(const Lessons *s, Lab *lab)
+{
+    lab_scroll_to(lab, 0);
+    lab_scroll_to(lab, s->sel_line + 1);
+    lab_scroll_to(lab, s->sel_line);
+}
+
 /* What Enter does to the focused item, in the status line. */
 static void screen_lessons_say_focus(const Lessons *s, Lab *lab)
 {
@@ -609,7 +619,7 @@ static int screen_lessons_reader_key(Lessons *s, int ch, Lab *lab)
     }
     if (ch == CRT_ESC || ch == KEY_BACKSPACE) {
         s->open = -1;
-        lab_scroll_to(lab, s->sel_line);
+        screen_lessons_show_sel(s, lab);
         return KEY_REDRAW;
     }
     return KEY_IGNORED;
@@ -628,7 +638,7 @@ static int screen_lessons_key(void *st, int ch, Lab *lab)
             s->sel--;
         else if (!up && s->sel + 1 < s->n)
             s->sel++;
-        lab_scroll_to(lab, s->sel_line + (up ? -1 : 2));
+        screen_lessons_show_sel(s, lab);
         return KEY_REDRAW;
     }
     if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {

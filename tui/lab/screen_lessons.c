@@ -398,7 +398,20 @@ static size_t screen_lessons_table(Lessons *s, const Lesson *l, size_t i, Doc *d
             table_cell(&s->table, "%s", screen_lessons_runs(s, l, r0, n, cell, sizeof cell));
         }
     }
-    doc_table(d, &s->table);
+    if (table_width(&s->table) <= d->win.w) {
+        doc_table(d, &s->table);
+        return j;
+    }
+    /* too wide for the window: a row a paragraph, each cell after its
+     * column's name, wrapped rather than cut */
+    for (size_t r = 1; r < s->table.rows; r++) {
+        char row[4096];
+        size_t len = (size_t)snprintf(row, sizeof row, "%s", table_at(&s->table, r, 0));
+        for (size_t c = 1; c < s->table.cols && len < sizeof row; c++)
+            len += (size_t)snprintf(row + len, sizeof row - len, "%s %s: %s", c == 1 ? ":" : ";",
+                                    table_at(&s->table, 0, c), table_at(&s->table, r, c));
+        doc_text(d, 2, crt_attr(ROLE_NORMAL), row);
+    }
     return j;
 }
 

@@ -1859,8 +1859,8 @@ START_TEST(exercise_pane_checks)
 END_TEST
 
 /* G on an input shows its glossary entry (the definition of
- * lessons/glossary.json); a lesson's glossary link shows its entry with
- * Enter. */
+ * lessons/glossary.json), and with the view selected the entries of its
+ * table's columns; a lesson's glossary link shows its entry with Enter. */
 START_TEST(glossary_key)
 {
     char path[1100], dir[64], env[128];
@@ -1869,10 +1869,12 @@ START_TEST(glossary_key)
     Error e;
     ck_assert_msg(!glossary_load(&g, path, &e), "%s", e.msg);
     const GlossaryEntry *pool = glossary_find(&g, "KV pool"), *kv = glossary_find(&g, "KV cache");
-    ck_assert(pool && kv);
-    char want_pool[40], want_kv[40];
+    const GlossaryEntry *slots = glossary_find(&g, "slots");
+    ck_assert(pool && kv && slots);
+    char want_pool[40], want_kv[40], want_slots[40];
     snprintf(want_pool, sizeof want_pool, "%.24s", pool->definition);
     snprintf(want_kv, sizeof want_kv, "%.24s", kv->definition);
+    snprintf(want_slots, sizeof want_slots, "%.24s", slots->definition);
     glossary_free(&g);
     fresh_data_home(dir, sizeof dir, env, sizeof env);
     CutLog c;
@@ -1881,6 +1883,10 @@ START_TEST(glossary_key)
     keys("Down Down Down Down");                // Model, GPU, Context, Batch, KV pool
     press("G", "Glossary: KV pool");
     wait_for(want_pool);
+    press("x", "Sequences the pool holds");
+    press("Tab", "Inputs (Tab: back)");         // the view: its table's columns
+    press("G", "Glossary: the columns");
+    wait_for(want_slots);
     press("x", "Sequences the pool holds");
     press("F2", "start here");
     press("Enter", " lines");

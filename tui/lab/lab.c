@@ -369,7 +369,8 @@ static const GlobalKey KEYS[] = {
      lab_act_edit},
     {{'0', 0}, "0-9 .", "start typing a value straight away: 8k, 20GiB", lab_act_edit},
     {{'e', 0}, "e", "export this screen: CSV data and an SVG chart", lab_act_export},
-    {{'G', 0}, "G", "the glossary's entry for the selected input (on the Lessons screen: every term)",
+    {{'G', 0}, "G", "the glossary's entry for the selected input, or with the view selected (Tab) "
+                    "for its table's columns (on the Lessons screen: every term)",
      lab_act_glossary},
     {{'R', 0}, "R", "reset: every input of this screen back to its scenario's (or first) value",
      lab_act_reset},
@@ -687,6 +688,8 @@ int lab_open_screen(Lab *lab, const char *id, const char *options, Error *e)
     return 0;
 }
 
+static const GlossaryEntry *lab_glossary_entry(const Glossary *g, const char *label);
+
 /* The entry the glossary box shows. */
 static void lab_glossary_doc(void *st, Doc *d)
 {
@@ -719,12 +722,7 @@ void lab_glossary(Lab *lab, const char *term)
         lab_status(lab, true, "no glossary: %s", e.msg);
         return;
     }
-    const Glossary *g = teach_context()->glossary;
-    const GlossaryEntry *ge = glossary_find(g, term);
-    /* a label of several words ("KIVI residual") by its last word ("residual") */
-    const char *last = strrchr(term, ' ');
-    if (!ge && last)
-        ge = glossary_find(g, last + 1);
+    const GlossaryEntry *ge = lab_glossary_entry(teach_context()->glossary, term);
     if (!ge) {
         lab_status(lab, false, "the glossary has no entry for '%s'", term);
         return;
@@ -745,17 +743,67 @@ static void lab_glossary_all_doc(void *st, Doc *d)
                  exercise_text(g->entries[i].definition, text, sizeof text, &e) ? e.msg : text);
 }
 
+/* The entry of a label: its own, else its last word's ("KIVI residual":
+ * "residual"); NULL when neither has one. */
+static const GlossaryEntry *lab_glossary_entry(const Glossary *g, const char *label)
+{
+    const GlossaryEntry *ge = glossary_find(g, label);
+    const char *last = strrchr(label, ' ');
+    return ge || !last ? ge : glossary_find(g, last + 1);
+}
+
+/* The columns of the view's table, each with its entry. */
+static struct {
+    size_t n;
+    const GlossaryEntry *entry[TABLE_COLS];
+    char missing[256];          // the columns without one
+} lab_columns;
+
+static void lab_columns_doc(void *st, Doc *d)
+{
+    (void)st;
+    char text[GLOSSARY_DEFINITION_MAX * 2];
+    Error e;
+    for (size_t i = 0; i < lab_columns.n; i++)
+        doc_pair(d, HELP_KEY_W + 4, crt_attr(ROLE_FIELD), lab_columns.entry[i]->term, crt_attr(ROLE_NORMAL),
+                 exercise_text(lab_columns.entry[i]->definition, text, sizeof text, &e) ? e.msg : text);
+    if (lab_columns.missing[0])
+        doc_text(d, 0, crt_attr(ROLE_DIM), lab_columns.missing);
+}
+
+/* The glossary of the columns of the view's table, in a box. */
+static void lab_glossary_columns(Lab *lab, const Table *t)
+{
+    const Glossary *g = teach_context()->glossary;
+    lab_columns.n = 0;
+    lab_columns.missing[0] = '\0';
+    for (size_t c = 0; c < t->cols; c++) {
+        const char *name = cell_text(table_at(t, 0, c));
+        const GlossaryEntry *ge = lab_glossary_entry(g, name);
+        size_t len = strlen(lab_columns.missing);
+        if (ge)
+            lab_columns.entry[lab_columns.n++] = ge;
+        else
+            snprintf(lab_columns.missing + len, sizeof lab_columns.missing - len, "%s%s",
+                     len ? ", " : "plain words, no entry: ", name);
+    }
+    lab_popup(lab, "Glossary: the columns", lab_columns_doc, NULL, NULL);
+}
+
 static int lab_act_glossary(Lab *lab, int ch)
 {
     (void)ch;
     Error e;
-    if (lab->n_fields && lab->pane == 0) {
+    const ScreenDef *s = SCREENS[lab->cur];
+    const Table *t = s->columns && lab->pane == 1 ? s->columns(lab->state[lab->cur]) : NULL;
+    if (lab->n_fields && lab->pane == 0)
         lab_glossary(lab, lab->fields[lab->sel[lab->cur]].label);
-    } else if (teach_load(&e)) {
+    else if (teach_load(&e))
         lab_status(lab, true, "no glossary: %s", e.msg);
-    } else {
+    else if (t && t->rows)
+        lab_glossary_columns(lab, t);
+    else
         lab_popup(lab, "Glossary", lab_glossary_all_doc, (void *)teach_context()->glossary, NULL);
-    }
     return KEY_REDRAW;
 }
 

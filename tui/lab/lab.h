@@ -101,6 +101,9 @@ typedef struct {
     /* The options of its command that set its inputs (lab_open_screen). */
     const ScreenOption *options;
     size_t n_options;
+    /* The table whose column names the glossary key explains when the
+     * view is selected (NULL: none, or none shown now). */
+    const Table *(*columns)(void *st);
     /* Its own function bar (NULL: the lab's); a screen without fields
      * takes the whole width and its Up and Down scroll it. */
     const BarKey *bar;

@@ -334,6 +334,12 @@ static int screen_calc_export(void *st, FILE *csv, FILE *svg, Error *e)
     return 0;
 }
 
+static const Table *screen_calc_columns(void *st)
+{
+    const Calc *c = st;
+    return c->no_figures[0] ? NULL : &c->table;
+}
+
 static const ScreenOption OPTIONS[] = {
     {"--model", "Model", true, NULL, NULL},
     {"--gpu", "GPU", true, NULL, "none"},
@@ -371,4 +377,5 @@ const ScreenDef SCREEN_CALC = {
     .pin = screen_calc_pin,
     .options = OPTIONS,
     .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
+    .columns = screen_calc_columns,
 };

@@ -218,9 +218,10 @@ static void screen_lessons_open(Lessons *s, size_t i, Lab *lab)
         const LessonBlock *bl = &l->blocks[b];
         if (bl->kind == BLOCK_WIDGET) {
             screen_lessons_add(s, ITEM_WIDGET, b);
-            if (s->n_widgets < WIDGETS_MAX)
-                screen_lessons_widget_figures(bl, &s->widgets[s->n_widgets++]);
-            s->widgets[s->n_widgets - 1].block = b;
+            if (s->n_widgets < WIDGETS_MAX) {
+                screen_lessons_widget_figures(bl, &s->widgets[s->n_widgets]);
+                s->widgets[s->n_widgets++].block = b;
+            }
         } else if (bl->kind == BLOCK_PREDICT && bl->predict < PREDICTS_MAX) {
             screen_lessons_add(s, ITEM_PREDICT, (size_t)bl->predict);
         } else {
@@ -319,8 +320,9 @@ static const char *screen_lessons_runs(Lessons *s, const Lesson *l, size_t run0,
         const LessonRun *r = &l->runs[i];
         const char *t = r->kind == RUN_FIGURE ? l->figures[r->figure].text : r->kind == RUN_BREAK ? "\n" : r->text;
         const bool on = r->kind == RUN_TERM && screen_lessons_focused(s, ITEM_TERM, i);
-        len += (size_t)snprintf(buf + len, size - len, "%s%s%s%s", on ? "[" : "", t,
-                                on ? "]" : "", r->kind == RUN_CITE ? " [source]" : "");
+        const bool cite = r->kind == RUN_CITE;      // the source's id after it, as kvlab lesson shows it
+        len += (size_t)snprintf(buf + len, size - len, "%s%s%s%s%s%s", on ? "[" : "", t, on ? "]" : "",
+                                cite ? " [" : "", cite ? r->target : "", cite ? "]" : "");
     }
     return buf;
 }

@@ -531,6 +531,11 @@ static int screen_quant_export(void *st, FILE *csv, FILE *svg, Error *e)
     return 0;
 }
 
+static const Table *screen_quant_columns(void *st)
+{
+    return &((const Quant *)st)->table;
+}
+
 static const ScreenOption OPTIONS[] = {
     {"--preset", "Keys", true, "worked 4x4", NULL},
     {"--generate", "Keys", false, "generated", NULL},
@@ -571,4 +576,5 @@ const ScreenDef SCREEN_QUANT = {
     .export = screen_quant_export,
     .options = OPTIONS,
     .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
+    .columns = screen_quant_columns,
 };

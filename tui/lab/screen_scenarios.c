@@ -363,6 +363,12 @@ static int screen_scenarios_export(void *st, FILE *csv, FILE *svg, Error *e)
     return 0;
 }
 
+static const Table *screen_scenarios_columns(void *st)
+{
+    const Scen *s = st;
+    return s->revealed ? &s->table : NULL;     // an exercise's columns after it is answered
+}
+
 static const ScreenOption OPTIONS[] = {
     {NULL, "Scenario", false, NULL, NULL},
     {"--scenario", "Scenario", true, NULL, NULL},
@@ -397,4 +403,5 @@ const ScreenDef SCREEN_SCENARIOS = {
     .pin = screen_scenarios_pin,
     .options = OPTIONS,
     .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
+    .columns = screen_scenarios_columns,
 };

@@ -158,7 +158,8 @@ static const char *const MODELS[] = {"llama-3.1-8b", "llama-3.1-70b", "mistral-7
                                      "gemma-2-9b", "llama-3.1-405b"};
 static const char *const METRICS_TRIED[] = {"bytes", "gib", "gb_per_sequence", "bytes_per_sequence", "slots",
                                             "paged_slots", "bytes_per_element", "step_ms", "saved_gib",
-                                            "gib_per_sequence", "bytes_per_token"};
+                                            "gib_per_sequence", "bytes_per_token", "gqa_saved_gib", "speedup",
+                                            "compression", "capacity_ratio", "read_drop"};
 static const char *const UNITS_ASKED[] = {"GiB", "GB", "B", "MiB"};
 
 /* On random workloads, an answer worked out under any one mistake model is
@@ -231,6 +232,13 @@ START_TEST(mistakes_fixed)
         {"gib_per_sequence --scenario pool-20gib", "GiB", "16", "all_for_one_sequence"},
         {"gib --scenario pool-20gib --format fp8_e4m3", "GiB", "64", "bits_for_bytes"},
         {"gib --scenario pool-20gib --format fp8_e4m3", "GiB", "7.45", "gib_as_gb"},
+        {"compression --scenario pool-20gib --format nvfp4", "x", "0.28", "ratio_inverted"},
+        {"read_drop --model llama-3.1-8b --gpu h100-sxm --context 8k --batch 16 --format fp8_e4m3", "%", "0.2584",
+         "fraction_for_percent"},
+        {"speedup --model llama-3.1-8b --gpu h100-sxm --context 32k --batch 16 --format fp8_e4m3", "x", "168.1",
+         "percent_for_fraction"},
+        {"saved_gib --model llama-3.1-70b --context 4096 --batch 32 --format fp8_e4m3", "GiB", "40",
+         "whole_for_saving"},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         Query q = query_of(CASES[i].query);

@@ -118,3 +118,11 @@ int main(int argc, char **argv)
         snprintf(e.msg + len, sizeof e.msg - len, " (kvlab --help)");
     return cli_fail(NULL, EXIT_USAGE, &e);
 }
+
+int (*cli_command(const char *name))(int argc, char **argv)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(name, COMMANDS[i].name) == 0)
+            return COMMANDS[i].run;
+    return NULL;
+}

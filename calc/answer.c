@@ -259,6 +259,17 @@ static bool bits_for_bytes(Mistaken *m)
     return true;
 }
 
+/* The element count taken for the byte count: one byte per element, no
+ * metadata (BF16's 2 bytes per element left out). */
+static bool elements_for_bytes(Mistaken *m)
+{
+    if (!sized(m) && !is_slots(m))
+        return false;
+    m->f.payload_bits = 8;
+    m->f.group_meta_bytes = m->f.vector_meta_bytes = m->f.tensor_scale_bytes = 0;
+    return true;
+}
+
 static bool bytes_for_bits(Mistaken *m)
 {
     return sized(m) && scale(m, 1, 8);
@@ -328,6 +339,9 @@ static const MistakeModel MISTAKES[] = {
      "a sequence that does not fit whole cannot be served: slots are rounded down", slots_rounded_up},
     {"bits_for_bytes", "bits used as bytes", "the bits per element were counted as bytes, eight times too many",
      bits_for_bytes},
+    {"elements_for_bytes", "elements counted as bytes",
+     "the count of elements was taken for bytes: each element takes the format's bytes (2 in BF16)",
+     elements_for_bytes},
     {"bytes_for_bits", "bytes divided by 8 again", "bytes were divided by 8 as if they were bits",
      bytes_for_bits},
     {"ratio_inverted", "the ratio upside down", "the ratio was taken the other way round: this format over BF16",

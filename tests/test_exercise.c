@@ -7,6 +7,7 @@
 #include "progress.h"
 #include "units.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,7 @@ START_TEST(mistakes_fixed)
         {"gib_per_sequence --scenario pool-20gib", "GiB", "16", "all_for_one_sequence"},
         {"gib --scenario pool-20gib --format fp8_e4m3", "GiB", "64", "bits_for_bytes"},
         {"gib --scenario pool-20gib --format fp8_e4m3", "GiB", "7.45", "gib_as_gb"},
+        {"gib --scenario pool-20gib --format int4", "GiB", "8", "elements_for_bytes"},
         {"compression --scenario pool-20gib --format nvfp4", "x", "0.28", "ratio_inverted"},
         {"read_drop --model llama-3.1-8b --gpu h100-sxm --context 8k --batch 16 --format fp8_e4m3", "%", "0.2584",
          "fraction_for_percent"},
@@ -485,7 +487,11 @@ START_TEST(exercise_file_option)
                      "  \"steps\": [\"Read FP8's slots: `=slots --scenario pool-20gib --format fp8_e4m3`.\"],\n"
                      "  \"report\": \"slots --scenario pool-20gib --format fp8_e4m3\"},\n"
                      " {\"id\": \"task-b\", \"lesson\": \"capacity\", \"kind\": \"task\", \"level\": \"recall\",\n"
-                     "  \"question\": \"Look.\", \"hint\": \"h\", \"screen\": \"quant\", \"steps\": [\"Look.\"]}]}\n");
+                     "  \"question\": \"Look.\", \"hint\": \"h\", \"screen\": \"quant\", \"steps\": [\"Look.\"]},\n"
+                     " {\"id\": \"seq-70b\", \"lesson\": \"why-kv-grows\", \"kind\": \"number\", \"level\": \"diagnose\",\n"
+                     "  \"question\": \"One sequence?\", \"hint\": \"Count K and V.\", \"unit\": \"GB\",\n"
+                     "  \"answer\": \"gb_per_sequence --model llama-3.1-70b --context 128000\", \"solution\": \"s\",\n"
+                     "  \"seed_answer\": \"10.48 GB\", \"seed_error\": \"a quarter of the true value\"}]}\n");
     RunResult r = RUN("exercise", "show", "task-a", "--file", path);
     ck_assert_int_eq(r.status, 0);
     ck_assert_msg(strstr(r.out, "Read FP8's slots: 40.") && strstr(r.out, "calc screen"), "%s", r.out);
@@ -502,6 +508,29 @@ START_TEST(exercise_file_option)
     run_free(&r);
     r = RUN("exercise", "show", "task-a");
     ck_assert_int_eq(r.status, 2);
+    run_free(&r);
+    /* a source's wrong answer is wrong, and the source's error is told */
+    r = RUN("exercise", "check", "seq-70b", "10.48 GB", "--file", path, "--json");
+    ck_assert_int_eq(r.status, 1);
+    cJSON *j = cJSON_Parse(r.out);
+    ck_assert_msg(j != NULL, "%s", r.out);
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "correct")));
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "seed_error")->valuestring, "a quarter of the true value");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "expected_text")->valuestring, "41.94 GB");
+    cJSON_Delete(j);
+    run_free(&r);
+    /* seed 003's 10.48 GB: a quarter, K and V both left out and elements
+     * counted as bytes */
+    r = RUN("exercise", "check", "seq-70b", "10.48 GB", "--file", path, "--json");
+    j = cJSON_Parse(r.out);
+    ck_assert_msg(j != NULL, "%s", r.out);
+    const cJSON *ms = cJSON_GetObjectItem(j, "mistakes");
+    ck_assert_msg(cJSON_GetArraySize(ms) == 2 &&
+                      !strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 0), "id")->valuestring, "k_or_v_only") &&
+                      !strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 1), "id")->valuestring,
+                              "elements_for_bytes"),
+                  "%s", r.out);
+    cJSON_Delete(j);
     run_free(&r);
     progress_dir_teardown();
 }

@@ -217,9 +217,10 @@ static void cli_exercise_question(const Exercise *x)
     putchar('\n');
     if (x->kind == EXERCISE_CHOICE)
         printf("answer with: kvlab exercise check %s LETTER\n", x->id);
+    else if (x->has_query && query_unit_name(x->unit)[0])
+        printf("answer with: kvlab exercise check %s 'NUMBER %s'\n", x->id, query_unit_name(x->unit));
     else if (x->has_query)
-        printf("answer with: kvlab exercise check %s 'NUMBER %s'\n", x->id,
-               query_unit_name(x->unit)[0] ? query_unit_name(x->unit) : "");
+        printf("answer with: kvlab exercise check %s NUMBER\n", x->id);
 }
 
 static cJSON *cli_exercise_json(const Exercise *x, bool solution)

@@ -10,7 +10,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#define VERDICT_CLOSE 0.02      // nearer the answer than this share: "close", not "N times"
+#define VERDICT_CLOSE 0.005     // nearer the answer than this share: "close", not "N times", as kvlab exercise says
 
 /* Appends a line to the verdict. */
 __attribute__((format(printf, 2, 3)))
@@ -36,34 +36,21 @@ static const char *exercise_pane_text(const char *in, char *out, size_t n)
     return out;
 }
 
-static void exercise_pane_number(ExercisePane *p, const char *answer, Error *e, int *rc)
+/* The verdict of a number (or a task's report) in words. */
+static void exercise_pane_number(ExercisePane *p, const AnswerVerdict *v)
 {
-    const Exercise *x = p->x;
-    Answer a;
-    AnswerVerdict v;
-    if (answer_parse(answer, &a, e) || answer_check(&x->query, x->unit, x->tolerance, &a, &v, e)) {
-        *rc = -1;
-        return;
-    }
-    p->correct = v.correct;
-    if (v.correct) {
-        exercise_pane_say(p, "Right: %s (calc: %s).", v.given_text, v.truth_text);
-    } else if (v.off > 0 && fabs(v.off - 1) >= VERDICT_CLOSE) {
-        exercise_pane_say(p, "Not right: %s is %.3g times the answer.", v.given_text, v.off);
-    } else {
-        exercise_pane_say(p, "Not right: %s is close, but not within the tolerance.", v.given_text);
-    }
-    if (!v.correct && v.n_mistakes) {
-        exercise_pane_say(p, "Likely mistake: %s%s%s (that gives %s).", mistake_name(v.mistakes[0]),
-                          v.n_mistakes > 1 ? ", and " : "", v.n_mistakes > 1 ? mistake_name(v.mistakes[1]) : "",
-                          v.mistaken_text);
-        for (size_t i = 0; i < v.n_mistakes; i++)
-            exercise_pane_say(p, "  %s", mistake_why(v.mistakes[i]));
-    }
-    if (x->seed_answer[0] && x->seed_error[0] && answer_matches(&a, x->unit, x->seed_answer, x->tolerance)) {
-        char t[EXERCISE_TEXT_MAX];
-        exercise_pane_say(p, "That is the source's answer (%s), and the source is wrong: %s", x->seed_answer,
-                          exercise_pane_text(x->seed_error, t, sizeof t));
+    if (v->correct)
+        exercise_pane_say(p, "Right: %s (calc: %s).", v->given_text, v->truth_text);
+    else if (v->off > 0 && fabs(v->off - 1) >= VERDICT_CLOSE)
+        exercise_pane_say(p, "Not right: %s is %.3g times the answer.", v->given_text, v->off);
+    else
+        exercise_pane_say(p, "Not right: %s is close, but not within the tolerance.", v->given_text);
+    if (!v->correct && v->n_mistakes) {
+        exercise_pane_say(p, "Likely mistake: %s%s%s (that gives %s).", mistake_name(v->mistakes[0]),
+                          v->n_mistakes > 1 ? ", and " : "", v->n_mistakes > 1 ? mistake_name(v->mistakes[1]) : "",
+                          v->mistaken_text);
+        for (size_t i = 0; i < v->n_mistakes; i++)
+            exercise_pane_say(p, "  %s", mistake_why(v->mistakes[i]));
     }
 }
 
@@ -73,37 +60,31 @@ static void exercise_pane_answered(void *ctx, Lab *lab, const char *answer)
     ExercisePane *p = ctx;
     const Exercise *x = p->x;
     Error e;
-    int rc = 0;
     p->verdict[0] = '\0';
     if (!answer[0]) {
         lab_status(lab, false, "nothing answered");
         return;
     }
-    if (x->kind == EXERCISE_CHOICE) {
-        int c = exercise_choice_index(x, answer);
-        if (c < 0) {
-            lab_status(lab, true, "'%s' is not one of the choices: answer a to %c", answer, 'a' + (int)x->n_choices - 1);
-            return;
-        }
-        char t[EXERCISE_TEXT_MAX];
-        p->correct = x->choices[c].correct;
-        exercise_pane_say(p, "%c) is %s. %s", 'a' + c, p->correct ? "right" : "not right",
-                          exercise_pane_text(x->choices[c].why, t, sizeof t));
-    } else {
-        exercise_pane_number(p, answer, &e, &rc);
-        if (rc) {
-            lab_status(lab, true, "%s", e.msg);
-            return;
-        }
+    ExerciseVerdict v;
+    if (exercise_check(x, answer, &v, &e)) {
+        lab_status(lab, true, "%s", e.msg);
+        return;
     }
+    p->correct = v.correct;
+    char t[EXERCISE_TEXT_MAX];
+    if (v.choice >= 0)
+        exercise_pane_say(p, "%c) is %s. %s", 'a' + v.choice, v.correct ? "right" : "not right",
+                          exercise_pane_text(x->choices[v.choice].why, t, sizeof t));
+    else
+        exercise_pane_number(p, &v.number);
+    if (v.seed && x->seed_error[0])
+        exercise_pane_say(p, "That is the source's answer (%s), and the source is wrong: %s", x->seed_answer,
+                          exercise_pane_text(x->seed_error, t, sizeof t));
     p->answered = true;
     p->hint = p->hint || !p->correct;
-    ProgressItem *it = progress_exercise(teach_progress(), x->id);
-    if (it) {
-        it->attempts++;
-        it->done = it->done || p->correct;
-    }
-    if (teach_save(&e))
+    if (progress_attempt(teach_progress(), x->id, p->correct))
+        lab_status(lab, true, "progress not saved: the progress file holds as many exercises as it can");
+    else if (teach_save(&e))
         lab_status(lab, true, "progress not saved: %s", e.msg);
     else
         lab_status(lab, false, "%s", p->correct ? "right: counted as done" : "not right: see the hint");
@@ -153,8 +134,10 @@ static void exercise_pane_doc(void *st, Doc *d)
         Error e;
         char q[QUERY_TEXT_MAX + 64], cmd[QUERY_TEXT_MAX + 16];
         if (x->has_query && !query_eval(&x->query, &v, &e)) {
-            snprintf(line, sizeof line, "calc: %s = %s, from the query %s (see it whole: %s)", metric_id(x->query.metric),
-                     v.text, query_format(&x->query, q, sizeof q), query_command(&x->query, cmd, sizeof cmd));
+            char inputs[512];
+            snprintf(line, sizeof line, "calc: %s = %s on %s, from the query %s (see it whole: %s)",
+                     metric_id(x->query.metric), v.text, exercise_query_inputs(&x->query, inputs, sizeof inputs),
+                     query_format(&x->query, q, sizeof q), query_command(&x->query, cmd, sizeof cmd));
             doc_text(d, 0, crt_attr(ROLE_DIM), line);
         }
     }

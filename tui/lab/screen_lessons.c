@@ -14,8 +14,9 @@
 
 #include "exercise_pane.h"
 #include "paths.h"
-#include "teach.h"
 #include "query.h"
+#include "teach.h"
+#include "tui/lessonwidget.h"
 #include "tui/report.h"
 
 #include <curses.h>
@@ -158,8 +159,8 @@ static size_t screen_lessons_first_unread(const Lessons *s)
  * that names one is refused on load). */
 static const char *screen_lessons_widget_screen(const char *name)
 {
-    const char *screen = teach_context()->widget_screen(name);
-    return screen ? screen : "";
+    const LessonWidget *w = lessonwidget_by_name(name);
+    return w ? lessonwidget_screen(w) : "";
 }
 
 static void screen_lessons_widget_figures(const LessonBlock *b, WidgetFigures *w)
@@ -333,8 +334,8 @@ static void screen_lessons_widget(Lessons *s, const Lesson *l, size_t b, Doc *d)
     const bool on = screen_lessons_focused(s, ITEM_WIDGET, b);
     char cmd[1024], line[1200];
     screen_lessons_mark(s, d, ITEM_WIDGET, b);
-    snprintf(line, sizeof line, "%s %s", on ? ">" : " ",
-             teach_context()->widget_command(bl->widget, bl->text, cmd, sizeof cmd));
+    const LessonWidget *w = lessonwidget_by_name(bl->widget);
+    snprintf(line, sizeof line, "%s %s", on ? ">" : " ", w ? lessonwidget_command(w, bl->text, cmd, sizeof cmd) : bl->widget);
     doc_text(d, 0, crt_attr(on ? ROLE_FIELD_ON : ROLE_TITLE), line);
     for (size_t i = 0; i < s->n_widgets; i++) {
         const WidgetFigures *f = &s->widgets[i];

@@ -4,8 +4,8 @@
  * the glossary key of every screen.
  *
  * The lessons are read by the command line's own code (`kvlab lesson`:
- * the same references, the same widget table), which lives in the room
- * above the lab; kvlab hands it to the lab as these sources before the
+ * the same references, which run a widget's command to check it), which
+ * lives in the room above the lab; kvlab hands it to the lab as these sources before the
  * lab starts (teach_set), so that a lesson the command line refuses is
  * refused here with the same message. */
 #ifndef KVLAB_TEACH_H
@@ -26,10 +26,6 @@ typedef struct {
     const LessonRefs *refs;             // what a lesson is checked against
     size_t n_lessons;
     const char *lessons[TEACH_LESSONS_MAX];     // the lesson files, in order
-    /* A widget's lab screen ("calc"; NULL: no such widget) and its command
-     * line ("kvlab calc --scenario pool-20gib"). */
-    const char *(*widget_screen)(const char *name);
-    const char *(*widget_command)(const char *name, const char *options, char *buf, size_t n);
 } TeachSources;
 
 /* The sources (kept, not copied); before lab_run. */

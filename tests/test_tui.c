@@ -1707,6 +1707,16 @@ static size_t lesson_paths(char paths[][1024], size_t max)
     return k;
 }
 
+/* The lab at 80x24 with a fresh $XDG_DATA_HOME (dir, n bytes) and a cut
+ * log, on the first lesson. */
+static void open_first_lesson(CutLog *c, char *dir, size_t n)
+{
+    char env[128];
+    fresh_data_home(dir, n, env, sizeof env);
+    open_lessons(c, 80, 24, env);
+    press("Enter", " lines");
+}
+
 /* Presses Tab until `want` shows (a focused item), at most 200 times. */
 static void tab_to(const char *want)
 {
@@ -1762,11 +1772,9 @@ END_TEST
  * the widget, no GPU as kvlab calc has none), Esc comes back to the page. */
 START_TEST(lesson_widget_full_screen)
 {
-    char dir[64], env[128];
-    fresh_data_home(dir, sizeof dir, env, sizeof env);
+    char dir[64];
     CutLog c;
-    open_lessons(&c, 80, 24, env);
-    press("Enter", " lines");
+    open_first_lesson(&c, dir, sizeof dir);
     tab_to("> kvlab calc");
     assert_screen(strstr(dump(), "B/elem"), "the widget's table is not in the page");
     press("Enter", "Inputs");
@@ -1785,7 +1793,7 @@ END_TEST
  * figure shows under it, the one `kvlab lesson` works out. */
 START_TEST(lesson_predict_reveals)
 {
-    char paths[64][1024], dir[64], env[128];
+    char paths[64][1024], dir[64];
     ck_assert(lesson_paths(paths, 64) > 0);
     Lesson l;
     Error e;
@@ -1794,10 +1802,8 @@ START_TEST(lesson_predict_reveals)
     char want[128];
     snprintf(want, sizeof want, "calc: %s", l.figures[l.predicts[0].answer].text);
     lesson_free(&l);
-    fresh_data_home(dir, sizeof dir, env, sizeof env);
     CutLog c;
-    open_lessons(&c, 80, 24, env);
-    press("Enter", " lines");
+    open_first_lesson(&c, dir, sizeof dir);
     tab_to("> Predict:");
     assert_screen(!strstr(dump(), "calc: "), "the answer shows before the prediction");
     press("Enter", "your prediction");
@@ -1815,7 +1821,7 @@ END_TEST
  * marks the exercise done. */
 START_TEST(exercise_pane_checks)
 {
-    char dir[64], env[128], exdir[1100];
+    char dir[64], exdir[1100];
     ExerciseSet set = {0};
     Error e;
     snprintf(exdir, sizeof exdir, "%s/exercises", getenv("KVLAB_LESSONS"));
@@ -1828,10 +1834,8 @@ START_TEST(exercise_pane_checks)
     snprintf(right, sizeof right, "\"%s\" Enter", v.text);
     snprintf(wrong, sizeof wrong, "\"%.2f GB\" Enter", v.value);     // the GiB figure written as GB
     exercise_set_free(&set);
-    fresh_data_home(dir, sizeof dir, env, sizeof env);
     CutLog c;
-    open_lessons(&c, 80, 24, env);
-    press("Enter", " lines");
+    open_first_lesson(&c, dir, sizeof dir);
     tab_to("> [    ] try-1");
     press("Enter", "Exercise try-1");
     press("Enter", "your answer");
@@ -1915,7 +1919,7 @@ START_TEST(every_lesson_uncut)
     open_lessons(&c, 80, 24, env);
     for (size_t i = 0; i < n; i++) {
         press("Enter", " lines");
-        char title[32];
+        char title[48];
         snprintf(title, sizeof title, "%zu/%zu ", i + 1, n);
         wait_for(title);
         static char before[65536];

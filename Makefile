@@ -21,8 +21,8 @@ PLUGINDIR := lib/kvlab
 MANDIR    := share/man/man1
 COMPDIR   := share/bash-completion/completions
 # The run-time data, installed under DATADIR as laid out in the tree (the
-# lessons and assets join this list when they exist).
-DATA      := scenarios
+# lessons beside the scenarios, where kvlab looks for them: ../lessons).
+DATA      := scenarios lessons
 
 # ------------------------------------------------------------------------
 # Flags. CPPFLAGS, CFLAGS, LDFLAGS, LDLIBS and NVCCFLAGS are the user's (e.g.

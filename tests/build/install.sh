@@ -34,7 +34,7 @@ install)
     want=$(
         echo bin/kvlab
         if plugin_built; then echo lib/kvlab/libkvlab_cuda.so; fi
-        find scenarios -type f | sed 's|^|share/kvlab/|'
+        find scenarios lessons -type f | sed 's|^|share/kvlab/|'
         echo share/man/man1/kvlab.1
         echo share/bash-completion/completions/kvlab
     )

@@ -148,9 +148,11 @@ int answer_parse(const char *text, Answer *a, Error *e)
  */
 typedef struct {
     const Query *q;
+    const Metric *metric;       // what was worked out: the query's, or another
     Workload w;
     Format f;
     Q factor;
+    bool invert;                // the ratio upside down
 } Mistaken;
 
 struct MistakeModel {
@@ -257,9 +259,64 @@ static bool bits_for_bytes(Mistaken *m)
     return true;
 }
 
+/* The element count taken for the byte count: one byte per element, no
+ * metadata (BF16's 2 bytes per element left out). */
+static bool elements_for_bytes(Mistaken *m)
+{
+    if (!sized(m) && !is_slots(m))
+        return false;
+    m->f.payload_bits = 8;
+    m->f.group_meta_bytes = m->f.vector_meta_bytes = m->f.tensor_scale_bytes = 0;
+    return true;
+}
+
 static bool bytes_for_bits(Mistaken *m)
 {
     return sized(m) && scale(m, 1, 8);
+}
+
+static bool ratio(const Mistaken *m)
+{
+    return query_unit_family(query_metric_unit(m->q->metric)) == UNIT_RATIO;
+}
+
+static bool ratio_inverted(Mistaken *m)
+{
+    if (!ratio(m))
+        return false;
+    m->invert = !m->invert;
+    return true;
+}
+
+/* 38% written as 0.38 (or 0.38x as 38): a factor of 100 lost or gained. */
+static bool fraction_for_percent(Mistaken *m)
+{
+    return ratio(m) && scale(m, 1, 100);
+}
+
+static bool percent_for_fraction(Mistaken *m)
+{
+    return ratio(m) && scale(m, 100, 1);
+}
+
+/* A saving answered with the larger of the two sizes it is the difference
+ * of: the BF16 cache for saved_gib, the MHA cache for gqa_saved_gib. */
+static bool whole_for_saving(Mistaken *m)
+{
+    static const struct {
+        const char *saving;
+        bool mha;               // the whole is the model as MHA; else BF16
+    } WHOLES[] = {{"saved_gib", false}, {"gqa_saved_gib", true}};
+    for (size_t i = 0; i < sizeof WHOLES / sizeof WHOLES[0]; i++)
+        if (m->metric == metric_by_id(WHOLES[i].saving)) {
+            m->metric = metric_by_id("gib");
+            if (WHOLES[i].mha)
+                m->w.mha = true;
+            else
+                m->f = *format_bf16();
+            return true;
+        }
+    return false;
 }
 
 static const MistakeModel MISTAKES[] = {
@@ -282,8 +339,19 @@ static const MistakeModel MISTAKES[] = {
      "a sequence that does not fit whole cannot be served: slots are rounded down", slots_rounded_up},
     {"bits_for_bytes", "bits used as bytes", "the bits per element were counted as bytes, eight times too many",
      bits_for_bytes},
+    {"elements_for_bytes", "elements counted as bytes",
+     "the count of elements was taken for bytes: each element takes the format's bytes (2 in BF16)",
+     elements_for_bytes},
     {"bytes_for_bits", "bytes divided by 8 again", "bytes were divided by 8 as if they were bits",
      bytes_for_bits},
+    {"ratio_inverted", "the ratio upside down", "the ratio was taken the other way round: this format over BF16",
+     ratio_inverted},
+    {"fraction_for_percent", "a fraction given for a percentage",
+     "the figure is a percentage (38% is written 38, not 0.38)", fraction_for_percent},
+    {"percent_for_fraction", "a percentage given for a ratio", "the figure is a ratio (0.38x is written 0.38, not 38)",
+     percent_for_fraction},
+    {"whole_for_saving", "the whole given for the saving",
+     "the question asks for the difference between two sizes; this is the larger of them", whole_for_saving},
 };
 
 #define N_MISTAKES (sizeof MISTAKES / sizeof MISTAKES[0])
@@ -328,16 +396,27 @@ int mistake_value(const Query *q, const MistakeModel *const *ms, size_t n, const
     const Format *f;
     if (query_workload(q, &s, &f, e))
         return -1;
-    Mistaken m = {q, s.w, *f, q_make(1, 1)};
+    Mistaken m = {q, q->metric, s.w, *f, q_make(1, 1), false};
     for (size_t i = 0; i < n; i++)
         if (!ms[i]->apply(&m))
             return 0;
+    static Query mq;
+    mq = *q;
+    mq.metric = m.metric;
     QueryValue v;
     Error ignored;
-    if (query_eval_on(q, &m.w, &m.f, &v, &ignored) || v.never)
+    if (query_eval_on(&mq, &m.w, &m.f, &v, &ignored) || v.never || (m.invert && !v.exact.num))
         return 0;               // the mistaken workload has no such figure
     Checked c = {0};
     Q x = {checked_mul(&c, v.exact.num, m.factor.num), checked_mul(&c, v.exact.den, m.factor.den)};
+    if (m.invert) {            // x is in the query's unit; 1/x is taken in x (1x = 100%)
+        const QueryUnit *ux = query_unit_by_name("x");
+        Q in_x, inv;
+        if (c.overflow || query_convert(x, q->unit, ux, &in_x, &ignored) ||
+            query_convert(q_make(in_x.den, in_x.num), ux, q->unit, &inv, &ignored))
+            return 0;
+        x = inv;
+    }
     if (c.overflow || query_convert(x, q->unit, in, out, &ignored))
         return 0;
     return 1;

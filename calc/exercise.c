@@ -4,6 +4,7 @@
 #include "ascii.h"
 #include "jsonfile.h"
 #include "paths.h"
+#include "units.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -114,6 +115,55 @@ int exercise_choice_index(const Exercise *x, const char *answer)
     if (k && !*end && i >= 1 && (size_t)i <= x->n_choices)
         return (int)i - 1;
     return -1;
+}
+
+int exercise_check(const Exercise *x, const char *answer, ExerciseVerdict *v, Error *e)
+{
+    memset(v, 0, sizeof *v);
+    v->choice = -1;
+    if (x->kind == EXERCISE_CHOICE) {
+        v->choice = exercise_choice_index(x, answer);
+        if (v->choice < 0)
+            return error_set(e, "'%s' is not one of the choices: answer a to %c (or 1 to %zu)", answer,
+                             'a' + (int)x->n_choices - 1, x->n_choices);
+        v->correct = x->choices[v->choice].correct;
+        v->seed = x->seed_answer[0] && exercise_choice_index(x, x->seed_answer) == v->choice;
+        return 0;
+    }
+    if (!x->has_query)
+        return error_set(e, "%s is a task with nothing to report: do it in the lab (the %s screen)", x->id,
+                         x->screen);
+    Answer a;
+    if (answer_parse(answer, &a, e) || answer_check(&x->query, x->unit, x->tolerance, &a, &v->number, e))
+        return -1;
+    v->correct = v->number.correct;
+    v->seed = x->seed_answer[0] && answer_matches(&a, x->unit, x->seed_answer, x->tolerance);
+    return 0;
+}
+
+const char *exercise_query_inputs(const Query *q, char *buf, size_t n)
+{
+    static QuerySetup s;
+    const Format *f;
+    Error e;
+    if (query_workload(q, &s, &f, &e)) {
+        snprintf(buf, n, "%s", e.msg);
+        return buf;
+    }
+    char ctx[48], batch[48], tail[256] = "";
+    u128_str(ctx, sizeof ctx, s.w.context, true);
+    u128_str(batch, sizeof batch, s.w.batch, true);
+    if (s.w.pool) {
+        char sz[48];
+        snprintf(tail, sizeof tail, ", pool %s", units_size(sz, sizeof sz, s.w.pool));
+    }
+    if (s.has_gpu) {
+        size_t k = strlen(tail);
+        snprintf(tail + k, sizeof tail - k, ", GPU %s", s.gpu.display);
+    }
+    snprintf(buf, n, "%s, context %s tokens, batch %s, format %s%s", s.model[0] ? s.model : "a typed shape", ctx,
+             batch, f->id, tail);
+    return buf;
 }
 
 /* ------------------------------------------------------------------------

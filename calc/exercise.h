@@ -93,4 +93,23 @@ int exercise_text(const char *in, char *out, size_t n, Error *e);
 /* A choice answer, "b" or "2", as the choice's index; -1 when it is none. */
 int exercise_choice_index(const Exercise *x, const char *answer);
 
+/* ------------------------------------------------------------------------
+ * Checking an answer, for the command line and the lab alike
+ */
+typedef struct {
+    bool correct;
+    int choice;                 // a choice exercise: the index answered; else -1
+    AnswerVerdict number;       // a number exercise or a task's report
+    bool seed;                  // the answer is the source's own seed_answer
+} ExerciseVerdict;
+
+/* Checks answer (a choice letter or number, or a number with a unit) to x.
+ * An answer that cannot be read, a unit of another family, or a task with
+ * nothing to report is an error (-1), not a wrong answer. */
+int exercise_check(const Exercise *x, const char *answer, ExerciseVerdict *v, Error *e);
+
+/* What a query is worked out on, in words: "Llama-3.1-70B, context 4,096
+ * tokens, batch 32, format fp8_e4m3, pool 20 GiB, GPU ...". */
+const char *exercise_query_inputs(const Query *q, char *buf, size_t n);
+
 #endif

@@ -51,6 +51,16 @@ ProgressItem *progress_lesson(Progress *p, const char *id)
     return progress_item(p->lessons, &p->n_lessons, id);
 }
 
+int progress_attempt(Progress *p, const char *id, bool correct)
+{
+    ProgressItem *it = progress_exercise(p, id);
+    if (!it)
+        return -1;
+    it->attempts++;
+    it->done |= correct;
+    return 0;
+}
+
 const ProgressItem *progress_find_exercise(const Progress *p, const char *id)
 {
     for (size_t i = 0; i < p->n_exercises; i++)

@@ -57,6 +57,9 @@ int progress_commit(const char *tmp, const char *path, Error *e);
 /* The exercise's or lesson's entry, added where missing (NULL when full). */
 ProgressItem *progress_exercise(Progress *p, const char *id);
 ProgressItem *progress_lesson(Progress *p, const char *id);
+/* One more attempt at the exercise, done once right; -1 when the file
+ * holds as many entries as it can. */
+int progress_attempt(Progress *p, const char *id, bool correct);
 /* The entry where there is one, else NULL. */
 const ProgressItem *progress_find_exercise(const Progress *p, const char *id);
 

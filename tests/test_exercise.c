@@ -7,6 +7,7 @@
 #include "progress.h"
 #include "units.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,7 +159,8 @@ static const char *const MODELS[] = {"llama-3.1-8b", "llama-3.1-70b", "mistral-7
                                      "gemma-2-9b", "llama-3.1-405b"};
 static const char *const METRICS_TRIED[] = {"bytes", "gib", "gb_per_sequence", "bytes_per_sequence", "slots",
                                             "paged_slots", "bytes_per_element", "step_ms", "saved_gib",
-                                            "gib_per_sequence", "bytes_per_token"};
+                                            "gib_per_sequence", "bytes_per_token", "gqa_saved_gib", "speedup",
+                                            "compression", "capacity_ratio", "read_drop"};
 static const char *const UNITS_ASKED[] = {"GiB", "GB", "B", "MiB"};
 
 /* On random workloads, an answer worked out under any one mistake model is
@@ -231,6 +233,14 @@ START_TEST(mistakes_fixed)
         {"gib_per_sequence --scenario pool-20gib", "GiB", "16", "all_for_one_sequence"},
         {"gib --scenario pool-20gib --format fp8_e4m3", "GiB", "64", "bits_for_bytes"},
         {"gib --scenario pool-20gib --format fp8_e4m3", "GiB", "7.45", "gib_as_gb"},
+        {"gib --scenario pool-20gib --format int4", "GiB", "8", "elements_for_bytes"},
+        {"compression --scenario pool-20gib --format nvfp4", "x", "0.28", "ratio_inverted"},
+        {"read_drop --model llama-3.1-8b --gpu h100-sxm --context 8k --batch 16 --format fp8_e4m3", "%", "0.2584",
+         "fraction_for_percent"},
+        {"speedup --model llama-3.1-8b --gpu h100-sxm --context 32k --batch 16 --format fp8_e4m3", "x", "168.1",
+         "percent_for_fraction"},
+        {"saved_gib --model llama-3.1-70b --context 4096 --batch 32 --format fp8_e4m3", "GiB", "40",
+         "whole_for_saving"},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         Query q = query_of(CASES[i].query);
@@ -462,6 +472,70 @@ static void write_file(const char *path, const char *text)
     ck_assert(fclose(f) == 0);
 }
 
+/* A teacher's file given with --file adds its exercises: a task opens its
+ * screen with its steps (figures worked out), its report is checked like a
+ * number, and a task with nothing to report cannot be checked (exit 2). */
+START_TEST(exercise_file_option)
+{
+    progress_dir_setup();
+    char path[128];
+    snprintf(path, sizeof path, "%s/mine.json", progress_home);
+    write_file(path, "{\"exercises\": [\n"
+                     " {\"id\": \"task-a\", \"lesson\": \"capacity\", \"kind\": \"task\", \"level\": \"compute\",\n"
+                     "  \"question\": \"Open the calculator.\", \"hint\": \"The slots column.\",\n"
+                     "  \"screen\": \"calc\", \"settings\": \"--scenario pool-20gib\",\n"
+                     "  \"steps\": [\"Read FP8's slots: `=slots --scenario pool-20gib --format fp8_e4m3`.\"],\n"
+                     "  \"report\": \"slots --scenario pool-20gib --format fp8_e4m3\"},\n"
+                     " {\"id\": \"task-b\", \"lesson\": \"capacity\", \"kind\": \"task\", \"level\": \"recall\",\n"
+                     "  \"question\": \"Look.\", \"hint\": \"h\", \"screen\": \"quant\", \"steps\": [\"Look.\"]},\n"
+                     " {\"id\": \"seq-70b\", \"lesson\": \"why-kv-grows\", \"kind\": \"number\", \"level\": \"diagnose\",\n"
+                     "  \"question\": \"One sequence?\", \"hint\": \"Count K and V.\", \"unit\": \"GB\",\n"
+                     "  \"answer\": \"gb_per_sequence --model llama-3.1-70b --context 128000\", \"solution\": \"s\",\n"
+                     "  \"seed_answer\": \"10.48 GB\", \"seed_error\": \"a quarter of the true value\"}]}\n");
+    RunResult r = RUN("exercise", "show", "task-a", "--file", path);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.out, "Read FP8's slots: 40.") && strstr(r.out, "calc screen"), "%s", r.out);
+    run_free(&r);
+    r = RUN("exercise", "check", "task-a", "40", "--file", path);
+    ck_assert_msg(r.status == 0, "%s%s", r.out, r.err);
+    run_free(&r);
+    r = RUN("exercise", "check", "task-a", "41", "--file", path);
+    ck_assert_int_eq(r.status, 1);
+    run_free(&r);
+    r = RUN("exercise", "check", "task-b", "1", "--file", path);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "nothing to report"), "%s", r.err);
+    run_free(&r);
+    r = RUN("exercise", "show", "task-a");
+    ck_assert_int_eq(r.status, 2);
+    run_free(&r);
+    /* a source's wrong answer is wrong, and the source's error is told */
+    r = RUN("exercise", "check", "seq-70b", "10.48 GB", "--file", path, "--json");
+    ck_assert_int_eq(r.status, 1);
+    cJSON *j = cJSON_Parse(r.out);
+    ck_assert_msg(j != NULL, "%s", r.out);
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "correct")));
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "seed_error")->valuestring, "a quarter of the true value");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "expected_text")->valuestring, "41.94 GB");
+    cJSON_Delete(j);
+    run_free(&r);
+    /* seed 003's 10.48 GB: a quarter, K and V both left out and elements
+     * counted as bytes */
+    r = RUN("exercise", "check", "seq-70b", "10.48 GB", "--file", path, "--json");
+    j = cJSON_Parse(r.out);
+    ck_assert_msg(j != NULL, "%s", r.out);
+    const cJSON *ms = cJSON_GetObjectItem(j, "mistakes");
+    ck_assert_msg(cJSON_GetArraySize(ms) == 2 &&
+                      !strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 0), "id")->valuestring, "k_or_v_only") &&
+                      !strcmp(cJSON_GetObjectItem(cJSON_GetArrayItem(ms, 1), "id")->valuestring,
+                              "elements_for_bytes"),
+                  "%s", r.out);
+    cJSON_Delete(j);
+    run_free(&r);
+    progress_dir_teardown();
+}
+END_TEST
+
 /* What is saved loads back the same, on random progress. */
 START_TEST(progress_round_trip)
 {
@@ -584,6 +658,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, exercise_files_refused);
     tcase_add_test(t, exercises_shipped);
     tcase_add_test(t, exercise_check_command);
+    tcase_add_test(t, exercise_file_option);
     tcase_add_test(t, progress_round_trip);
     tcase_add_test(t, progress_crash_before_rename);
     tcase_add_test(t, progress_corrupt_kept);

@@ -157,6 +157,36 @@ START_TEST(query_matches_calc)
 }
 END_TEST
 
+/* The per-token metrics on random typed shapes: a token of one sequence
+ * holds 2 (K and V) x L x H_kv x D elements over all layers, two bytes
+ * each in BF16, whatever the context and batch; the pool in GiB is the
+ * pool given. */
+START_TEST(query_per_token)
+{
+    Rng r = {test_seed() ^ 0x70c};
+    for (int it = 0; it < 50; it++) {
+        uint64_t L = rng_range(&r, 1, 128), H = rng_range(&r, 1, 64), D = rng_range(&r, 1, 512);
+        uint64_t pool = rng_range(&r, 1, 1u << 20);
+        char opts[256], text[QUERY_TEXT_MAX];
+        snprintf(opts, sizeof opts, "--layers %llu --kv-heads %llu --head-dim %llu --context %llu --batch %llu "
+                 "--pool %lluMiB",
+                 (unsigned long long)L, (unsigned long long)H, (unsigned long long)D,
+                 (unsigned long long)rng_range(&r, 1, 200000), (unsigned long long)rng_range(&r, 1, 64),
+                 (unsigned long long)pool);
+        snprintf(text, sizeof text, "elements_per_token %s", opts);
+        QueryValue v = run_ok(text);
+        ck_assert_seeded(q_cmp(v.exact, q_make((u128)2 * L * H * D, 1)) == 0, "%s: %s", text, v.text);
+        snprintf(text, sizeof text, "bytes_per_token %s", opts);
+        v = run_ok(text);
+        ck_assert_seeded(q_cmp(v.exact, q_make((u128)4 * L * H * D, 1)) == 0, "%s: %s", text, v.text);
+        snprintf(text, sizeof text, "pool_gib:MiB %s", opts);
+        v = run_ok(text);
+        ck_assert_seeded(q_cmp(v.exact, q_make(pool, 1)) == 0, "%s: %s", text, v.text);
+    }
+    ck_assert_str_eq(run_ok("weights_gib:GB:2 --model llama-3.1-8b").text, "16.06 GB");
+}
+END_TEST
+
 /* A unit converts exactly within its family: bytes in GiB then back in B
  * are the same bytes, GB is 10^9 of them. */
 START_TEST(query_units_convert)
@@ -219,6 +249,7 @@ Suite *suite_query(void)
     tcase_add_test(t, query_fixed);
     tcase_add_test(t, query_refused);
     tcase_add_test(t, query_matches_calc);
+    tcase_add_test(t, query_per_token);
     tcase_add_test(t, query_units_convert);
     tcase_add_test(t, query_format_round_trip);
     suite_add_tcase(s, t);

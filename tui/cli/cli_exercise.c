@@ -11,7 +11,6 @@
 #include "answer.h"
 #include "exercise.h"
 #include "progress.h"
-#include "units.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -154,33 +153,6 @@ static int cli_exercise_list(const ExerciseSet *set, bool json)
  * show
  */
 
-/* What the query was worked out on, in words: "Llama-3.1-70B, context
- * 4,096, batch 32, fp8_e4m3, pool 20 GiB". */
-static void cli_exercise_inputs(const Query *q, char *buf, size_t n)
-{
-    static QuerySetup s;
-    const Format *f;
-    Error e;
-    if (query_workload(q, &s, &f, &e)) {
-        snprintf(buf, n, "%s", e.msg);
-        return;
-    }
-    char ctx[32], batch[32];
-    u128_str(ctx, sizeof ctx, s.w.context, true);
-    u128_str(batch, sizeof batch, s.w.batch, true);
-    char tail[160] = "";
-    if (s.w.pool) {
-        char sz[48];
-        snprintf(tail, sizeof tail, ", pool %s", units_size(sz, sizeof sz, s.w.pool));
-    }
-    if (s.has_gpu) {
-        size_t k = strlen(tail);
-        snprintf(tail + k, sizeof tail - k, ", GPU %s", s.gpu.name);
-    }
-    snprintf(buf, n, "%s, context %s tokens, batch %s, format %s%s", s.model[0] ? s.model : "typed shape", ctx,
-             batch, f->id, tail);
-}
-
 static void cli_exercise_solution(const Exercise *x)
 {
     if (x->solution[0])
@@ -206,7 +178,7 @@ static void cli_exercise_solution(const Exercise *x)
     }
     char val[64];
     query_value_text(in_unit, v.never, x->unit, x->query.digits, val, sizeof val);
-    cli_exercise_inputs(&x->query, inputs, sizeof inputs);
+    exercise_query_inputs(&x->query, inputs, sizeof inputs);
     printf("worked out: %s = %s\n", metric_id(x->query.metric), val);
     printf("  inputs: ");
     text_put(stdout, inputs, false);
@@ -245,9 +217,10 @@ static void cli_exercise_question(const Exercise *x)
     putchar('\n');
     if (x->kind == EXERCISE_CHOICE)
         printf("answer with: kvlab exercise check %s LETTER\n", x->id);
+    else if (x->has_query && query_unit_name(x->unit)[0])
+        printf("answer with: kvlab exercise check %s 'NUMBER %s'\n", x->id, query_unit_name(x->unit));
     else if (x->has_query)
-        printf("answer with: kvlab exercise check %s 'NUMBER %s'\n", x->id,
-               query_unit_name(x->unit)[0] ? query_unit_name(x->unit) : "");
+        printf("answer with: kvlab exercise check %s NUMBER\n", x->id);
 }
 
 static cJSON *cli_exercise_json(const Exercise *x, bool solution)
@@ -317,44 +290,27 @@ static int cli_exercise_show(const Exercise *x, bool solution, bool json)
  * check
  */
 
-typedef struct {
-    bool correct;
-    int choice;                 // choice exercises: the index answered
-    AnswerVerdict v;            // number answers
-    bool seed;                  // the answer is the seed's
-} CheckResult;
-
-static int cli_exercise_check_number(const Exercise *x, const char *text, CheckResult *c, Error *e)
-{
-    Answer a;
-    if (answer_parse(text, &a, e) || answer_check(&x->query, x->unit, x->tolerance, &a, &c->v, e))
-        return -1;
-    c->correct = c->v.correct;
-    c->seed = x->seed_answer[0] && answer_matches(&a, x->unit, x->seed_answer, x->tolerance);
-    return 0;
-}
-
-static void cli_exercise_verdict_text(const Exercise *x, const CheckResult *c, bool solution)
+static void cli_exercise_verdict_text(const Exercise *x, const ExerciseVerdict *c, bool solution)
 {
     if (x->kind == EXERCISE_CHOICE) {
         printf("%s: %c) is %s.\n", x->id, 'a' + c->choice, c->correct ? "right" : "not right");
         cli_exercise_line("  ", x->choices[c->choice].why);
     } else if (c->correct) {
-        printf("%s: right: %s (calc: %s)\n", x->id, c->v.given_text, c->v.truth_text);
+        printf("%s: right: %s (calc: %s)\n", x->id, c->number.given_text, c->number.truth_text);
     } else {
-        printf("%s: not right: %s", x->id, c->v.given_text);
-        if (c->v.off > 0 && fabs(c->v.off - 1) >= VERDICT_CLOSE)
-            printf(" is %.3g times the answer", c->v.off);
+        printf("%s: not right: %s", x->id, c->number.given_text);
+        if (c->number.off > 0 && fabs(c->number.off - 1) >= VERDICT_CLOSE)
+            printf(" is %.3g times the answer", c->number.off);
         else if (query_unit_family(x->unit) == UNIT_COUNT)
             printf(": close, but a count is a whole number");
         putchar('\n');
-        if (c->v.n_mistakes) {
-            printf("likely mistake: %s", mistake_name(c->v.mistakes[0]));
-            if (c->v.n_mistakes > 1)
-                printf(", and %s", mistake_name(c->v.mistakes[1]));
-            printf(" (that gives %s)\n", c->v.mistaken_text);
-            for (size_t i = 0; i < c->v.n_mistakes; i++)
-                printf("  %s\n", mistake_why(c->v.mistakes[i]));
+        if (c->number.n_mistakes) {
+            printf("likely mistake: %s", mistake_name(c->number.mistakes[0]));
+            if (c->number.n_mistakes > 1)
+                printf(", and %s", mistake_name(c->number.mistakes[1]));
+            printf(" (that gives %s)\n", c->number.mistaken_text);
+            for (size_t i = 0; i < c->number.n_mistakes; i++)
+                printf("  %s\n", mistake_why(c->number.mistakes[i]));
         }
     }
     if (c->seed && x->seed_error[0]) {
@@ -371,7 +327,7 @@ static void cli_exercise_verdict_text(const Exercise *x, const CheckResult *c, b
     }
 }
 
-static int cli_exercise_verdict_json(const Exercise *x, const CheckResult *c, const char *answer, bool solution)
+static int cli_exercise_verdict_json(const Exercise *x, const ExerciseVerdict *c, const char *answer, bool solution)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "id", x->id);
@@ -382,20 +338,20 @@ static int cli_exercise_verdict_json(const Exercise *x, const CheckResult *c, co
         cJSON_AddStringToObject(o, "choice", letter);
         cJSON_AddItemToObject(o, "why", cli_exercise_text_json(x->choices[c->choice].why));
     } else {
-        cJSON_AddNumberToObject(o, "value", c->v.given);
-        cJSON_AddNumberToObject(o, "expected", q_to_double(c->v.truth));
-        cJSON_AddStringToObject(o, "expected_text", c->v.truth_text);
+        cJSON_AddNumberToObject(o, "value", c->number.given);
+        cJSON_AddNumberToObject(o, "expected", q_to_double(c->number.truth));
+        cJSON_AddStringToObject(o, "expected_text", c->number.truth_text);
         cJSON_AddStringToObject(o, "unit", query_unit_name(x->unit));
         cJSON *arr = cJSON_AddArrayToObject(o, "mistakes");
-        for (size_t i = 0; i < c->v.n_mistakes; i++) {
+        for (size_t i = 0; i < c->number.n_mistakes; i++) {
             cJSON *m = cJSON_CreateObject();
-            cJSON_AddStringToObject(m, "id", mistake_id(c->v.mistakes[i]));
-            cJSON_AddStringToObject(m, "name", mistake_name(c->v.mistakes[i]));
-            cJSON_AddStringToObject(m, "why", mistake_why(c->v.mistakes[i]));
+            cJSON_AddStringToObject(m, "id", mistake_id(c->number.mistakes[i]));
+            cJSON_AddStringToObject(m, "name", mistake_name(c->number.mistakes[i]));
+            cJSON_AddStringToObject(m, "why", mistake_why(c->number.mistakes[i]));
             cJSON_AddItemToArray(arr, m);
         }
-        if (c->v.n_mistakes)
-            cJSON_AddStringToObject(o, "mistaken_text", c->v.mistaken_text);
+        if (c->number.n_mistakes)
+            cJSON_AddStringToObject(o, "mistaken_text", c->number.mistaken_text);
     }
     if (c->seed && x->seed_error[0])
         cJSON_AddItemToObject(o, "seed_error", cli_exercise_text_json(x->seed_error));
@@ -409,33 +365,19 @@ static int cli_exercise_verdict_json(const Exercise *x, const CheckResult *c, co
 
 static int cli_exercise_check(const Exercise *x, const char *answer, bool solution, bool json)
 {
-    CheckResult c = {0};
+    ExerciseVerdict c;
     Error e;
-    if (x->kind == EXERCISE_CHOICE) {
-        c.choice = exercise_choice_index(x, answer);
-        if (c.choice < 0)
-            return error_set(&e, "'%s' is not one of the choices: answer a to %c (or 1 to %zu)", answer,
-                             'a' + (int)x->n_choices - 1, x->n_choices),
-                   cli_error("exercise", &e);
-        c.correct = x->choices[c.choice].correct;
-        c.seed = x->seed_answer[0] && exercise_choice_index(x, x->seed_answer) == c.choice;
-    } else if (!x->has_query) {
-        error_set(&e, "%s is a task with nothing to report: do it in the lab (kvlab, the %s screen)", x->id,
-                  x->screen);
+    if (exercise_check(x, answer, &c, &e))
         return cli_error("exercise", &e);
-    } else if (cli_exercise_check_number(x, answer, &c, &e)) {
-        return cli_error("exercise", &e);
-    }
     char path[PROGRESS_PATH_MAX];
     Progress *p = cli_exercise_progress(path, sizeof path);
     if (p) {
-        ProgressItem *it = progress_exercise(p, x->id);
-        if (it) {
-            it->attempts++;
-            it->done |= c.correct;
-        }
-        if (progress_save(p, path, &e))
+        if (progress_attempt(p, x->id, c.correct)) {
+            error_set(&e, "the progress file holds all the entries it can; this attempt is not kept");
             cli_fail("exercise", 0, &e);
+        } else if (progress_save(p, path, &e)) {
+            cli_fail("exercise", 0, &e);
+        }
     }
     if (json) {
         if (cli_exercise_verdict_json(x, &c, answer, solution))

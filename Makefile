@@ -20,8 +20,7 @@ DATADIR   := share/kvlab
 PLUGINDIR := lib/kvlab
 MANDIR    := share/man/man1
 COMPDIR   := share/bash-completion/completions
-# The run-time data, installed under DATADIR as laid out in the tree (the
-# lessons beside the scenarios, where kvlab looks for them: ../lessons).
+# The run-time data, installed under DATADIR as laid out in the tree.
 DATA      := scenarios lessons
 
 # ------------------------------------------------------------------------
@@ -34,19 +33,23 @@ ALL_CPPFLAGS = -Icalc -Ikernels -I. -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE 
                -DKVLAB_VERSION='"$(VERSION)"' $(CPPFLAGS)
 # The places under PREFIX, for calc/paths.c and its test only.
 PATHS_CPPFLAGS = -DKVLAB_PREFIX='"$(PREFIX)"' -DKVLAB_DATADIR='"$(DATADIR)/scenarios"' \
-                 -DKVLAB_PLUGINDIR='"$(PLUGINDIR)"'
+                 -DKVLAB_PLUGINDIR='"$(PLUGINDIR)"' -DKVLAB_LESSONDIR='"$(DATADIR)/lessons"'
 ALL_CFLAGS   = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
                -Wformat=2 -MMD -MP $(SAN) $(CFLAGS)
 ALL_LDFLAGS  = $(SAN) $(LDFLAGS)
 
 # Debian packages providing each pkg-config module the build needs.
-PKG_MODULES  := ncursesw libcjson check
-APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config locales tmux groff-base
+PKG_MODULES  := ncursesw libcjson check md4c
+APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config locales tmux groff-base \
+                libmd4c-dev
 
 # Recursive (=) so pkg-config runs only after `deps` has installed things.
 CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
 CURSES_LIBS  = $(shell pkg-config --libs ncursesw)
 CJSON_LIBS   = $(shell pkg-config --libs libcjson)
+# md4c reads the lessons (calc/lesson.c).
+MD4C_CFLAGS  = $(shell pkg-config --cflags md4c)
+MD4C_LIBS    = $(shell pkg-config --libs md4c)
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 
@@ -113,7 +116,7 @@ TOP_PLUGIN := $(if $(filter build,$(BUILD)),libkvlab_cuda.so)
 # Targets for people.
 
 # Build the program (and, where nvcc is found, the CUDA plugin, or one line on why not).
-all: $(BUILD)/kvlab $(BUILD)/scenarios $(TOP) $(if $(NVCC),plugin-if-possible)
+all: $(BUILD)/kvlab $(BUILD)/scenarios $(BUILD)/lessons $(TOP) $(if $(NVCC),plugin-if-possible)
 
 # Build the CUDA plugin (fails, saying why, where nvcc cannot build it).
 plugin: $(if $(CUDA_GENCODE),$(BUILD)/libkvlab_cuda.so $(TOP_PLUGIN))
@@ -133,7 +136,7 @@ run: all
 # What the tests run: this build's program and plugin, the tree's data.
 TEST_LOCALE := $(BUILD)/locale/de_DE.UTF-8
 TEST_ENV = KVLAB_BIN=$(abspath $(BUILD)/kvlab) KVLAB_CUDA_PLUGIN=$(abspath $(BUILD)/libkvlab_cuda.so) \
-           KVLAB_DATA=$(CURDIR)/scenarios KVLAB_TESTDATA=$(CURDIR)/tests/data \
+           KVLAB_DATA=$(CURDIR)/scenarios KVLAB_LESSONS=$(CURDIR)/lessons KVLAB_TESTDATA=$(CURDIR)/tests/data \
            LOCPATH=$(abspath $(BUILD)/locale) KVLAB_NVCC=$(if $(CUDA_GENCODE),$(NVCC))
 
 # Build and run every test suite (the GPU suite is skipped, saying why, without a GPU).
@@ -247,12 +250,12 @@ $(BUILD)/calc/paths.o $(BUILD)/tests/test_paths.o: $(PATHS_STAMP)
 
 # A link to the tree's data beside the build's kvlab, which finds it there
 # wherever BUILD is (relative, so that a tree moved whole still works).
-$(BUILD)/scenarios:
+$(BUILD)/scenarios $(BUILD)/lessons: $(BUILD)/%:
 	@mkdir -p $(BUILD)
-	ln -sfn $$(realpath --relative-to=$(BUILD) scenarios) $@
+	ln -sfn $$(realpath --relative-to=$(BUILD) $*) $@
 
 $(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) \
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) $(MD4C_LIBS) \
 	    -lm -lpthread -ldl $(LDLIBS)
 
 $(BUILD)/libkvlab_cuda.so: $(CU_OBJ) $(PLUGIN_O) $(CU_STAMP)
@@ -275,11 +278,11 @@ $(KERN_LIB): $(KERN_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 
 $(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/lab/plotmath.o $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CHECK_LIBS) $(CJSON_LIBS) \
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CHECK_LIBS) $(CJSON_LIBS) $(MD4C_LIBS) \
 	    -lm -lpthread -ldl $(LDLIBS)
 
 $(BUILD)/bench_quant: $(BENCH_OBJ) $(CALC_LIB) $(LINK_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) $(MD4C_LIBS) -lm $(LDLIBS)
 
 $(BUILD)/tests/%.o: tests/%.c $(C_STAMP) | deps
 	@mkdir -p $(dir $@)
@@ -287,7 +290,7 @@ $(BUILD)/tests/%.o: tests/%.c $(C_STAMP) | deps
 
 $(BUILD)/%.o: %.c $(C_STAMP) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(MD4C_CFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 # A stamp replaces the others of its kind in their directory, which is kept
 # (a directory made anew by another user, as by sudo make install, would
@@ -341,11 +344,11 @@ fuzz-replay: $(FUZZ_REPLAY)
 test: fuzz-replay
 
 $(FUZZ_REPLAY): $(REPLAY_OBJ) $(FUZZ_TUI:%.c=$(BUILD)/%.o) $(CALC_LIB) $(LINK_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) $(MD4C_LIBS) -lm $(LDLIBS)
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps
 	$(FUZZ_CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_SANS) \
-	    -o $@ $< $(FUZZ_OBJ) $(CJSON_LIBS) -lm
+	    -o $@ $< $(FUZZ_OBJ) $(CJSON_LIBS) $(MD4C_LIBS) -lm
 
 # The code under test, instrumented for coverage (libFuzzer's main left out).
 $(FUZZ_DIR)/%.o: %.c | fuzz-deps

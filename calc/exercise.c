@@ -510,10 +510,6 @@ const Exercise *exercise_find(const ExerciseSet *set, const char *id)
 
 const char *exercise_dir(char *buf, size_t n)
 {
-    const char *env = getenv("KVLAB_LESSONS");
-    if (env && *env)
-        snprintf(buf, n, "%s/exercises", env);
-    else
-        snprintf(buf, n, "%s/../lessons/exercises", paths_datadir());
+    snprintf(buf, n, "%s/exercises", paths_lessondir());
     return buf;
 }

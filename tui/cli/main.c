@@ -26,7 +26,9 @@ static const Command COMMANDS[] = {
     {"bench", cmd_bench, "measured decode attention over a quantized cache (GPU or CPU)"},
     {"models", cmd_models, "the models --model takes"},
     {"gpus", cmd_gpus, "the GPUs --gpu takes"},
+    {"lesson", cmd_lesson, "the lessons: list, show ID, check FILE"},
     {"exercise", cmd_exercise, "exercises checked by calc: list, show ID, check ID ANSWER, reset"},
+    {"glossary", cmd_glossary, "the terms the lab and the lessons use"},
 };
 
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
@@ -99,4 +101,12 @@ int main(int argc, char **argv)
     if (len < sizeof e.msg)
         snprintf(e.msg + len, sizeof e.msg - len, " (kvlab --help)");
     return cli_fail(NULL, EXIT_USAGE, &e);
+}
+
+int (*cli_command(const char *name))(int argc, char **argv)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(name, COMMANDS[i].name) == 0)
+            return COMMANDS[i].run;
+    return NULL;
 }

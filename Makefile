@@ -40,13 +40,17 @@ ALL_CFLAGS   = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-pro
 ALL_LDFLAGS  = $(SAN) $(LDFLAGS)
 
 # Debian packages providing each pkg-config module the build needs.
-PKG_MODULES  := ncursesw libcjson check
-APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config locales tmux groff-base
+PKG_MODULES  := ncursesw libcjson check md4c
+APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config locales tmux groff-base \
+                libmd4c-dev
 
 # Recursive (=) so pkg-config runs only after `deps` has installed things.
 CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
 CURSES_LIBS  = $(shell pkg-config --libs ncursesw)
 CJSON_LIBS   = $(shell pkg-config --libs libcjson)
+# md4c reads the lessons (calc/lesson.c).
+MD4C_CFLAGS  = $(shell pkg-config --cflags md4c)
+MD4C_LIBS    = $(shell pkg-config --libs md4c)
 CHECK_CFLAGS = $(shell pkg-config --cflags check)
 CHECK_LIBS   = $(shell pkg-config --libs check)
 
@@ -252,7 +256,7 @@ $(BUILD)/scenarios:
 	ln -sfn $$(realpath --relative-to=$(BUILD) scenarios) $@
 
 $(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) \
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) $(MD4C_LIBS) \
 	    -lm -lpthread -ldl $(LDLIBS)
 
 $(BUILD)/libkvlab_cuda.so: $(CU_OBJ) $(PLUGIN_O) $(CU_STAMP)
@@ -275,11 +279,11 @@ $(KERN_LIB): $(KERN_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 
 $(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/lab/plotmath.o $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CHECK_LIBS) $(CJSON_LIBS) \
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CHECK_LIBS) $(CJSON_LIBS) $(MD4C_LIBS) \
 	    -lm -lpthread -ldl $(LDLIBS)
 
 $(BUILD)/bench_quant: $(BENCH_OBJ) $(CALC_LIB) $(LINK_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) $(MD4C_LIBS) -lm $(LDLIBS)
 
 $(BUILD)/tests/%.o: tests/%.c $(C_STAMP) | deps
 	@mkdir -p $(dir $@)
@@ -287,7 +291,7 @@ $(BUILD)/tests/%.o: tests/%.c $(C_STAMP) | deps
 
 $(BUILD)/%.o: %.c $(C_STAMP) | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(MD4C_CFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 # A stamp replaces the others of its kind in their directory, which is kept
 # (a directory made anew by another user, as by sudo make install, would
@@ -341,11 +345,11 @@ fuzz-replay: $(FUZZ_REPLAY)
 test: fuzz-replay
 
 $(FUZZ_REPLAY): $(REPLAY_OBJ) $(FUZZ_TUI:%.c=$(BUILD)/%.o) $(CALC_LIB) $(LINK_STAMP)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) -lm $(LDLIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CJSON_LIBS) $(MD4C_LIBS) -lm $(LDLIBS)
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps
 	$(FUZZ_CC) $(ALL_CPPFLAGS) $(CJSON_CFLAGS) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $(FUZZ_SANS) \
-	    -o $@ $< $(FUZZ_OBJ) $(CJSON_LIBS) -lm
+	    -o $@ $< $(FUZZ_OBJ) $(CJSON_LIBS) $(MD4C_LIBS) -lm
 
 # The code under test, instrumented for coverage (libFuzzer's main left out).
 $(FUZZ_DIR)/%.o: %.c | fuzz-deps

@@ -12,6 +12,11 @@ static inline int ascii_lower(int c)
     return (c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c;
 }
 
+static inline bool ascii_isspace(int c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
 static inline bool ascii_ieq(const char *a, const char *b)
 {
     for (; *a && *b; a++, b++)

@@ -191,6 +191,36 @@ static int m_throughput_ratio(const MetricInput *in, FigureResult *o, Error *e)
     return 0;
 }
 
+/* One token of one sequence over every layer, K and V: the sequence's
+ * cache over its context (metadata included, a BF16 residual averaged in). */
+static int m_bytes_token(const MetricInput *in, FigureResult *o, Error *e)
+{
+    if (!in->w->context)
+        return error_set(e, "a context of 0 tokens has no bytes per token");
+    o->value = q_make(in->r->fp.bytes_per_sequence, in->w->context);
+    return 0;
+}
+static int m_elements_token(const MetricInput *in, FigureResult *o, Error *e)
+{
+    u128 seqs = (u128)in->w->batch * in->w->context;
+    if (!seqs)
+        return error_set(e, "an empty cache has no elements per token");
+    o->value = q_make(in->r->fp.elements, seqs);
+    return 0;
+}
+static int m_weights_gib(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->w->weights, GIB);
+    return 0;
+}
+static int m_pool_gib(const MetricInput *in, FigureResult *o, Error *e)
+{
+    (void)e;
+    o->value = q_make(in->w->pool, GIB);
+    return 0;
+}
+
 static const Metric METRICS[] = {
     {"elements", "", 0, ALL, "K and V elements in the cache", m_elements},
     {"bytes", "B", 0, ALL, "bytes of the cache, metadata included", m_bytes},
@@ -216,6 +246,11 @@ static const Metric METRICS[] = {
     {"bytes_per_element", "B", 0, WL_CACHE, "bytes per element, metadata included", m_bytes_per_element},
     {"crossover_context", "tokens", NEED_WEIGHTS, WL_CACHE | WL_BATCH | WL_WEIGHTS,
      "first context at which the KV cache outweighs the weights", m_crossover},
+    {"bytes_per_token", "B", 0, SEQ, "bytes of one token of one sequence, all layers, K and V", m_bytes_token},
+    {"elements_per_token", "", 0, WL_CACHE, "K and V elements of one token of one sequence, all layers",
+     m_elements_token},
+    {"weights_gib", "GiB", NEED_WEIGHTS, WL_WEIGHTS, "the model's weights in GiB", m_weights_gib},
+    {"pool_gib", "GiB", NEED_POOL, WL_POOL, "the pool for the KV cache in GiB", m_pool_gib},
 };
 
 #define N_METRICS (sizeof METRICS / sizeof METRICS[0])
@@ -571,15 +606,12 @@ static void full_text(Q v, char *buf, size_t n)
     q_str(buf, n, v, places, true);
 }
 
-/* Evaluates f on the workload w: its value and text (at `decimals`, or in
- * full when decimals < 0), not yet compared. */
-static int eval_on(const Workload *w, const Figure *f, FigureResult *r, Error *e)
+int metric_eval(const Metric *m, const Workload *w, const Format *f, FigureResult *r, Error *e)
 {
     memset(r, 0, sizeof *r);
     FormatResult fr, br;
-    if (budget_compute(w, f->format, &fr, e) || budget_compute(w, format_bf16(), &br, e))
+    if (budget_compute(w, f, &fr, e) || budget_compute(w, format_bf16(), &br, e))
         return -1;
-    const Metric *m = f->metric;
     if ((m->needs & NEED_POOL) && !fr.has_slots)
         return error_set(e, "metric '%s' needs a pool (give 'pool' or a 'gpu')", m->id);
     if ((m->needs & NEED_STEP) && !fr.has_step)
@@ -590,20 +622,28 @@ static int eval_on(const Workload *w, const Figure *f, FigureResult *r, Error *e
     return m->eval(&in, r, e);
 }
 
-/* The text of an evaluated figure, at `decimals` places (trimmed when
- * `trim`) or in full when decimals < 0. Whole numbers read better grouped,
- * and one rule holds for all of them: 3,815 beside 122,071. */
+/* Evaluates f on the workload w, not yet compared. */
+static int eval_on(const Workload *w, const Figure *f, FigureResult *r, Error *e)
+{
+    return metric_eval(f->metric, w, f->format, r, e);
+}
+
+const char *metric_value_text(Q v, bool never, int decimals, bool trim, char *buf, size_t n)
+{
+    if (never)
+        snprintf(buf, n, "never");
+    else if (decimals < 0)
+        full_text(v, buf, n);
+    else
+        q_str(buf, n, v, decimals, trim);
+    if (!never && (decimals == 0 || v.num % v.den == 0) && v.num / v.den >= 1000)
+        u128_str(buf, n, (v.num + v.den / 2) / v.den, true);
+    return buf;
+}
+
 static void figure_text(FigureResult *r, int decimals, bool trim)
 {
-    if (r->never)
-        snprintf(r->text, sizeof r->text, "never");
-    else if (decimals < 0)
-        full_text(r->value, r->text, sizeof r->text);
-    else
-        q_str(r->text, sizeof r->text, r->value, decimals, trim);
-    if (!r->never && (decimals == 0 || r->value.num % r->value.den == 0) &&
-        r->value.num / r->value.den >= 1000)
-        u128_str(r->text, sizeof r->text, (r->value.num + r->value.den / 2) / r->value.den, true);
+    metric_value_text(r->value, r->never, decimals, trim, r->text, sizeof r->text);
 }
 
 int figure_eval(const Scenario *sc, const Figure *f, FigureResult *r, Error *e)

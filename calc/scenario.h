@@ -40,6 +40,15 @@ const char *metric_id(const Metric *m);
 const char *metric_unit(const Metric *m);       // "GiB", "ms", "x", "%", ""
 const char *metric_help(const Metric *m);
 
+typedef struct FigureResult FigureResult;
+/* The metric of format f on the workload w (BF16's figures beside it for
+ * the ratios); r's value and `never` set, its text and verdict not. */
+int metric_eval(const Metric *m, const Workload *w, const Format *f, FigureResult *r, Error *e);
+/* A value as figures print it: at `decimals` places (trimmed when `trim`),
+ * in full when decimals < 0, "never" when never; whole numbers from 1,000
+ * grouped: 3,815 beside 122,071. Returns buf. */
+const char *metric_value_text(Q v, bool never, int decimals, bool trim, char *buf, size_t n);
+
 /* ------------------------------------------------------------------------
  * Scenarios
  */
@@ -95,13 +104,13 @@ typedef enum {
     FIGURE_VERDICTS             // how many there are
 } FigureVerdict;
 
-typedef struct {
+struct FigureResult {
     Q value;
     bool never;                 // crossover that never happens
     char text[48];              // value at the seed's precision (or 3 places; in full
                                 // when not compared), whole numbers from 1,000 grouped
     FigureVerdict verdict;
-} FigureResult;
+};
 
 /* The workload a figure is evaluated on: the scenario's with the figure's
  * own batch, context, weights and MHA switch. */

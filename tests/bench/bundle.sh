@@ -14,7 +14,7 @@ make -s kvlab libkvlab_cuda.so build/tests/run_tests
 rm -rf "$out" && mkdir -p "$out"
 cp kvlab libkvlab_cuda.so build/tests/run_tests tests/bench/perf_run.sh "$out"/
 cp -R scenarios "$out"/
-for lib in libcjson.so.1 libsubunit.so.0; do
+for lib in libcjson.so.1 libmd4c.so.0 libsubunit.so.0; do
     path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !found { print $NF; found = 1 }')
     [ -n "$path" ] && cp -L "$path" "$out"/
 done

@@ -282,6 +282,10 @@ const char *metric_help(const Metric *m)
 {
     return m->help;
 }
+unsigned metric_reads(const Metric *m)
+{
+    return m->reads;
+}
 
 /* ------------------------------------------------------------------------
  * Loading

@@ -39,6 +39,8 @@ const Metric *metric_by_id(const char *id);
 const char *metric_id(const Metric *m);
 const char *metric_unit(const Metric *m);       // "GiB", "ms", "x", "%", ""
 const char *metric_help(const Metric *m);
+/* The workload inputs (budget.h's WL_* bits) the metric's value depends on. */
+unsigned metric_reads(const Metric *m);
 
 typedef struct FigureResult FigureResult;
 /* The metric of format f on the workload w (BF16's figures beside it for

@@ -11,5 +11,6 @@ int cmd_quant(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
+int cmd_exercise(int argc, char **argv);
 
 #endif

@@ -26,6 +26,7 @@ static const Command COMMANDS[] = {
     {"bench", cmd_bench, "measured decode attention over a quantized cache (GPU or CPU)"},
     {"models", cmd_models, "the models --model takes"},
     {"gpus", cmd_gpus, "the GPUs --gpu takes"},
+    {"exercise", cmd_exercise, "exercises checked by calc: list, show ID, check ID ANSWER, reset"},
 };
 
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

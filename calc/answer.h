@@ -1,0 +1,78 @@
+/* answer.h - a learner's answer to a number question, checked against a
+ * query, and the mistake that explains a wrong one.
+ *
+ * An answer is a number with an optional unit: "20 GiB", "21.47 GB",
+ * "3.55x", "71", "0.5625 B/elem", "40,960 B", "1.2e3 MB", "38%". It is
+ * right when it is the query's value within a relative tolerance, in any
+ * unit of the same family. A wrong one is recomputed under each mistake
+ * model (one table, answer.c: GB read as GiB, only K or V counted, query
+ * heads for KV heads, metadata left out, one sequence for all ...), alone
+ * and two at once, and the model the answer matches is named. */
+#ifndef KVLAB_ANSWER_H
+#define KVLAB_ANSWER_H
+
+#include "error.h"
+#include "query.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The relative tolerance of a number exercise that states none. */
+#define ANSWER_TOLERANCE_DEFAULT 0.005
+
+typedef struct {
+    double value;               // the number as written
+    const QueryUnit *unit;      // NULL: no unit written (taken as the question's)
+} Answer;
+
+/* Reads a number (digits, commas between groups of three, a decimal point,
+ * an exponent) and a unit; an error says what could not be read. */
+int answer_parse(const char *text, Answer *a, Error *e);
+
+/* ------------------------------------------------------------------------
+ * Mistake models
+ */
+typedef struct MistakeModel MistakeModel;
+
+size_t mistake_count(void);
+const MistakeModel *mistake_at(size_t i);
+const MistakeModel *mistake_by_id(const char *id);
+const char *mistake_id(const MistakeModel *m);     // "gb_as_gib"
+const char *mistake_name(const MistakeModel *m);   // "GB read as GiB"
+const char *mistake_why(const MistakeModel *m);    // what goes wrong, one sentence
+
+/* The query's value in unit `in` had the mistakes ms[0 .. n) been made
+ * (each applied to the query's workload and format). Returns 1 with *out
+ * set, 0 where a mistake does not apply to this query or changes nothing,
+ * -1 on an error of the query itself. */
+int mistake_value(const Query *q, const MistakeModel *const *ms, size_t n, const QueryUnit *in, Q *out,
+                  Error *e);
+
+/* ------------------------------------------------------------------------
+ * Checking
+ */
+#define VERDICT_MISTAKES_MAX 2
+
+typedef struct {
+    bool correct;
+    Q truth;                    // the query's value in the asked unit
+    char truth_text[64];        // "41.94 GB" (the query's digits, in the asked unit)
+    double given;               // the answer in the asked unit
+    char given_text[64];        // "10.48 GB"
+    double off;                 // given / truth (0 where the truth is 0)
+    size_t n_mistakes;          // 0: no model explains it
+    const MistakeModel *mistakes[VERDICT_MISTAKES_MAX];
+    char mistaken_text[64];     // the value the mistakes give, in the asked unit
+} AnswerVerdict;
+
+/* Checks the answer to q, asked in `asked` (a unit of the query's family)
+ * within the relative tolerance tol. An answer in another family is an
+ * error (-1). */
+int answer_check(const Query *q, const QueryUnit *asked, double tol, const Answer *a, AnswerVerdict *v,
+                 Error *e);
+
+/* Whether the answer is `value` (text as an answer, in the asked unit's
+ * family) within tol: for a seed's own answer. */
+bool answer_matches(const Answer *a, const QueryUnit *asked, const char *value, double tol);
+
+#endif

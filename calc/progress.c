@@ -1,0 +1,257 @@
+/* progress.c - the learner's progress file, replaced atomically. */
+#include "progress.h"
+
+#include "jsonfile.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int progress_path(char *buf, size_t n, Error *e)
+{
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    int len;
+    if (xdg && xdg[0] == '/')
+        len = snprintf(buf, n, "%s/kvlab/progress.json", xdg);
+    else if (home && home[0] == '/')
+        len = snprintf(buf, n, "%s/.local/share/kvlab/progress.json", home);
+    else
+        return error_set(e, "no place for the progress file: set XDG_DATA_HOME or HOME to an absolute path");
+    if (len < 0 || (size_t)len >= n)
+        return error_set(e, "the progress file's path is too long");
+    return 0;
+}
+
+static ProgressItem *progress_item(ProgressItem *items, size_t *n, const char *id)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp(items[i].id, id))
+            return &items[i];
+    if (*n == PROGRESS_ITEMS_MAX || strlen(id) >= PROGRESS_ID_MAX)
+        return NULL;
+    ProgressItem *it = &items[(*n)++];
+    memset(it, 0, sizeof *it);
+    snprintf(it->id, sizeof it->id, "%s", id);
+    return it;
+}
+
+ProgressItem *progress_exercise(Progress *p, const char *id)
+{
+    return progress_item(p->exercises, &p->n_exercises, id);
+}
+
+ProgressItem *progress_lesson(Progress *p, const char *id)
+{
+    return progress_item(p->lessons, &p->n_lessons, id);
+}
+
+const ProgressItem *progress_find_exercise(const Progress *p, const char *id)
+{
+    for (size_t i = 0; i < p->n_exercises; i++)
+        if (!strcmp(p->exercises[i].id, id))
+            return &p->exercises[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Reading
+ */
+
+static int read_items(const JsonDoc *d, const cJSON *root, const char *name, bool lessons, Progress *p, Error *e)
+{
+    static const char *const EXERCISE_KEYS[] = {"done", "attempts", NULL};
+    static const char *const LESSON_KEYS[] = {"read", NULL};
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, name);
+    if (!obj)
+        return 0;
+    if (json_object(d, obj, name, e))
+        return -1;
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        ProgressItem *it = lessons ? progress_lesson(p, c->string) : progress_exercise(p, c->string);
+        uint64_t attempts = 0;
+        if (!it)
+            return jsondoc_error_key(d, c, e, "too many entries, or an id too long");
+        if (json_object(d, c, "an entry", e) ||
+            json_known_fields(d, c, lessons ? LESSON_KEYS : EXERCISE_KEYS, e) ||
+            json_bool(d, c, lessons ? "read" : "done", FIELD_OPTIONAL, lessons ? &it->read : &it->done, e) < 0 ||
+            (!lessons && json_uint(d, c, "attempts", FIELD_OPTIONAL, 0, UINT32_MAX, &attempts, e) < 0))
+            return -1;
+        it->attempts = (unsigned long)attempts;
+    }
+    return 0;
+}
+
+static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
+{
+    (void)ctx;
+    Progress *p = out;
+    static const char *const ROOT_KEYS[] = {"version", "exercises", "lessons", NULL};
+    uint64_t version;
+    int rc = json_object(d, d->root, "the progress file", e) || json_known_fields(d, d->root, ROOT_KEYS, e) ||
+                     json_uint(d, d->root, "version", FIELD_REQUIRED, PROGRESS_VERSION, PROGRESS_VERSION, &version,
+                               e) ||
+                     read_items(d, d->root, "exercises", false, p, e) || read_items(d, d->root, "lessons", true, p, e)
+                 ? -1
+                 : 0;
+    jsondoc_done(d);
+    return rc;
+}
+
+/* Renames the unreadable file aside under a name that says when. */
+static int keep_aside(Progress *p, const char *path, const Error *why, Error *e)
+{
+    char aside[PROGRESS_PATH_MAX + 64], stamp[32];
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    snprintf(aside, sizeof aside, "%s.corrupt-%s", path, stamp);
+    for (int k = 1; access(aside, F_OK) == 0 && k < 100; k++)
+        snprintf(aside, sizeof aside, "%s.corrupt-%s-%d", path, stamp, k);
+    if (rename(path, aside))
+        return error_runtime(e, "%s cannot be read (%s) nor kept aside as %s: %s; it is left as it is and "
+                                "nothing is saved",
+                             path, why->msg, aside, strerror(errno));
+    snprintf(p->notice, sizeof p->notice,
+             "the progress file could not be read (%s); it is kept as %s and progress starts afresh", why->msg,
+             aside);
+    return 0;
+}
+
+int progress_load(Progress *p, const char *path, Error *e)
+{
+    memset(p, 0, sizeof *p);
+    if (access(path, F_OK) != 0) {
+        if (errno == ENOENT)
+            return 0;
+        return error_runtime(e, "%s: %s", path, strerror(errno));
+    }
+    Error why;
+    if (!jsondoc_read(p, sizeof *p, from_doc, NULL, path, NULL, 0, &why))
+        return 0;
+    if (why.runtime && access(path, R_OK) != 0)
+        return error_runtime(e, "%s", why.msg);     // unreadable, not corrupt: leave it be
+    memset(p, 0, sizeof *p);
+    return keep_aside(p, path, &why, e);
+}
+
+/* ------------------------------------------------------------------------
+ * Writing
+ */
+
+static int make_dirs(const char *path, Error *e)
+{
+    char dir[PROGRESS_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0700) && errno != EEXIST)
+            return error_runtime(e, "cannot make %s: %s", dir, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(dir, 0700) && errno != EEXIST)
+        return error_runtime(e, "cannot make %s: %s", dir, strerror(errno));
+    return 0;
+}
+
+static char *progress_json(const Progress *p)
+{
+    cJSON *root = cJSON_CreateObject(), *ex = NULL, *le = NULL;
+    if (!root || !cJSON_AddNumberToObject(root, "version", PROGRESS_VERSION) ||
+        !(ex = cJSON_AddObjectToObject(root, "exercises")) || !(le = cJSON_AddObjectToObject(root, "lessons"))) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    bool ok = true;
+    for (size_t i = 0; i < p->n_exercises && ok; i++) {
+        cJSON *o = cJSON_AddObjectToObject(ex, p->exercises[i].id);
+        ok = o && cJSON_AddBoolToObject(o, "done", p->exercises[i].done) &&
+             cJSON_AddNumberToObject(o, "attempts", (double)p->exercises[i].attempts);
+    }
+    for (size_t i = 0; i < p->n_lessons && ok; i++) {
+        cJSON *o = cJSON_AddObjectToObject(le, p->lessons[i].id);
+        ok = o && cJSON_AddBoolToObject(o, "read", p->lessons[i].read);
+    }
+    char *s = ok ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    return s;
+}
+
+int progress_write_temp(const Progress *p, const char *path, char *tmp, size_t n, Error *e)
+{
+    if (make_dirs(path, e))
+        return -1;
+    if ((size_t)snprintf(tmp, n, "%s.tmp-XXXXXX", path) >= n)
+        return error_set(e, "the progress file's path is too long");
+    char *text = progress_json(p);
+    if (!text)
+        return error_runtime(e, "out of memory writing the progress");
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        cJSON_free(text);
+        return error_runtime(e, "cannot write beside %s: %s", path, strerror(errno));
+    }
+    size_t len = strlen(text), done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, text + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            break;
+        done += (size_t)w;
+    }
+    int err = done < len ? errno : 0;
+    if (!err && (write(fd, "\n", 1) != 1 || fsync(fd)))
+        err = errno ? errno : EIO;
+    cJSON_free(text);
+    if (close(fd) && !err)
+        err = errno;
+    if (err) {
+        unlink(tmp);
+        return error_runtime(e, "cannot write %s: %s", tmp, strerror(err));
+    }
+    return 0;
+}
+
+int progress_commit(const char *tmp, const char *path, Error *e)
+{
+    if (rename(tmp, path)) {
+        int err = errno;
+        unlink(tmp);
+        return error_runtime(e, "cannot replace %s: %s", path, strerror(err));
+    }
+    char dir[PROGRESS_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';         // a file in the root directory
+    else if (slash)
+        *slash = '\0';
+    int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY);
+    if (fd < 0 || fsync(fd)) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        return error_runtime(e, "cannot sync the directory of %s: %s", path, strerror(err));
+    }
+    close(fd);
+    return 0;
+}
+
+int progress_save(const Progress *p, const char *path, Error *e)
+{
+    char tmp[PROGRESS_PATH_MAX + 16];
+    return progress_write_temp(p, path, tmp, sizeof tmp, e) || progress_commit(tmp, path, e) ? -1 : 0;
+}

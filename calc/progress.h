@@ -1,0 +1,63 @@
+/* progress.h - what a learner has done: exercises done and attempted,
+ * lessons read, kept in $XDG_DATA_HOME/kvlab/progress.json (default
+ * ~/.local/share/kvlab/progress.json):
+ *
+ *   {"version": 1, "exercises": {"try-1": {"done": true, "attempts": 3}},
+ *    "lessons": {"why-kv-grows": {"read": true}}}
+ *
+ * Progress is never silently lost: the file is replaced atomically (a
+ * temporary file in the same directory, fsync, rename, fsync of the
+ * directory), so a crash leaves the old file or the new one; a file that
+ * cannot be read is renamed aside (progress.json.corrupt-YYYYMMDD-HHMMSS),
+ * the caller gets a notice to show, and progress starts afresh. */
+#ifndef KVLAB_PROGRESS_H
+#define KVLAB_PROGRESS_H
+
+#include "error.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define PROGRESS_VERSION 1
+#define PROGRESS_ID_MAX 64
+#define PROGRESS_ITEMS_MAX 1024
+#define PROGRESS_PATH_MAX 4096
+
+typedef struct {
+    char id[PROGRESS_ID_MAX];
+    bool done;
+    bool read;                  // lessons
+    unsigned long attempts;
+} ProgressItem;
+
+typedef struct {
+    size_t n_exercises, n_lessons;
+    ProgressItem exercises[PROGRESS_ITEMS_MAX];
+    ProgressItem lessons[PROGRESS_ITEMS_MAX];
+    char notice[2 * PROGRESS_PATH_MAX + ERROR_MSG_MAX + 256];  // "" or what became of a corrupt file
+} Progress;
+
+/* $XDG_DATA_HOME/kvlab/progress.json, or ~/.local/share/kvlab/...; an
+ * error where neither XDG_DATA_HOME nor HOME is an absolute path. */
+int progress_path(char *buf, size_t n, Error *e);
+
+/* Reads path into p. A missing file is empty progress. A file that cannot
+ * be read as progress is renamed aside and p->notice says so (returns 0);
+ * -1 only where it cannot even be kept aside (nothing is then written). */
+int progress_load(Progress *p, const char *path, Error *e);
+
+/* Writes p to path atomically, making the directory where missing. */
+int progress_save(const Progress *p, const char *path, Error *e);
+/* progress_save in its two halves: the new text in a temporary file beside
+ * path (fsynced; its name in tmp), then the rename over path and the fsync
+ * of the directory. A crash between the two leaves path as it was. */
+int progress_write_temp(const Progress *p, const char *path, char *tmp, size_t n, Error *e);
+int progress_commit(const char *tmp, const char *path, Error *e);
+
+/* The exercise's or lesson's entry, added where missing (NULL when full). */
+ProgressItem *progress_exercise(Progress *p, const char *id);
+ProgressItem *progress_lesson(Progress *p, const char *id);
+/* The entry where there is one, else NULL. */
+const ProgressItem *progress_find_exercise(const Progress *p, const char *id);
+
+#endif

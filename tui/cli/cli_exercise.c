@@ -1,0 +1,531 @@
+/* cli_exercise.c - `kvlab exercise`: list, show and check exercises, and
+ * reset the learner's progress.
+ *
+ * A number answer is checked against its query (calc/answer.h): right
+ * within the tolerance in any unit of its family; a wrong one gets the
+ * mistake that explains it, then the hint. Every check is an attempt in
+ * the progress file (calc/progress.h). */
+#include "cli.h"
+#include "commands.h"
+
+#include "answer.h"
+#include "exercise.h"
+#include "progress.h"
+#include "units.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A wrong answer within this of the right one is "close", not "n times". */
+#define VERDICT_CLOSE 0.005
+
+enum { O_FILE, O_JSON, O_SOLUTION, O_YES, O_HELP, O_COUNT };
+
+static const OptSpec OPTS[O_COUNT] = {
+    [O_FILE] = {"file", "FILE", "exercises from FILE too (the format is in lessons/FORMAT.md)"},
+    [O_JSON] = {"json", NULL, "print one JSON object"},
+    [O_SOLUTION] = {"solution", NULL, "show (or check, then show) the worked solution"},
+    [O_YES] = {"yes", NULL, "reset without asking"},
+    [O_HELP] = {"help", NULL, "show this help"},
+};
+
+static const CmdSpec CMD = {
+    .name = "exercise",
+    .usage = "usage: kvlab exercise list [--json]\n"
+             "       kvlab exercise show ID [--solution] [--json]\n"
+             "       kvlab exercise check ID ANSWER [--solution] [--json]\n"
+             "       kvlab exercise reset [--yes]\n\n"
+             "Exercises with answers worked out by calc. ANSWER is a number with a unit (20 GiB, 3.55x,\n"
+             "0.5625 B/elem, 71) or a choice (b or 2). check exits 0 when the answer is right, 1 when it\n"
+             "is wrong (saying which mistake gives it), 2 when it cannot be read or the id is unknown.\n"
+             "Progress is kept in $XDG_DATA_HOME/kvlab/progress.json (~/.local/share/kvlab/).",
+    .opts = OPTS,
+    .n_opts = O_COUNT,
+    .help_opt = O_HELP,
+    .repeat_opt = -1,
+    .max_words = 4,
+};
+
+static int cli_exercise_load(const Given *g, ExerciseSet *set, Error *e)
+{
+    char dir[4200];
+    if (exercise_load_dir(set, exercise_dir(dir, sizeof dir), e) ||
+        (g->set[O_FILE] && exercise_load_file(set, g->val[O_FILE], NULL, 0, e)))
+        return -1;
+    return 0;
+}
+
+/* Progress, its notice on stderr; NULL (said why) where it cannot be had. */
+static Progress *cli_exercise_progress(char *path, size_t n)
+{
+    static Progress p;
+    Error e;
+    if (progress_path(path, n, &e) || progress_load(&p, path, &e)) {
+        cli_fail("exercise", 0, &e);
+        return NULL;
+    }
+    if (p.notice[0]) {
+        Error note;
+        error_set(&note, "%s", p.notice);
+        cli_fail("exercise", 0, &note);
+    }
+    return &p;
+}
+
+static void cli_exercise_line(const char *label, const char *text)
+{
+    char out[4 * EXERCISE_TEXT_MAX];
+    Error e;
+    if (exercise_text(text, out, sizeof out, &e))
+        snprintf(out, sizeof out, "%s", text);      // checked on load; cannot fail here
+    if (label)
+        printf("%s", label);
+    text_put(stdout, out, true);
+    putchar('\n');
+}
+
+static cJSON *cli_exercise_text_json(const char *text)
+{
+    char out[4 * EXERCISE_TEXT_MAX];
+    Error e;
+    if (exercise_text(text, out, sizeof out, &e))
+        snprintf(out, sizeof out, "%s", text);
+    return cJSON_CreateString(out);
+}
+
+/* ------------------------------------------------------------------------
+ * list
+ */
+
+static int cli_exercise_list(const ExerciseSet *set, bool json)
+{
+    char path[PROGRESS_PATH_MAX];
+    const Progress *p = cli_exercise_progress(path, sizeof path);
+    if (json) {
+        cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "exercises");
+        for (size_t i = 0; i < set->n; i++) {
+            const Exercise *x = &set->ex[i];
+            const ProgressItem *it = p ? progress_find_exercise(p, x->id) : NULL;
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "id", x->id);
+            cJSON_AddStringToObject(o, "lesson", x->lesson);
+            cJSON_AddStringToObject(o, "kind", exercise_kind_name(x->kind));
+            cJSON_AddStringToObject(o, "level", exercise_level_name(x->level));
+            cJSON_AddItemToObject(o, "question", cli_exercise_text_json(x->question));
+            cJSON_AddBoolToObject(o, "done", it && it->done);
+            cJSON_AddNumberToObject(o, "attempts", it ? (double)it->attempts : 0);
+            cJSON_AddItemToArray(arr, o);
+        }
+        Error e;
+        return json_emit(root, &e) ? cli_error("exercise", &e) : EXIT_OK;
+    }
+    Table t;
+    table_header(&t, "id", "kind", "level", "lesson", "done", "tries", (char *)NULL);
+    size_t done = 0;
+    for (size_t i = 0; i < set->n; i++) {
+        const Exercise *x = &set->ex[i];
+        const ProgressItem *it = p ? progress_find_exercise(p, x->id) : NULL;
+        done += it && it->done;
+        table_row(&t);
+        table_cell(&t, "%s", x->id);
+        table_cell(&t, "%s", exercise_kind_name(x->kind));
+        table_cell(&t, "%s", exercise_level_name(x->level));
+        table_cell(&t, "%s", x->lesson);
+        table_cell(&t, "%s", it && it->done ? "yes" : "");
+        table_cell(&t, "%lu", it ? it->attempts : 0);
+    }
+    table_print(&t, stdout);
+    table_free(&t);
+    printf("\n%zu of %zu done; kvlab exercise show ID to try one\n", done, set->n);
+    return EXIT_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * show
+ */
+
+/* What the query was worked out on, in words: "Llama-3.1-70B, context
+ * 4,096, batch 32, fp8_e4m3, pool 20 GiB". */
+static void cli_exercise_inputs(const Query *q, char *buf, size_t n)
+{
+    static QuerySetup s;
+    const Format *f;
+    Error e;
+    if (query_workload(q, &s, &f, &e)) {
+        snprintf(buf, n, "%s", e.msg);
+        return;
+    }
+    char ctx[32], batch[32];
+    u128_str(ctx, sizeof ctx, s.w.context, true);
+    u128_str(batch, sizeof batch, s.w.batch, true);
+    char tail[160] = "";
+    if (s.w.pool) {
+        char sz[48];
+        snprintf(tail, sizeof tail, ", pool %s", units_size(sz, sizeof sz, s.w.pool));
+    }
+    if (s.has_gpu) {
+        size_t k = strlen(tail);
+        snprintf(tail + k, sizeof tail - k, ", GPU %s", s.gpu.name);
+    }
+    snprintf(buf, n, "%s, context %s tokens, batch %s, format %s%s", s.model[0] ? s.model : "typed shape", ctx,
+             batch, f->id, tail);
+}
+
+static void cli_exercise_solution(const Exercise *x)
+{
+    if (x->solution[0])
+        cli_exercise_line("solution: ", x->solution);
+    if (x->kind == EXERCISE_CHOICE) {
+        for (size_t i = 0; i < x->n_choices; i++)
+            if (x->choices[i].correct) {
+                printf("answer: %c) ", 'a' + (int)i);
+                cli_exercise_line(NULL, x->choices[i].text);
+                cli_exercise_line("  ", x->choices[i].why);
+            }
+        return;
+    }
+    if (!x->has_query)
+        return;
+    char text[QUERY_TEXT_MAX + 64], inputs[512], cmd[QUERY_TEXT_MAX + 16];
+    QueryValue v;
+    Error e;
+    Q in_unit;
+    if (query_eval(&x->query, &v, &e) || query_convert(v.exact, x->query.unit, x->unit, &in_unit, &e)) {
+        cli_fail("exercise", 0, &e);
+        return;
+    }
+    char val[64];
+    query_value_text(in_unit, v.never, x->unit, x->query.digits, val, sizeof val);
+    cli_exercise_inputs(&x->query, inputs, sizeof inputs);
+    printf("worked out: %s = %s\n", metric_id(x->query.metric), val);
+    printf("  inputs: ");
+    text_put(stdout, inputs, false);
+    printf("\n  query:  ");
+    text_put(stdout, query_format(&x->query, text, sizeof text), false);
+    printf("\n  see it: ");
+    text_put(stdout, query_command(&x->query, cmd, sizeof cmd), false);
+    putchar('\n');
+}
+
+static void cli_exercise_question(const Exercise *x)
+{
+    printf("%s (%s, %s", x->id, exercise_kind_name(x->kind), exercise_level_name(x->level));
+    if (x->source[0]) {
+        printf("; ");
+        text_put(stdout, x->source, false);
+    }
+    printf(")\n\n");
+    cli_exercise_line(NULL, x->question);
+    for (size_t i = 0; i < x->n_choices; i++) {
+        printf("  %c) ", 'a' + (int)i);
+        cli_exercise_line(NULL, x->choices[i].text);
+    }
+    if (x->kind == EXERCISE_TASK) {
+        printf("\nin the lab: the %s screen", x->screen);
+        if (x->settings[0]) {
+            printf(" with ");
+            text_put(stdout, x->settings, false);
+        }
+        putchar('\n');
+        for (size_t i = 0; i < x->n_steps; i++) {
+            printf("  %zu. ", i + 1);
+            cli_exercise_line(NULL, x->steps[i]);
+        }
+    }
+    putchar('\n');
+    if (x->kind == EXERCISE_CHOICE)
+        printf("answer with: kvlab exercise check %s LETTER\n", x->id);
+    else if (x->has_query)
+        printf("answer with: kvlab exercise check %s 'NUMBER %s'\n", x->id,
+               query_unit_name(x->unit)[0] ? query_unit_name(x->unit) : "");
+}
+
+static cJSON *cli_exercise_json(const Exercise *x, bool solution)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", x->id);
+    cJSON_AddStringToObject(o, "lesson", x->lesson);
+    cJSON_AddStringToObject(o, "kind", exercise_kind_name(x->kind));
+    cJSON_AddStringToObject(o, "level", exercise_level_name(x->level));
+    cJSON_AddItemToObject(o, "question", cli_exercise_text_json(x->question));
+    cJSON_AddItemToObject(o, "hint", cli_exercise_text_json(x->hint));
+    if (x->source[0])
+        cJSON_AddStringToObject(o, "source", x->source);
+    if (x->has_query) {
+        cJSON_AddStringToObject(o, "unit", query_unit_name(x->unit));
+        cJSON_AddNumberToObject(o, "tolerance", x->tolerance);
+    }
+    if (x->n_choices) {
+        cJSON *arr = cJSON_AddArrayToObject(o, "choices");
+        for (size_t i = 0; i < x->n_choices; i++) {
+            cJSON *c = cJSON_CreateObject();
+            cJSON_AddItemToObject(c, "text", cli_exercise_text_json(x->choices[i].text));
+            if (solution) {
+                cJSON_AddBoolToObject(c, "correct", x->choices[i].correct);
+                cJSON_AddItemToObject(c, "why", cli_exercise_text_json(x->choices[i].why));
+            }
+            cJSON_AddItemToArray(arr, c);
+        }
+    }
+    if (x->kind == EXERCISE_TASK) {
+        cJSON_AddStringToObject(o, "screen", x->screen);
+        cJSON_AddStringToObject(o, "settings", x->settings);
+        cJSON *arr = cJSON_AddArrayToObject(o, "steps");
+        for (size_t i = 0; i < x->n_steps; i++)
+            cJSON_AddItemToArray(arr, cli_exercise_text_json(x->steps[i]));
+    }
+    if (solution) {
+        if (x->solution[0])
+            cJSON_AddItemToObject(o, "solution", cli_exercise_text_json(x->solution));
+        if (x->has_query) {
+            char text[QUERY_TEXT_MAX + 64];
+            QueryValue v;
+            Error e;
+            Q in_unit;
+            cJSON_AddStringToObject(o, "query", query_format(&x->query, text, sizeof text));
+            if (!query_eval(&x->query, &v, &e) && !query_convert(v.exact, x->query.unit, x->unit, &in_unit, &e)) {
+                char val[64];
+                cJSON_AddNumberToObject(o, "answer", q_to_double(in_unit));
+                cJSON_AddStringToObject(o, "answer_text", query_value_text(in_unit, v.never, x->unit,
+                                                                           x->query.digits, val, sizeof val));
+            }
+        }
+    }
+    return o;
+}
+
+static int cli_exercise_show(const Exercise *x, bool solution, bool json)
+{
+    if (json) {
+        Error e;
+        return json_emit(cli_exercise_json(x, solution), &e) ? cli_error("exercise", &e) : EXIT_OK;
+    }
+    cli_exercise_question(x);
+    if (solution) {
+        putchar('\n');
+        cli_exercise_solution(x);
+    }
+    return EXIT_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * check
+ */
+
+typedef struct {
+    bool correct;
+    int choice;                 // choice exercises: the index answered
+    AnswerVerdict v;            // number answers
+    bool seed;                  // the answer is the seed's
+} Checked_;
+
+static int cli_exercise_check_number(const Exercise *x, const char *text, Checked_ *c, Error *e)
+{
+    Answer a;
+    if (answer_parse(text, &a, e) || answer_check(&x->query, x->unit, x->tolerance, &a, &c->v, e))
+        return -1;
+    c->correct = c->v.correct;
+    c->seed = x->seed_answer[0] && answer_matches(&a, x->unit, x->seed_answer, x->tolerance);
+    return 0;
+}
+
+static void cli_exercise_verdict_text(const Exercise *x, const Checked_ *c, bool solution)
+{
+    if (x->kind == EXERCISE_CHOICE) {
+        printf("%s: %c) is %s.\n", x->id, 'a' + c->choice, c->correct ? "right" : "not right");
+        cli_exercise_line("  ", x->choices[c->choice].why);
+    } else if (c->correct) {
+        printf("%s: right: %s (calc: %s)\n", x->id, c->v.given_text, c->v.truth_text);
+    } else {
+        printf("%s: not right: %s", x->id, c->v.given_text);
+        if (c->v.off > 0 && fabs(c->v.off - 1) >= VERDICT_CLOSE)
+            printf(" is %.3g times the answer", c->v.off);
+        else if (query_unit_family(x->unit) == UNIT_COUNT)
+            printf(": close, but a count is a whole number");
+        putchar('\n');
+        if (c->v.n_mistakes) {
+            printf("likely mistake: %s", mistake_name(c->v.mistakes[0]));
+            if (c->v.n_mistakes > 1)
+                printf(", and %s", mistake_name(c->v.mistakes[1]));
+            printf(" (that gives %s)\n", c->v.mistaken_text);
+            for (size_t i = 0; i < c->v.n_mistakes; i++)
+                printf("  %s\n", mistake_why(c->v.mistakes[i]));
+        }
+    }
+    if (c->seed && x->seed_error[0]) {
+        printf("that is the source's answer (%s), and the source is wrong: ", x->seed_answer);
+        cli_exercise_line(NULL, x->seed_error);
+    }
+    if (!c->correct)
+        cli_exercise_line("hint: ", x->hint);
+    if (solution) {
+        putchar('\n');
+        cli_exercise_solution(x);
+    } else if (!c->correct) {
+        printf("(kvlab exercise show %s --solution for the worked solution)\n", x->id);
+    }
+}
+
+static int cli_exercise_verdict_json(const Exercise *x, const Checked_ *c, const char *answer, bool solution)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", x->id);
+    cJSON_AddStringToObject(o, "answer", answer);
+    cJSON_AddBoolToObject(o, "correct", c->correct);
+    if (x->kind == EXERCISE_CHOICE) {
+        char letter[2] = {(char)('a' + c->choice), 0};
+        cJSON_AddStringToObject(o, "choice", letter);
+        cJSON_AddItemToObject(o, "why", cli_exercise_text_json(x->choices[c->choice].why));
+    } else {
+        cJSON_AddNumberToObject(o, "value", c->v.given);
+        cJSON_AddNumberToObject(o, "expected", q_to_double(c->v.truth));
+        cJSON_AddStringToObject(o, "expected_text", c->v.truth_text);
+        cJSON_AddStringToObject(o, "unit", query_unit_name(x->unit));
+        cJSON *arr = cJSON_AddArrayToObject(o, "mistakes");
+        for (size_t i = 0; i < c->v.n_mistakes; i++) {
+            cJSON *m = cJSON_CreateObject();
+            cJSON_AddStringToObject(m, "id", mistake_id(c->v.mistakes[i]));
+            cJSON_AddStringToObject(m, "name", mistake_name(c->v.mistakes[i]));
+            cJSON_AddStringToObject(m, "why", mistake_why(c->v.mistakes[i]));
+            cJSON_AddItemToArray(arr, m);
+        }
+        if (c->v.n_mistakes)
+            cJSON_AddStringToObject(o, "mistaken_text", c->v.mistaken_text);
+    }
+    if (c->seed && x->seed_error[0])
+        cJSON_AddItemToObject(o, "seed_error", cli_exercise_text_json(x->seed_error));
+    if (!c->correct)
+        cJSON_AddItemToObject(o, "hint", cli_exercise_text_json(x->hint));
+    if (solution)
+        cJSON_AddItemToObject(o, "exercise", cli_exercise_json(x, true));
+    Error e;
+    return json_emit(o, &e) ? cli_error("exercise", &e) : 0;
+}
+
+static int cli_exercise_check(const Exercise *x, const char *answer, bool solution, bool json)
+{
+    Checked_ c = {0};
+    Error e;
+    if (x->kind == EXERCISE_CHOICE) {
+        c.choice = exercise_choice_index(x, answer);
+        if (c.choice < 0)
+            return error_set(&e, "'%s' is not one of the choices: answer a to %c (or 1 to %zu)", answer,
+                             'a' + (int)x->n_choices - 1, x->n_choices),
+                   cli_error("exercise", &e);
+        c.correct = x->choices[c.choice].correct;
+        c.seed = x->seed_answer[0] && exercise_choice_index(x, x->seed_answer) == c.choice;
+    } else if (!x->has_query) {
+        error_set(&e, "%s is a task with nothing to report: do it in the lab (kvlab, the %s screen)", x->id,
+                  x->screen);
+        return cli_error("exercise", &e);
+    } else if (cli_exercise_check_number(x, answer, &c, &e)) {
+        return cli_error("exercise", &e);
+    }
+    char path[PROGRESS_PATH_MAX];
+    Progress *p = cli_exercise_progress(path, sizeof path);
+    if (p) {
+        ProgressItem *it = progress_exercise(p, x->id);
+        if (it) {
+            it->attempts++;
+            it->done |= c.correct;
+        }
+        if (progress_save(p, path, &e))
+            cli_fail("exercise", 0, &e);
+    }
+    if (json) {
+        if (cli_exercise_verdict_json(x, &c, answer, solution))
+            return EXIT_RUNTIME;
+    } else {
+        cli_exercise_verdict_text(x, &c, solution);
+    }
+    return c.correct ? EXIT_OK : EXIT_NO;
+}
+
+/* ------------------------------------------------------------------------
+ * reset
+ */
+
+static int cli_exercise_reset(bool yes)
+{
+    char path[PROGRESS_PATH_MAX];
+    Error e;
+    if (progress_path(path, sizeof path, &e))
+        return cli_error("exercise", &e);
+    if (access(path, F_OK) != 0) {
+        printf("no progress to reset (%s is not there)\n", path);
+        return EXIT_OK;
+    }
+    if (!yes) {
+        if (!isatty(STDIN_FILENO)) {
+            error_set(&e, "reset deletes %s; give --yes to do it without a terminal to ask on", path);
+            return cli_error("exercise", &e);
+        }
+        printf("delete your progress (%s)? [y/N] ", path);
+        fflush(stdout);
+        char line[16];
+        if (!fgets(line, sizeof line, stdin) || (line[0] != 'y' && line[0] != 'Y')) {
+            printf("kept\n");
+            return EXIT_NO;
+        }
+    }
+    if (remove(path)) {
+        error_runtime(&e, "cannot delete %s", path);
+        return cli_error("exercise", &e);
+    }
+    printf("progress deleted\n");
+    return EXIT_OK;
+}
+
+int cmd_exercise(int argc, char **argv)
+{
+    Given g;
+    int rc = cli_begin(&CMD, argc, argv, &g);
+    if (rc != CLI_GO_ON)
+        return rc;
+    Error e;
+    const char *verb = g.n_words ? g.words[0] : "";
+    static const struct {
+        const char *verb;
+        int min, max;
+        const char *usage;
+    } VERBS[] = {
+        {"list", 1, 1, "list"}, {"show", 2, 2, "show ID"}, {"check", 3, 4, "check ID ANSWER"}, {"reset", 1, 1, "reset"},
+    };
+    size_t k = 0;
+    while (k < sizeof VERBS / sizeof VERBS[0] && strcmp(VERBS[k].verb, verb))
+        k++;
+    if (k == sizeof VERBS / sizeof VERBS[0]) {
+        error_set(&e, "%s%s%sexpected list, show ID, check ID ANSWER or reset", *verb ? "unknown action '" : "",
+                  verb, *verb ? "'; " : "");
+        return cli_error("exercise", &e);
+    }
+    if (g.n_words < VERBS[k].min || g.n_words > VERBS[k].max) {
+        error_set(&e, "usage: kvlab exercise %s", VERBS[k].usage);
+        return cli_error("exercise", &e);
+    }
+    if (!strcmp(verb, "reset"))
+        return cli_exercise_reset(g.set[O_YES]);
+    static ExerciseSet set;
+    if (cli_exercise_load(&g, &set, &e))
+        return cli_error("exercise", &e);
+    if (!strcmp(verb, "list")) {
+        rc = cli_exercise_list(&set, g.set[O_JSON]);
+    } else {
+        const Exercise *x = exercise_find(&set, g.words[1]);
+        if (!x) {
+            error_set(&e, "unknown exercise '%s' (kvlab exercise list)", g.words[1]);
+            rc = cli_error("exercise", &e);
+        } else if (!strcmp(verb, "show")) {
+            rc = cli_exercise_show(x, g.set[O_SOLUTION], g.set[O_JSON]);
+        } else {
+            char answer[256];
+            snprintf(answer, sizeof answer, "%s%s%s", g.words[2], g.n_words > 3 ? " " : "",
+                     g.n_words > 3 ? g.words[3] : "");
+            rc = cli_exercise_check(x, answer, g.set[O_SOLUTION], g.set[O_JSON]);
+        }
+    }
+    exercise_set_free(&set);
+    return rc;
+}

@@ -20,9 +20,8 @@ DATADIR   := share/kvlab
 PLUGINDIR := lib/kvlab
 MANDIR    := share/man/man1
 COMPDIR   := share/bash-completion/completions
-# The run-time data, installed under DATADIR as laid out in the tree (the
-# lessons and assets join this list when they exist).
-DATA      := scenarios
+# The run-time data, installed under DATADIR as laid out in the tree.
+DATA      := scenarios lessons
 
 # ------------------------------------------------------------------------
 # Flags. CPPFLAGS, CFLAGS, LDFLAGS, LDLIBS and NVCCFLAGS are the user's (e.g.
@@ -34,7 +33,7 @@ ALL_CPPFLAGS = -Icalc -Ikernels -I. -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE 
                -DKVLAB_VERSION='"$(VERSION)"' $(CPPFLAGS)
 # The places under PREFIX, for calc/paths.c and its test only.
 PATHS_CPPFLAGS = -DKVLAB_PREFIX='"$(PREFIX)"' -DKVLAB_DATADIR='"$(DATADIR)/scenarios"' \
-                 -DKVLAB_PLUGINDIR='"$(PLUGINDIR)"'
+                 -DKVLAB_PLUGINDIR='"$(PLUGINDIR)"' -DKVLAB_LESSONDIR='"$(DATADIR)/lessons"'
 ALL_CFLAGS   = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
                -Wformat=2 -MMD -MP $(SAN) $(CFLAGS)
 ALL_LDFLAGS  = $(SAN) $(LDFLAGS)
@@ -117,7 +116,7 @@ TOP_PLUGIN := $(if $(filter build,$(BUILD)),libkvlab_cuda.so)
 # Targets for people.
 
 # Build the program (and, where nvcc is found, the CUDA plugin, or one line on why not).
-all: $(BUILD)/kvlab $(BUILD)/scenarios $(TOP) $(if $(NVCC),plugin-if-possible)
+all: $(BUILD)/kvlab $(BUILD)/scenarios $(BUILD)/lessons $(TOP) $(if $(NVCC),plugin-if-possible)
 
 # Build the CUDA plugin (fails, saying why, where nvcc cannot build it).
 plugin: $(if $(CUDA_GENCODE),$(BUILD)/libkvlab_cuda.so $(TOP_PLUGIN))
@@ -137,7 +136,7 @@ run: all
 # What the tests run: this build's program and plugin, the tree's data.
 TEST_LOCALE := $(BUILD)/locale/de_DE.UTF-8
 TEST_ENV = KVLAB_BIN=$(abspath $(BUILD)/kvlab) KVLAB_CUDA_PLUGIN=$(abspath $(BUILD)/libkvlab_cuda.so) \
-           KVLAB_DATA=$(CURDIR)/scenarios KVLAB_TESTDATA=$(CURDIR)/tests/data \
+           KVLAB_DATA=$(CURDIR)/scenarios KVLAB_LESSONS=$(CURDIR)/lessons KVLAB_TESTDATA=$(CURDIR)/tests/data \
            LOCPATH=$(abspath $(BUILD)/locale) KVLAB_NVCC=$(if $(CUDA_GENCODE),$(NVCC))
 
 # Build and run every test suite (the GPU suite is skipped, saying why, without a GPU).
@@ -251,9 +250,9 @@ $(BUILD)/calc/paths.o $(BUILD)/tests/test_paths.o: $(PATHS_STAMP)
 
 # A link to the tree's data beside the build's kvlab, which finds it there
 # wherever BUILD is (relative, so that a tree moved whole still works).
-$(BUILD)/scenarios:
+$(BUILD)/scenarios $(BUILD)/lessons: $(BUILD)/%:
 	@mkdir -p $(BUILD)
-	ln -sfn $$(realpath --relative-to=$(BUILD) scenarios) $@
+	ln -sfn $$(realpath --relative-to=$(BUILD) $*) $@
 
 $(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) $(MD4C_LIBS) \

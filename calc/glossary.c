@@ -4,6 +4,7 @@
 #include "jsonfile.h"
 #include "lesson.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>

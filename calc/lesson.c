@@ -280,7 +280,7 @@ static LessonRun *lesson_run_add(P *p, RunKind kind, const char *text, size_t n,
     }
     LessonRun *r = &l->runs[l->n_runs++];
     *r = (LessonRun){.kind = kind, .style = p->style, .cell = p->cell, .text = t, .figure = -1,
-                     .pos = lesson_pos_at(p, off)};
+                     .pos = lesson_pos_at(p, off), .offset = off};
     if (p->cur >= 0)
         l->blocks[p->cur].n_runs++;
     return r;
@@ -478,7 +478,7 @@ static int lesson_on_text(MD_TEXTTYPE type, const MD_CHAR *text, MD_SIZE size, v
         return -1;
     if (p->gather != GATHER_NONE) {
         /* A line break inside a code span or link text is a space. */
-        if (type == MD_TEXT_SOFTBREAK || (type == MD_TEXT_BR && p->gather != GATHER_CODE_BLOCK))
+        if (type == MD_TEXT_SOFTBR || (type == MD_TEXT_BR && p->gather != GATHER_CODE_BLOCK))
             return acc_add(p, &p->acc, " ", 1);
         if (type == MD_TEXT_NULLCHAR)
             return acc_add(p, &p->acc, "\xEF\xBF\xBD", 3);
@@ -488,7 +488,7 @@ static int lesson_on_text(MD_TEXTTYPE type, const MD_CHAR *text, MD_SIZE size, v
     if (lesson_offset(p, text, &off))
         p->last = off;
     switch (type) {
-    case MD_TEXT_SOFTBREAK:
+    case MD_TEXT_SOFTBR:
         return lesson_text(p, " ", 1, off);
     case MD_TEXT_BR:
         if (lesson_block_for_text(p, off))
@@ -613,8 +613,11 @@ static int lesson_header_source(P *p, const char *val, size_t at)
     const char *b = eq;
     while (b > val && b[-1] == ' ')
         b--;
-    char id[LESSON_ID_MAX + 1];
-    snprintf(id, sizeof id, "%.*s", (int)(b - val), val);
+    char id[LESSON_ID_MAX];
+    if ((size_t)(b - val) >= sizeof id)
+        return lesson_fail(p, at, "source: an id longer than %d bytes", LESSON_ID_MAX - 1);
+    memcpy(id, val, (size_t)(b - val));
+    id[b - val] = '\0';
     if (!lesson_slug(id))
         return lesson_fail(p, at, "source: '%s' is not an id (letters, digits, '-')", id);
     if (lesson_source(l, id))
@@ -627,7 +630,7 @@ static int lesson_header_source(P *p, const char *val, size_t at)
     if (l->n_sources == LESSON_SOURCES_MAX)
         return lesson_fail(p, at, "source: more than %d", LESSON_SOURCES_MAX);
     LessonSource *s = &l->sources[l->n_sources];
-    snprintf(s->id, sizeof s->id, "%s", id);
+    memcpy(s->id, id, sizeof id);
     if (!(s->description = lesson_strndup(l, d, strlen(d))))
         return lesson_oom(p);
     l->n_sources++;
@@ -1021,11 +1024,19 @@ static int lesson_explains(P *p)
     return 0;
 }
 
+/* A copy of the text, for what looks at it again (the typed-number rule). */
+static int lesson_keep_source(P *p)
+{
+    p->l->source = lesson_strndup(p->l, p->lesson_text, p->lesson_len);
+    p->l->source_len = p->lesson_len;
+    return p->l->source ? 0 : lesson_oom(p);
+}
+
 static void lesson_init(Lesson *l, const char *path)
 {
     memset(l, 0, sizeof *l);
     snprintf(l->path, sizeof l->path, "%s", path);
-    l->title = l->question = "";
+    l->title = l->question = l->source = "";
 }
 
 int lesson_parse(Lesson *l, const char *path, const char *text, size_t len, const LessonRefs *refs, Error *e)
@@ -1034,7 +1045,7 @@ int lesson_parse(Lesson *l, const char *path, const char *text, size_t len, cons
     if (len > LESSON_FILE_MAX)
         return error_set(e, "%s: larger than %u bytes", path, LESSON_FILE_MAX);
     P p = {.l = l, .refs = refs, .lesson_text = text, .lesson_len = len, .e = e, .cur = -1};
-    int rc = lesson_md(&p, text, len, 0);
+    int rc = lesson_keep_source(&p) || lesson_md(&p, text, len, 0);
     if (!rc && !p.header_seen)
         rc = lesson_fail(&p, 0, "a lesson begins with its ```kvlab-lesson header block");
     if (!rc) {
@@ -1062,7 +1073,7 @@ int lesson_parse_text(Lesson *l, const char *path, const char *text, size_t len,
     if (len > LESSON_FILE_MAX)
         return error_set(e, "%s: larger than %u bytes", path, LESSON_FILE_MAX);
     P p = {.l = l, .refs = refs, .lesson_text = text, .lesson_len = len, .e = e, .cur = -1, .fragment = true};
-    int rc = lesson_md(&p, text, len, 0);
+    int rc = lesson_keep_source(&p) || lesson_md(&p, text, len, 0);
     free(p.acc.buf);
     if (rc)
         lesson_free(l);

@@ -56,6 +56,7 @@ typedef struct {
     const char *title;          // RUN_CITE: the link's title ("" when none); else NULL
     int figure;                 // RUN_FIGURE: index into Lesson.figures; else -1
     LessonPos pos;
+    size_t offset;              // where it begins in Lesson.source
 } LessonRun;
 
 /* A live figure: its query and, after lesson_eval, its value. */
@@ -121,6 +122,8 @@ typedef struct LessonArena LessonArena;
 
 typedef struct {
     char path[512];             // as given, for messages
+    const char *source;         // the text parsed (source_len bytes and a NUL)
+    size_t source_len;
     /* The header. */
     char id[LESSON_ID_MAX];
     const char *title, *question;
@@ -192,7 +195,8 @@ const LessonSource *lesson_source(const Lesson *l, const char *id);
  */
 typedef struct {
     char number[32];            // as typed: "41.94"
-    char figure[96];            // what calc computes that it equals: "gb_per_sequence:GB --model ..."
+    char figure[600];           // the query of what calc computes that it equals:
+                                // "gb_per_sequence:GB --model llama-3.1-70b --format bf16"
     LessonPos pos;
 } TypedNumber;
 

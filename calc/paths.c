@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if !defined(KVLAB_PREFIX) || !defined(KVLAB_DATADIR) || !defined(KVLAB_PLUGINDIR)
-#error "the Makefile's ALL_CPPFLAGS define KVLAB_PREFIX, KVLAB_DATADIR and KVLAB_PLUGINDIR"
+#if !defined(KVLAB_PREFIX) || !defined(KVLAB_DATADIR) || !defined(KVLAB_PLUGINDIR) || !defined(KVLAB_LESSONDIR)
+#error "the Makefile's ALL_CPPFLAGS define KVLAB_PREFIX, KVLAB_DATADIR, KVLAB_PLUGINDIR and KVLAB_LESSONDIR"
 #endif
 
 #define PLUGIN_FILE "libkvlab_cuda.so"
@@ -30,6 +30,8 @@ static const struct {
                    KVLAB_PREFIX "/" KVLAB_DATADIR, NULL, true},
     [PATH_PLUGIN] = {"KVLAB_CUDA_PLUGIN", {PLUGIN_FILE, "../" KVLAB_PLUGINDIR "/" PLUGIN_FILE},
                      KVLAB_PREFIX "/" KVLAB_PLUGINDIR "/" PLUGIN_FILE, PLUGIN_FILE, false},
+    [PATH_LESSONS] = {"KVLAB_LESSONS", {"lessons", "../" KVLAB_LESSONDIR},
+                      KVLAB_PREFIX "/" KVLAB_LESSONDIR, NULL, true},
 };
 
 static const char *env_place(PathKind kind)
@@ -99,4 +101,10 @@ const char *paths_datadir(void)
 {
     const char *dir = paths_find(PATH_DATA);
     return dir ? dir : paths_installed(PATH_DATA);     // not there: named in the errors
+}
+
+const char *paths_lessondir(void)
+{
+    const char *dir = paths_find(PATH_LESSONS);
+    return dir ? dir : paths_installed(PATH_LESSONS);
 }

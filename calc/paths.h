@@ -3,8 +3,10 @@
  *   installed:   PREFIX/bin/kvlab
  *                PREFIX/share/kvlab/scenarios        (KVLAB_DATADIR under PREFIX)
  *                PREFIX/lib/kvlab/libkvlab_cuda.so   (KVLAB_PLUGINDIR under PREFIX)
- *   build tree:  ./kvlab or BUILD/kvlab, the scenarios beside it (BUILD/scenarios
- *                links to the tree's), the plugin beside it
+ *                PREFIX/share/kvlab/lessons          (KVLAB_LESSONDIR under PREFIX)
+ *   build tree:  ./kvlab or BUILD/kvlab, the scenarios and lessons beside it
+ *                (BUILD/scenarios, BUILD/lessons link to the tree's), the plugin
+ *                beside it
  *
  * Each is looked for beside the running program first, so that a build
  * tree or an installed tree works from any directory and wherever it is
@@ -12,7 +14,7 @@
  * tree's data and plugin, even where an installed tree lies above it, as
  * after make install PREFIX=$HOME with the tree in ~/kvlab), then the
  * installed layout's; then under the PREFIX compiled in. An environment
- * variable (KVLAB_DATA, KVLAB_CUDA_PLUGIN), where set, is the only place. */
+ * variable (KVLAB_DATA, KVLAB_CUDA_PLUGIN, KVLAB_LESSONS), where set, is the only place. */
 #ifndef KVLAB_PATHS_H
 #define KVLAB_PATHS_H
 
@@ -21,6 +23,7 @@
 typedef enum {
     PATH_DATA,          // the scenarios directory
     PATH_PLUGIN,        // libkvlab_cuda.so
+    PATH_LESSONS,       // the lessons directory (lessons, exercises, glossary)
     PATH_KINDS
 } PathKind;
 
@@ -53,5 +56,7 @@ const char *paths_installed(PathKind kind);
  * paths_find's place, else the one under PREFIX (named in the errors of
  * whatever looks there). */
 const char *paths_datadir(void);
+/* Where lessons/ lives, the same way. */
+const char *paths_lessondir(void);
 
 #endif

@@ -472,6 +472,16 @@ static const QueryUnit UNITS[] = {
     {"%", UNIT_RATIO, 1, 100, 1},
 };
 
+size_t query_unit_count(void)
+{
+    return sizeof UNITS / sizeof UNITS[0];
+}
+
+const QueryUnit *query_unit_at(size_t i)
+{
+    return i < query_unit_count() ? &UNITS[i] : NULL;
+}
+
 static const char *const FAMILY_NAMES[UNIT_FAMILIES] = {
     [UNIT_COUNT] = "count", [UNIT_SIZE] = "size", [UNIT_TIME] = "time", [UNIT_RATIO] = "ratio",
 };

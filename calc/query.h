@@ -93,6 +93,9 @@ typedef enum { UNIT_COUNT, UNIT_SIZE, UNIT_TIME, UNIT_RATIO, UNIT_FAMILIES } Uni
 
 typedef struct QueryUnit QueryUnit;
 const QueryUnit *query_unit_by_name(const char *name);     // exact, case-sensitive; NULL
+/* The units in the table's order, for whoever needs them all. */
+size_t query_unit_count(void);
+const QueryUnit *query_unit_at(size_t i);                  // NULL past the end
 const char *query_unit_name(const QueryUnit *u);
 UnitFamily query_unit_family(const QueryUnit *u);
 const char *query_family_name(UnitFamily f);               // "size", "time" ...

@@ -52,6 +52,18 @@ START_TEST(data_places)
 }
 END_TEST
 
+/* Without KVLAB_LESSONS, the lessons are looked for as the data is:
+ * beside the program (a build's lessons/, then an installed tree's
+ * share/kvlab/lessons), then under the compiled-in PREFIX. */
+START_TEST(lesson_places)
+{
+    unsetenv("KVLAB_LESSONS");
+    static const char *const BESIDE[] = {"lessons", "../" KVLAB_LESSONDIR};
+    static const char *const LAST[] = {KVLAB_PREFIX "/" KVLAB_LESSONDIR};
+    assert_places(PATH_LESSONS, BESIDE, N_OF(BESIDE), LAST, N_OF(LAST));
+}
+END_TEST
+
 /* Without KVLAB_CUDA_PLUGIN, the plugin is looked for beside the program
  * (the build's own, then an installed tree's lib/kvlab), then under the
  * compiled-in PREFIX, then on the library path. */
@@ -66,14 +78,15 @@ START_TEST(plugin_places)
 }
 END_TEST
 
-/* KVLAB_DATA and KVLAB_CUDA_PLUGIN, where set, are the only place looked
+/* KVLAB_DATA, KVLAB_CUDA_PLUGIN and KVLAB_LESSONS, where set, are the only place looked
  * at, whether or not anything is there (the errors then name it). */
 START_TEST(environment_overrides)
 {
     static const struct {
         const char *var;
         PathKind kind;
-    } VARS[] = {{"KVLAB_DATA", PATH_DATA}, {"KVLAB_CUDA_PLUGIN", PATH_PLUGIN}};
+    } VARS[] = {{"KVLAB_DATA", PATH_DATA}, {"KVLAB_CUDA_PLUGIN", PATH_PLUGIN},
+                 {"KVLAB_LESSONS", PATH_LESSONS}};
     Rng r = {test_seed()};
     for (size_t i = 0; i < N_OF(VARS); i++) {
         char place[64];
@@ -95,6 +108,7 @@ Suite *suite_paths(void)
     TCase *t = tcase_create("places");
     tcase_add_test(t, data_places);
     tcase_add_test(t, plugin_places);
+    tcase_add_test(t, lesson_places);
     tcase_add_test(t, environment_overrides);
     suite_add_tcase(s, t);
     return s;

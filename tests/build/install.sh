@@ -34,7 +34,7 @@ install)
     want=$(
         echo bin/kvlab
         if plugin_built; then echo lib/kvlab/libkvlab_cuda.so; fi
-        find scenarios -type f | sed 's|^|share/kvlab/|'
+        find scenarios lessons -type f ! -name '.*' | sed 's|^|share/kvlab/|'
         echo share/man/man1/kvlab.1
         echo share/bash-completion/completions/kvlab
     )
@@ -43,6 +43,7 @@ install)
     cmp "$BUILD/kvlab" "$root/bin/kvlab" && [[ -x $root/bin/kvlab ]] || fail "bin/kvlab is not the build's"
     if plugin_built; then cmp "$BUILD/libkvlab_cuda.so" "$root/lib/kvlab/libkvlab_cuda.so"; fi
     diff -r scenarios "$root/share/kvlab/scenarios" >&2 || fail "the installed scenarios differ"
+    diff -r lessons "$root/share/kvlab/lessons" >&2 || fail "the installed lessons differ"
     cmp assets/kvlab.1 "$root/share/man/man1/kvlab.1"
     cmp assets/kvlab.bash "$root/share/bash-completion/completions/kvlab"
     mkdir -p "$root/share/doc/other"

@@ -11,6 +11,8 @@ int cmd_quant(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_gpus(int argc, char **argv);
+int cmd_lesson(int argc, char **argv);
 int cmd_exercise(int argc, char **argv);
+int cmd_glossary(int argc, char **argv);
 
 #endif

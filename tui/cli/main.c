@@ -26,7 +26,9 @@ static const Command COMMANDS[] = {
     {"bench", cmd_bench, "measured decode attention over a quantized cache (GPU or CPU)"},
     {"models", cmd_models, "the models --model takes"},
     {"gpus", cmd_gpus, "the GPUs --gpu takes"},
+    {"lesson", cmd_lesson, "the lessons: list, show ID, check FILE"},
     {"exercise", cmd_exercise, "exercises checked by calc: list, show ID, check ID ANSWER, reset"},
+    {"glossary", cmd_glossary, "the terms the lab and the lessons use"},
 };
 
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

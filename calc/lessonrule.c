@@ -1,0 +1,340 @@
+/* lessonrule.c - the typed-number rule of lesson.h (lessons/FORMAT.md,
+ * "The typed-number rule"): no number typed in a lesson's prose is one
+ * that calc computes for the inputs the lesson uses.
+ *
+ * The figures calc computes: for each set of inputs the lesson uses (its
+ * header's scenario, and every figure's query without its --format),
+ * every metric of every format, in every unit of the metric's family.
+ * That is a few thousand values, computed once per check: each input
+ * set's workload is set up once (files read), then every metric of every
+ * format is worked out on it. */
+#include "lesson.h"
+
+#include "format.h"
+#include "query.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------------
+ * The figures.
+ */
+typedef struct {
+    double value;               // in unit
+    const QueryUnit *unit;
+    short input;                // which input set
+    const Metric *metric;
+    const Format *format;
+} Computed;
+
+#define INPUTS_MAX 64
+
+typedef struct {
+    Computed *c;
+    size_t n, cap;
+    size_t n_inputs;
+    Query inputs[INPUTS_MAX];   // metric and unit unused: the options alone
+} Figures;
+
+static int rule_add(Figures *f, const Computed *c, Error *e)
+{
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 1024;
+        Computed *p = realloc(f->c, cap * sizeof *p);
+        if (!p)
+            return error_runtime(e, "out of memory");
+        f->c = p, f->cap = cap;
+    }
+    f->c[f->n++] = *c;
+    return 0;
+}
+
+/* The query's options without --format, once per distinct set. */
+static void rule_input(Figures *f, const Query *q)
+{
+    Query in = {.metric = q->metric, .unit = q->unit, .digits = -1};
+    for (size_t i = 0; i < q->n_words; i++) {
+        if (strcmp(q->words[i], "--format") == 0) {
+            i++;
+            continue;
+        }
+        if (strncmp(q->words[i], "--format=", 9) == 0)
+            continue;
+        memcpy(in.words[in.n_words++], q->words[i], sizeof q->words[i]);
+    }
+    for (size_t i = 0; i < f->n_inputs; i++) {
+        const Query *o = &f->inputs[i];
+        bool same = o->n_words == in.n_words;
+        for (size_t k = 0; same && k < in.n_words; k++)
+            same = strcmp(o->words[k], in.words[k]) == 0;
+        if (same)
+            return;
+    }
+    if (f->n_inputs < INPUTS_MAX)
+        f->inputs[f->n_inputs++] = in;
+}
+
+/* Every metric of every format on input set i, in every unit of its family. */
+static int rule_compute(Figures *f, size_t i, Error *e)
+{
+    static QuerySetup s;
+    const Format *unused;
+    Query q = f->inputs[i];
+    Error ignored;
+    if (query_workload(&q, &s, &unused, &ignored))
+        return 0;                       // a scenario query needs no shape of its own; none to compute
+    for (size_t fi = 0; fi < format_count(); fi++)
+        for (size_t mi = 0; mi < metric_count(); mi++) {
+            q.metric = metric_at(mi);
+            q.unit = query_metric_unit(q.metric);
+            QueryValue v;
+            if (query_eval_on(&q, &s.w, format_at(fi), &v, &ignored) || v.never)
+                continue;               // a metric this workload cannot give (no pool ...)
+            for (size_t ui = 0; ui < query_unit_count(); ui++) {
+                const QueryUnit *u = query_unit_at(ui);
+                Q x;
+                if (query_unit_family(u) != v.family || query_convert(v.exact, v.unit, u, &x, &ignored))
+                    continue;
+                Computed c = {q_to_double(x), u, (short)i, q.metric, format_at(fi)};
+                if (rule_add(f, &c, e))
+                    return -1;
+            }
+        }
+    return 0;
+}
+
+static int rule_figures(const Lesson *l, Figures *f, Error *e)
+{
+    memset(f, 0, sizeof *f);
+    Query q;
+    Error ignored;
+    if (*l->scenario) {
+        char text[128];
+        snprintf(text, sizeof text, "elements --scenario %s", l->scenario);
+        if (!query_parse(text, &q, &ignored))
+            rule_input(f, &q);
+    }
+    for (size_t i = 0; i < l->n_figures; i++)
+        if (!query_parse(l->figures[i].query, &q, &ignored))
+            rule_input(f, &q);
+    for (size_t i = 0; i < f->n_inputs; i++)
+        if (rule_compute(f, i, e))
+            return -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The typed numbers of prose.
+ *
+ * A word is a run of characters other than white space, less the
+ * punctuation around it: ( [ " ' before, and , ; : . ! ? ) ] " ' after.
+ * It is a number when it is digits with an optional decimal part, the
+ * digits grouped by commas in threes or not at all, and optionally % or x
+ * after them ("41.94", "128,000", "38%", "3.55x"). Anything else ("70B",
+ * "8k", "E4M3", "2^30", "Llama-3") is a name, not a number.
+ */
+typedef struct {
+    char digits[32];            // without commas: "128000", "41.94"
+    int decimals;
+    char suffix;                // '%', 'x' or 0
+} Number;
+
+static bool rule_number(const char *w, size_t n, Number *out)
+{
+    size_t i = 0, len = 0, group = 0;
+    bool commas = false;
+    *out = (Number){.decimals = 0};
+    if (n && (w[n - 1] == '%' || w[n - 1] == 'x'))
+        out->suffix = w[--n];
+    while (i < n && (isdigit((unsigned char)w[i]) || w[i] == ',')) {
+        if (w[i] == ',') {
+            if (!len || (commas && group != 3) || (!commas && group > 3))
+                return false;
+            commas = true;
+            group = 0;
+        } else {
+            if (len + 1 >= sizeof out->digits)
+                return false;
+            out->digits[len++] = w[i];
+            group++;
+        }
+        i++;
+    }
+    if (!len || (commas && group != 3))
+        return false;
+    if (i < n && w[i] == '.') {
+        out->digits[len++] = w[i++];
+        while (i < n && isdigit((unsigned char)w[i]) && len + 1 < sizeof out->digits)
+            out->digits[len++] = w[i++], out->decimals++;
+        if (!out->decimals)
+            return false;
+    }
+    out->digits[len] = '\0';
+    return i == n;
+}
+
+/* The words that make a number before them an input (a parameter named
+ * with its unit), not a figure: "128,000 tokens", "80 layers", "8 KV
+ * heads", "4 bits". */
+static const char *const INPUT_AFTER[] = {
+    "token", "tokens", "layer", "layers", "head", "heads", "bit", "bits", NULL,
+};
+/* Words between the number and those that still leave it an input. */
+static const char *const INPUT_BETWEEN[] = {"KV", "query", "attention", NULL};
+/* The words that make a number after them an input or a name: "groups of
+ * 32", "head dimension 128", "seed 003", "lesson 2", "section 4". */
+static const char *const INPUT_BEFORE[] = {
+    "of", "dimension", "seed", "Seed", "lesson", "Lesson", "section", "Section", NULL,
+};
+
+static bool rule_in(const char *const *list, const char *w, size_t n)
+{
+    for (; *list; list++)
+        if (strlen(*list) == n && strncmp(*list, w, n) == 0)
+            return true;
+    return false;
+}
+
+/* The word after (or before) position at in text, less punctuation. */
+static const char *rule_word(const char *text, size_t len, size_t at, bool after, size_t *n)
+{
+    size_t i = at;
+    if (after) {
+        while (i < len && text[i] == ' ')
+            i++;
+        size_t a = i;
+        while (i < len && !isspace((unsigned char)text[i]) && !strchr(",;:.!?)]\"'", text[i]))
+            i++;
+        *n = i - a;
+        return text + a;
+    }
+    while (i > 0 && text[i - 1] == ' ')
+        i--;
+    size_t b = i;
+    while (i > 0 && !isspace((unsigned char)text[i - 1]))
+        i--;
+    *n = b - i;
+    return text + i;
+}
+
+static bool rule_exempt(const char *text, size_t len, size_t start, size_t end, const Number *num)
+{
+    size_t n;
+    const char *w = rule_word(text, len, end, true, &n);
+    if (num->suffix == 0 && rule_in(INPUT_BETWEEN, w, n))
+        w = rule_word(text, len, (size_t)(w - text) + n, true, &n);
+    if (num->suffix == 0 && rule_in(INPUT_AFTER, w, n))
+        return true;
+    w = rule_word(text, len, start, false, &n);
+    if (rule_in(INPUT_BEFORE, w, n))
+        return true;
+    /* A year: four digits from 1900 to 2099, no comma, no decimals. */
+    long v = strtol(num->digits, NULL, 10);
+    return !num->decimals && !num->suffix && strlen(num->digits) == 4 && v >= 1900 && v <= 2099 &&
+           end - start == 4;
+}
+
+/* Whether c, at the number's printed precision, is the number. */
+static bool rule_equal(const Computed *c, const Number *num)
+{
+    if (num->suffix == '%' && strcmp(query_unit_name(c->unit), "%") != 0)
+        return false;
+    if (num->suffix == 'x' && strcmp(query_unit_name(c->unit), "x") != 0)
+        return false;
+    char shown[64];
+    snprintf(shown, sizeof shown, "%.*f", num->decimals, c->value);
+    return strcmp(shown, num->digits) == 0;
+}
+
+typedef struct {
+    const Lesson *l;
+    const Figures *f;
+    TypedNumber *out;
+    size_t max;
+    int count;
+} Found;
+
+static void rule_report(Found *fd, const Number *num, const char *typed, size_t n, const Computed *c, LessonPos pos)
+{
+    if ((size_t)fd->count < fd->max) {
+        TypedNumber *t = &fd->out[fd->count];
+        snprintf(t->number, sizeof t->number, "%.*s", (int)n, typed);
+        Query q = fd->f->inputs[c->input];
+        q.metric = c->metric;
+        q.unit = c->unit;
+        q.digits = num->decimals;
+        char buf[QUERY_TEXT_MAX];
+        query_format(&q, buf, sizeof buf);
+        snprintf(t->figure, sizeof t->figure, "%s --format %s", buf, c->format->id);
+        t->pos = pos;
+    }
+    fd->count++;
+}
+
+/* The source offset of the n bytes at w, looked for from `from` on (a
+ * run's text has its soft breaks as spaces, so it is found, not counted). */
+static LessonPos rule_pos(const Lesson *l, size_t from, const char *w, size_t n, LessonPos fallback)
+{
+    for (size_t i = from; i + n <= l->source_len; i++)
+        if (memcmp(l->source + i, w, n) == 0) {
+            LessonPos p = {1, 1};
+            for (size_t k = 0; k < i; k++)
+                l->source[k] == '\n' ? (p.line++, p.col = 1) : p.col++;
+            return p;
+        }
+    return fallback;
+}
+
+static void rule_text(Found *fd, const char *text, size_t from, LessonPos pos)
+{
+    size_t len = strlen(text);
+    for (size_t i = 0; i < len;) {
+        while (i < len && isspace((unsigned char)text[i]))
+            i++;
+        size_t a = i;
+        while (i < len && !isspace((unsigned char)text[i]))
+            i++;
+        size_t s = a, e = i;
+        while (s < e && strchr("([\"'", text[s]))
+            s++;
+        while (e > s && strchr(",;:.!?)]\"'", text[e - 1]))
+            e--;
+        Number num;
+        if (e == s || !rule_number(text + s, e - s, &num) || rule_exempt(text, len, a, i, &num))
+            continue;
+        for (size_t k = 0; k < fd->f->n; k++)
+            if (rule_equal(&fd->f->c[k], &num)) {
+                rule_report(fd, &num, text + s, e - s, &fd->f->c[k],
+                            rule_pos(fd->l, from, text + s, e - s, pos));
+                break;
+            }
+    }
+}
+
+int lesson_typed_numbers(const Lesson *l, TypedNumber *out, size_t max, Error *e)
+{
+    static Figures f;
+    if (rule_figures(l, &f, e)) {
+        free(f.c);
+        return -1;
+    }
+    Found fd = {l, &f, out, max, 0};
+    LessonPos top = {1, 1};
+    rule_text(&fd, l->title, 0, top);
+    rule_text(&fd, l->question, 0, top);
+    for (size_t i = 0; i < l->n_runs; i++)
+        if (l->runs[i].kind == RUN_TEXT)
+            rule_text(&fd, l->runs[i].text, l->runs[i].offset, l->runs[i].pos);
+    for (size_t i = 0; i < l->n_predicts; i++) {
+        const LessonPredict *p = &l->predicts[i];
+        size_t at = 0;
+        rule_text(&fd, p->question, at, p->pos);
+        for (size_t k = 0; k < p->n_choices; k++)
+            rule_text(&fd, p->choices[k], at, p->pos);
+    }
+    free(f.c);
+    return fd.count;
+}

@@ -1,0 +1,306 @@
+/* lessontext.c - see lessontext.h. */
+#include "lessontext.h"
+
+#include "lessonwidget.h"
+#include "paths.h"
+#include "tui/table.h"
+#include "tui/text.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#define LINE_MAX_BYTES 8192
+
+/* ------------------------------------------------------------------------
+ * References.
+ */
+const char *lessontext_glossary_path(char *buf, size_t n)
+{
+    snprintf(buf, n, "%s/glossary.json", paths_lessondir());
+    return buf;
+}
+
+int lessontext_context(LessonContext *c, Error *e)
+{
+    memset(c, 0, sizeof *c);
+    char path[PATHS_LEN + 32];
+    if (glossary_load(&c->glossary, lessontext_glossary_path(path, sizeof path), e))
+        return -1;
+    c->refs = (LessonRefs){
+        .datadir = paths_datadir(),
+        .term_known = glossary_knows,
+        .term_ctx = &c->glossary,
+        .widget_check = lessonwidget_check,
+        .widget_names = lessonwidget_names(),
+    };
+    return 0;
+}
+
+void lessontext_context_done(LessonContext *c)
+{
+    glossary_free(&c->glossary);
+}
+
+int lessontext_width(void)
+{
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+        return ws.ws_col;
+    const char *c = getenv("COLUMNS");
+    int w = c ? atoi(c) : 0;
+    return w >= 20 && w <= 1000 ? w : 80;
+}
+
+/* ------------------------------------------------------------------------
+ * Runs and wrapping.
+ */
+static size_t lessontext_put(char *buf, size_t size, size_t len, const char *s)
+{
+    if (len < size)
+        len += (size_t)snprintf(buf + len, size - len, "%s", s);
+    return len;
+}
+
+const char *lessontext_runs(const Lesson *l, size_t run0, size_t n, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (size_t i = run0; i < run0 + n; i++) {
+        const LessonRun *r = &l->runs[i];
+        switch (r->kind) {
+        case RUN_FIGURE:
+            len = lessontext_put(buf, size, len, l->figures[r->figure].text);
+            break;
+        case RUN_CITE:
+            len = lessontext_put(buf, size, len, r->text);
+            len = lessontext_put(buf, size, len, " [");
+            len = lessontext_put(buf, size, len, r->target);
+            len = lessontext_put(buf, size, len, "]");
+            break;
+        case RUN_CODE:
+            len = lessontext_put(buf, size, len, "`");
+            len = lessontext_put(buf, size, len, r->text);
+            len = lessontext_put(buf, size, len, "`");
+            break;
+        case RUN_BREAK:
+            len = lessontext_put(buf, size, len, "\n");
+            break;
+        default:
+            len = lessontext_put(buf, size, len, r->text);
+        }
+    }
+    return buf;
+}
+
+/* Writes the first `cols` columns' bytes of s escaped. */
+static void lessontext_put_bytes(FILE *out, const char *s, size_t n)
+{
+    char tmp[LINE_MAX_BYTES];
+    snprintf(tmp, sizeof tmp, "%.*s", (int)n, s);
+    text_put(out, tmp, false);
+}
+
+/* Columns of the n bytes at s (UTF-8: one per character). */
+static size_t lessontext_cols(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+void lessontext_wrap(FILE *out, const char *first, const char *rest, const char *text, int width)
+{
+    const char *prefix = first;
+    const char *s = text;
+    for (;;) {
+        /* One hard line at a time. */
+        const char *nl = strchr(s, '\n');
+        size_t hard = nl ? (size_t)(nl - s) : strlen(s);
+        const char *p = s, *end = s + hard;
+        do {
+            size_t room = (size_t)width > text_columns(prefix) + 10 ? (size_t)width - text_columns(prefix) : 10;
+            while (p < end && *p == ' ')
+                p++;
+            const char *cut = p, *q = p;
+            while (q < end) {
+                const char *w = q;
+                while (w < end && *w != ' ')
+                    w++;
+                if (lessontext_cols(p, (size_t)(w - p)) > room && cut > p)
+                    break;
+                cut = w;
+                q = w;
+                while (q < end && *q == ' ')
+                    q++;
+            }
+            fputs(prefix, out);
+            lessontext_put_bytes(out, p, (size_t)(cut - p));
+            fputc('\n', out);
+            prefix = rest;
+            p = cut;
+            while (p < end && *p == ' ')
+                p++;
+        } while (p < end);
+        if (!nl)
+            return;
+        s = nl + 1;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Blocks.
+ */
+static void lessontext_prefix(const LessonBlock *b, bool first, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int q = 0; q < b->quote; q++)
+        len = lessontext_put(buf, n, len, "> ");
+    for (int d = 1; d < b->depth; d++)
+        len = lessontext_put(buf, n, len, "   ");
+    if (b->depth > 0) {
+        char mark[16];
+        if (b->kind != BLOCK_ITEM || !first)
+            snprintf(mark, sizeof mark, "%s", "   ");
+        else if (b->ordered)
+            snprintf(mark, sizeof mark, "%u. ", b->number);
+        else
+            snprintf(mark, sizeof mark, "%s", "-  ");
+        lessontext_put(buf, n, len, mark);
+    }
+}
+
+/* A run of table rows from block i on, as one aligned table; returns the
+ * block after it. */
+static size_t lessontext_table(const Lesson *l, size_t i, FILE *out)
+{
+    Table t;
+    int cols = 0;
+    size_t j = i;
+    for (; j < l->n_blocks && l->blocks[j].kind == BLOCK_TABLE_ROW; j++)
+        cols = l->blocks[j].n_cells > cols ? l->blocks[j].n_cells : cols;
+    table_init(&t, (size_t)(cols > TABLE_COLS ? TABLE_COLS : cols));
+    for (size_t k = i; k < j; k++) {
+        const LessonBlock *b = &l->blocks[k];
+        table_row(&t);
+        for (int c = 0; c < cols && c < TABLE_COLS; c++) {
+            char cell[1024];
+            size_t r0 = b->run0, n = 0;
+            while (r0 < b->run0 + b->n_runs && l->runs[r0].cell < c)
+                r0++;
+            while (r0 + n < b->run0 + b->n_runs && l->runs[r0 + n].cell == c)
+                n++;
+            table_cell(&t, "%s", lessontext_runs(l, r0, n, cell, sizeof cell));
+        }
+    }
+    table_print(&t, out);
+    table_free(&t);
+    return j;
+}
+
+static int lessontext_predict(const Lesson *l, const LessonPredict *p, FILE *out, int width)
+{
+    char buf[LINE_MAX_BYTES];
+    lessontext_wrap(out, "Predict: ", "         ", p->question, width);
+    for (size_t i = 0; i < p->n_choices; i++) {
+        char mark[16];
+        snprintf(mark, sizeof mark, "  %c) ", (int)('a' + i));
+        lessontext_wrap(out, mark, "     ", p->choices[i], width);
+    }
+    const LessonFigure *f = &l->figures[p->answer];
+    snprintf(buf, sizeof buf, "%s (%s)", f->text, f->query);
+    lessontext_wrap(out, "Answer: ", "        ", buf, width);
+    if (p->n_runs)
+        lessontext_wrap(out, "        ", "        ", lessontext_runs(l, p->run0, p->n_runs, buf, sizeof buf),
+                        width);
+    return 0;
+}
+
+static int lessontext_widget(const LessonBlock *b, FILE *out, Error *e)
+{
+    const LessonWidget *w = lessonwidget_by_name(b->widget);
+    if (!w)
+        return error_set(e, "unknown widget '%s'", b->widget);
+    char cmd[1024];
+    fprintf(out, "[%s widget] ", b->widget);
+    text_put(out, lessonwidget_command(w, b->text, cmd, sizeof cmd), false);
+    fputc('\n', out);
+    fflush(out);
+    return lessonwidget_print(w, b->text, e);
+}
+
+static void lessontext_heading(const LessonBlock *b, const char *text, FILE *out, int width)
+{
+    lessontext_wrap(out, "", "", text, width);
+    size_t n = text_columns(text);
+    n = n > (size_t)width ? (size_t)width : n;
+    for (size_t i = 0; i < n; i++)
+        fputc(b->level == 1 ? '=' : '-', out);
+    fputc('\n', out);
+}
+
+int lessontext_print(const Lesson *l, FILE *out, int width, Error *e)
+{
+    char buf[LINE_MAX_BYTES];
+    lessontext_heading(&(LessonBlock){.level = 1}, l->title, out, width);
+    lessontext_wrap(out, "", "", l->question, width);
+    for (size_t i = 0; i < l->n_blocks;) {
+        const LessonBlock *b = &l->blocks[i];
+        char first[64], rest[64];
+        lessontext_prefix(b, true, first, sizeof first);
+        lessontext_prefix(b, false, rest, sizeof rest);
+        bool tight = b->kind == BLOCK_ITEM && i > 0 && l->blocks[i - 1].kind == BLOCK_ITEM;
+        if (!tight)
+            fputc('\n', out);
+        switch (b->kind) {
+        case BLOCK_HEADING:
+            lessontext_heading(b, lessontext_runs(l, b->run0, b->n_runs, buf, sizeof buf), out, width);
+            break;
+        case BLOCK_TABLE_ROW:
+            i = lessontext_table(l, i, out);
+            continue;
+        case BLOCK_RULE:
+            lessontext_wrap(out, rest, rest, "----", width);
+            break;
+        case BLOCK_CODE:
+            for (const char *s = b->text; *s;) {
+                size_t n = strcspn(s, "\n");
+                fputs("    ", out);
+                lessontext_put_bytes(out, s, n);
+                fputc('\n', out);
+                s += n + (s[n] == '\n');
+            }
+            break;
+        case BLOCK_WIDGET:
+            if (lessontext_widget(b, out, e))
+                return lesson_error(l, b->pos, e, "widget %s: %s", b->widget, e->msg);
+            break;
+        case BLOCK_PREDICT:
+            lessontext_predict(l, &l->predicts[b->predict], out, width);
+            break;
+        default:
+            lessontext_wrap(out, first, rest, lessontext_runs(l, b->run0, b->n_runs, buf, sizeof buf), width);
+        }
+        i++;
+    }
+    if (l->n_exercises) {
+        size_t len = 0;
+        buf[0] = '\0';
+        for (size_t i = 0; i < l->n_exercises; i++)
+            len = lessontext_put(buf, sizeof buf, len, i ? ", " : ""), len = lessontext_put(buf, sizeof buf, len, l->exercises[i]);
+        fputc('\n', out);
+        lessontext_wrap(out, "Exercises: ", "           ", buf, width);
+        fputs("(kvlab exercise show ID; kvlab exercise check ID ANSWER)\n", out);
+    }
+    if (l->n_sources) {
+        fputs("\nSources\n", out);
+        for (size_t i = 0; i < l->n_sources; i++) {
+            snprintf(buf, sizeof buf, "[%s] %s", l->sources[i].id, l->sources[i].description);
+            lessontext_wrap(out, "- ", "  ", buf, width);
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,38 @@
+/* lessontext.h - lessons and glossary entries as plain text, for
+ * `kvlab lesson show` and `kvlab glossary`: prose wrapped to a width,
+ * figures as calc computes them, widgets as their commands print them;
+ * and the references a lesson is checked against on the command line. */
+#ifndef KVLAB_LESSONTEXT_H
+#define KVLAB_LESSONTEXT_H
+
+#include "glossary.h"
+#include "lesson.h"
+
+#include <stdio.h>
+
+/* The lessons directory's glossary, and refs that check against it, the
+ * scenarios, the exercises and the widgets. */
+typedef struct {
+    Glossary glossary;
+    LessonRefs refs;
+} LessonContext;
+
+int lessontext_context(LessonContext *c, Error *e);
+void lessontext_context_done(LessonContext *c);
+/* The glossary's path, in the lessons directory. */
+const char *lessontext_glossary_path(char *buf, size_t n);
+
+/* The width text is wrapped to: the terminal's where stdout is one,
+ * else $COLUMNS, else 80. */
+int lessontext_width(void);
+
+/* Runs as one line of text (figures evaluated, citations with their
+ * source id), into buf. */
+const char *lessontext_runs(const Lesson *l, size_t run0, size_t n, char *buf, size_t size);
+/* text wrapped to width, the first line after `first`, the others after
+ * `rest` (both counted in the width). */
+void lessontext_wrap(FILE *out, const char *first, const char *rest, const char *text, int width);
+/* The whole lesson, evaluated. */
+int lessontext_print(const Lesson *l, FILE *out, int width, Error *e);
+
+#endif

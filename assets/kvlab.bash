@@ -1,6 +1,7 @@
 # kvlab.bash - bash completion for kvlab: its commands, each command's
 # options and actions, and the names that --model, --gpu, --scenario,
-# --format and `kvlab scenario show|check` take.
+# --format and `kvlab scenario show|check` take, and the exercise ids of
+# `kvlab exercise show|check`.
 #
 # Every list comes from the kvlab being completed, at completion time
 # (kvlab --help, kvlab CMD --help, kvlab models, kvlab gpus, kvlab scenario
@@ -112,6 +113,10 @@ _kvlab()
             compopt -o filenames 2>/dev/null || true
             mapfile -t -O "${#COMPREPLY[@]}" COMPREPLY < <(compgen -f -- "$cur")
         fi
+    elif [[ $cmd == exercise && ( $action == show || $action == check ) && ${COMP_WORDS[COMP_CWORD - 1]} == "$action" ]]; then
+        # the ids `kvlab exercise list` prints, above its closing line
+        mapfile -t COMPREPLY < <(compgen -W "$("$kvlab" exercise list 2>/dev/null |
+                                               awk 'NR > 2 && !NF { exit } NR > 2 { print $1 }')" -- "$cur")
     fi
     return 0
 }

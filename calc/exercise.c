@@ -309,8 +309,12 @@ static int load_exercise(const JsonDoc *d, const cJSON *c, const ExerciseSet *se
     snprintf(x->file, sizeof x->file, "%s", d->path);
     int kind, level;
     if (json_object(d, c, "an exercise", e) || json_known_fields(d, c, EXERCISE_FIELDS, e) ||
-        json_string(d, c, "id", FIELD_REQUIRED, x->id, sizeof x->id, e) ||
-        pick(d, c, "kind", KIND_NAMES, EXERCISE_KINDS, &kind, e) ||
+        json_string(d, c, "id", FIELD_REQUIRED, x->id, sizeof x->id, e))
+        return -1;
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id");
+    if (!slug(x->id))
+        return jsondoc_error(d, id, e, "field 'id': '%s' is not a slug (a-z, 0-9 and -)", x->id);
+    if (pick(d, c, "kind", KIND_NAMES, EXERCISE_KINDS, &kind, e) ||
         pick(d, c, "level", LEVEL_NAMES, EXERCISE_LEVELS, &level, e) ||
         json_string(d, c, "lesson", FIELD_REQUIRED, x->lesson, sizeof x->lesson, e) ||
         text_field(d, c, "question", FIELD_REQUIRED, x->question, sizeof x->question, e) ||
@@ -319,9 +323,6 @@ static int load_exercise(const JsonDoc *d, const cJSON *c, const ExerciseSet *se
         return -1;
     x->kind = (ExerciseKind)kind;
     x->level = (ExerciseLevel)level;
-    const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "id");
-    if (!slug(x->id))
-        return jsondoc_error(d, id, e, "field 'id': '%s' is not a slug (a-z, 0-9 and -)", x->id);
     if (!slug(x->lesson))
         return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(c, "lesson"), e,
                              "field 'lesson': '%s' is not a lesson id", x->lesson);
@@ -459,10 +460,6 @@ const Exercise *exercise_find(const ExerciseSet *set, const char *id)
 
 const char *exercise_dir(char *buf, size_t n)
 {
-    const char *env = getenv("KVLAB_LESSONS");
-    if (env && *env)
-        snprintf(buf, n, "%s/exercises", env);
-    else
-        snprintf(buf, n, "%s/../lessons/exercises", paths_datadir());
+    snprintf(buf, n, "%s/exercises", paths_lessondir());
     return buf;
 }

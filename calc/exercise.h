@@ -82,8 +82,8 @@ int exercise_load_dir(ExerciseSet *set, const char *dir, Error *e);
 void exercise_set_free(ExerciseSet *set);
 const Exercise *exercise_find(const ExerciseSet *set, const char *id);
 
-/* The directory of the shipped exercises: $KVLAB_LESSONS/exercises, or
- * lessons/exercises beside the data directory's scenarios. */
+/* The directory of the shipped exercises: exercises/ in the lessons
+ * directory (paths_lessondir: $KVLAB_LESSONS, else found as the data is). */
 const char *exercise_dir(char *buf, size_t n);
 
 /* A text with its `=query` figures worked out ("41.94 GB"), other code

@@ -1053,6 +1053,10 @@ int lesson_parse(Lesson *l, const char *path, const char *text, size_t len, cons
         rc = lesson_explains(&p);
         l->n_blocks = blocks;           // the explanations' paragraphs are not the document's
     }
+    for (size_t i = 0; !rc && i < l->n_runs; i++)
+        if (l->runs[i].kind == RUN_TEXT && (strstr(l->runs[i].text, "](src:") || strstr(l->runs[i].text, "](term:")))
+            rc = lesson_error(l, l->runs[i].pos, e, "a citation or term link that is not a link: a target "
+                                                    "with spaces is written <term:KV cache>");
     if (!rc && p.summary_items < 3)
         rc = p.summary_items == -2
                  ? lesson_error(l, p.summary_pos, e, "the Summary ends the lesson: nothing but its list after it")

@@ -40,6 +40,11 @@ offers "$models" bench --batch 1 --model ""
 offers "$gpus" calc --context 8k --gpu ""
 offers "$scenarios" calc --scenario ""
 offers "$formats" calc --format ""
+exercises=$(sed -n 's/^[[:space:]]*"id":[[:space:]]*"\(.*\)",$/\1/p' "$data"/../lessons/exercises/*.json | tr '\n' ' ')
+[[ -n $exercises ]] || fail "no exercise ids to complete"
+offers "$exercises" exercise check ""
+offers "$exercises" exercise show ""
+offers "" exercise check try-1 ""
 offers "$(tr ' ' '\n' <<<"$formats" | grep -vx int4 | tr '\n' ' ')" calc --format int4 --format ""   # not twice
 offers "" --version ""                                  # nothing follows --version
 offers "" --help ""

@@ -22,16 +22,27 @@ const char *lessontext_glossary_path(char *buf, size_t n)
     return buf;
 }
 
+static bool lessontext_exercise_known(const char *id, const void *ctx)
+{
+    return exercise_find(ctx, id) != NULL;
+}
+
 int lessontext_context(LessonContext *c, Error *e)
 {
     memset(c, 0, sizeof *c);
     char path[PATHS_LEN + 32];
     if (glossary_load(&c->glossary, lessontext_glossary_path(path, sizeof path), e))
         return -1;
+    if (exercise_load_dir(&c->exercises, exercise_dir(path, sizeof path), e)) {
+        glossary_free(&c->glossary);
+        return -1;
+    }
     c->refs = (LessonRefs){
         .datadir = paths_datadir(),
         .term_known = glossary_knows,
         .term_ctx = &c->glossary,
+        .exercise_known = lessontext_exercise_known,
+        .exercise_ctx = &c->exercises,
         .widget_check = lessonwidget_check,
         .widget_names = lessonwidget_names(),
     };
@@ -41,6 +52,7 @@ int lessontext_context(LessonContext *c, Error *e)
 void lessontext_context_done(LessonContext *c)
 {
     glossary_free(&c->glossary);
+    exercise_set_free(&c->exercises);
 }
 
 int lessontext_width(void)

@@ -5,6 +5,7 @@
 #ifndef KVLAB_LESSONTEXT_H
 #define KVLAB_LESSONTEXT_H
 
+#include "exercise.h"
 #include "glossary.h"
 #include "lesson.h"
 
@@ -14,6 +15,7 @@
  * scenarios, the exercises and the widgets. */
 typedef struct {
     Glossary glossary;
+    ExerciseSet exercises;
     LessonRefs refs;
 } LessonContext;
 

@@ -1,0 +1,592 @@
+/* test_exercise.c - answers with units, the mistake models, exercise files
+ * checked on load, the progress file and `kvlab exercise`. */
+#include "testutil.h"
+
+#include "answer.h"
+#include "exercise.h"
+#include "progress.h"
+#include "units.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* A parsed number against the value meant: within this relative error
+ * (the parser builds it from decimal digits in double precision). */
+#define PARSE_REL_TOL 1e-12
+
+static Answer parsed(const char *text)
+{
+    Answer a;
+    Error e;
+    ck_assert_msg(answer_parse(text, &a, &e) == 0, "%s: %s", text, e.msg);
+    return a;
+}
+
+static void parses_as(const char *text, double value, const char *unit)
+{
+    Answer a = parsed(text);
+    ck_assert_msg(fabs(a.value - value) <= PARSE_REL_TOL * fabs(value), "%s: %.17g, not %.17g", text, a.value,
+                  value);
+    if (unit)
+        ck_assert_msg(a.unit && !strcmp(query_unit_name(a.unit), unit), "%s: unit %s, not %s", text,
+                      a.unit ? query_unit_name(a.unit) : "none", unit);
+    else
+        ck_assert_msg(!a.unit, "%s: a unit where none was written", text);
+}
+
+/* Every spelling the checker promises reads as its number and unit. */
+START_TEST(answer_parse_fixed)
+{
+    parses_as("20 GiB", 20, "GiB");
+    parses_as("21.47 GB", 21.47, "GB");
+    parses_as("3.55x", 3.55, "x");
+    parses_as("3.55 \xc3\x97", 3.55, "x");
+    parses_as("71", 71, NULL);
+    parses_as("0.5625 B/elem", 0.5625, "B");
+    parses_as("320 KiB per token", 320, "KiB");
+    parses_as("40,960 B", 40960, "B");
+    parses_as("1,048,576", 1048576, NULL);
+    parses_as("1.2e3 MB", 1200, "MB");
+    parses_as("1.5E-2 s", 0.015, "s");
+    parses_as("38%", 38, "%");
+    parses_as("  20gib ", 20, "GiB");
+    parses_as(".5 ms", 0.5, "ms");
+    parses_as("71 slots", 71, "");
+    parses_as("8,192 tokens", 8192, "");
+    parses_as("42 bytes", 42, "B");
+}
+END_TEST
+
+/* What is not a number with a unit is refused, the text quoted. */
+START_TEST(answer_parse_refused)
+{
+    static const char *const BAD[] = {"",        "abc",   "20 GiBs", "1,00",  "12,3456", "1,2345,678",
+                                      "20 b",    "1e",    "-5",      "20 GiB extra", "GiB", "20 bits",
+                                      "0.5 /elem", "3 ms/elem", ",5"};
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        Answer a;
+        Error e;
+        ck_assert_msg(answer_parse(BAD[i], &a, &e) == -1, "'%s' accepted", BAD[i]);
+        ck_assert_msg(e.msg[0] != '\0', "'%s': no message", BAD[i]);
+    }
+    Answer a;
+    Error e;
+    answer_parse("20 bits", &a, &e);
+    ck_assert_msg(strstr(e.msg, "bytes, not bits"), "%s", e.msg);
+}
+END_TEST
+
+/* Random values written with digit groups, decimals, exponents and any
+ * unit read back as the same number and unit. */
+START_TEST(answer_parse_random)
+{
+    static const char *const UNITS[] = {"", "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "s", "ms",
+                                        "us", "x", "%"};
+    Rng r = {test_seed() ^ 0xa11};
+    for (int it = 0; it < 2000; it++) {
+        uint64_t whole = rng_range(&r, 0, 999999999);
+        unsigned places = (unsigned)rng_range(&r, 0, 4);
+        uint64_t frac = places ? rng_range(&r, 0, 9999) % (uint64_t)pow(10, places) : 0;
+        const char *unit = UNITS[rng_range(&r, 0, sizeof UNITS / sizeof UNITS[0] - 1)];
+        char w[32], text[96];
+        bool grouped = rng_range(&r, 0, 1);
+        u128_str(w, sizeof w, whole, grouped);
+        int exp10 = (int)rng_range(&r, 0, 6) - 3;
+        bool sci = rng_range(&r, 0, 3) == 0;
+        if (places)
+            snprintf(text, sizeof text, "%s.%0*llu", w, (int)places, (unsigned long long)frac);
+        else
+            snprintf(text, sizeof text, "%s", w);
+        size_t l = strlen(text);
+        if (sci)
+            l += (size_t)snprintf(text + l, sizeof text - l, "e%d", exp10);
+        snprintf(text + l, sizeof text - l, "%s%s", rng_range(&r, 0, 1) ? " " : "", unit);
+        double want = ((double)whole + (double)frac / pow(10, places)) * (sci ? pow(10, exp10) : 1);
+        Answer a;
+        Error e;
+        ck_assert_seeded(answer_parse(text, &a, &e) == 0, "'%s': %s", text, e.msg);
+        ck_assert_seeded(fabs(a.value - want) <= PARSE_REL_TOL * want, "'%s': %.17g, not %.17g", text, a.value,
+                         want);
+        ck_assert_seeded(unit[0] ? a.unit && !strcmp(query_unit_name(a.unit), unit) : !a.unit, "'%s'", text);
+    }
+}
+END_TEST
+
+static Query query_of(const char *text)
+{
+    Query q;
+    Error e;
+    ck_assert_msg(query_parse(text, &q, &e) == 0, "%s: %s", text, e.msg);
+    return q;
+}
+
+/* The query's own value, written in another unit of its family, is right;
+ * within the tolerance too; a whole count is right only exactly. */
+START_TEST(answer_check_units)
+{
+    Query q = query_of("saved_gib --model llama-3.1-70b --context 4096 --batch 32 --format fp8_e4m3");
+    const QueryUnit *gib = query_unit_by_name("GiB");
+    static const char *const RIGHT[] = {"20 GiB", "20", "20.0 GiB", "21.47 GB", "21474.8 MB", "20480 MiB",
+                                        "0.01953 TiB"};
+    for (size_t i = 0; i < sizeof RIGHT / sizeof RIGHT[0]; i++) {
+        Answer a = parsed(RIGHT[i]);
+        AnswerVerdict v;
+        Error e;
+        ck_assert_msg(answer_check(&q, gib, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0, "%s", e.msg);
+        ck_assert_msg(v.correct, "%s judged wrong", RIGHT[i]);
+    }
+    Answer a = parsed("20 ms");
+    AnswerVerdict v;
+    Error e;
+    ck_assert(answer_check(&q, gib, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == -1);
+    ck_assert_msg(strstr(e.msg, "size"), "%s", e.msg);
+    Query s = query_of("slots --scenario pool-20gib --format nvfp4");
+    const QueryUnit *count = query_unit_by_name("");
+    a = parsed("71");
+    ck_assert(answer_check(&s, count, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0 && v.correct);
+    a = parsed("71.2");
+    ck_assert(answer_check(&s, count, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0 && !v.correct);
+}
+END_TEST
+
+static const char *const MODELS[] = {"llama-3.1-8b", "llama-3.1-70b", "mistral-7b-v0.1", "llama-2-7b",
+                                     "gemma-2-9b", "llama-3.1-405b"};
+static const char *const METRICS_TRIED[] = {"bytes", "gib", "gb_per_sequence", "bytes_per_sequence", "slots",
+                                            "paged_slots", "bytes_per_element", "step_ms", "saved_gib",
+                                            "gib_per_sequence", "bytes_per_token"};
+static const char *const UNITS_ASKED[] = {"GiB", "GB", "B", "MiB"};
+
+/* On random workloads, an answer worked out under any one mistake model is
+ * judged wrong and diagnosed as that mistake, or as one that gives the same
+ * value; every model is met. */
+START_TEST(mistakes_diagnosed)
+{
+    Rng r = {test_seed() ^ 0x3157};
+    size_t met[64] = {0}, named[64] = {0};
+    ck_assert(mistake_count() <= 64);
+    for (int it = 0; it < 40; it++) {
+        const Format *f = format_at(rng_range(&r, 0, format_count() - 1));
+        char text[QUERY_TEXT_MAX];
+        const char *metric = METRICS_TRIED[rng_range(&r, 0, sizeof METRICS_TRIED / sizeof METRICS_TRIED[0] - 1)];
+        snprintf(text, sizeof text, "%s --model %s --gpu h100-sxm --pool %lluGiB --context %llu --batch %llu --format %s",
+                 metric, MODELS[rng_range(&r, 0, sizeof MODELS / sizeof MODELS[0] - 1)],
+                 (unsigned long long)rng_range(&r, 1, 60), (unsigned long long)rng_range(&r, 100, 40000),
+                 (unsigned long long)rng_range(&r, 2, 48), f->id);
+        Query q;
+        QueryValue t;
+        Error e;
+        if (query_parse(text, &q, &e) || query_eval(&q, &t, &e))
+            continue;               // e.g. the weights outgrow this GPU
+        const QueryUnit *asked = q.unit;
+        if (query_unit_family(asked) == UNIT_SIZE)
+            asked = query_unit_by_name(UNITS_ASKED[rng_range(&r, 0, 3)]);
+        for (size_t m = 0; m < mistake_count(); m++) {
+            const MistakeModel *mm = mistake_at(m);
+            Q x;
+            int rc = mistake_value(&q, &mm, 1, asked, &x, &e);
+            ck_assert_seeded(rc >= 0, "%s: %s", text, e.msg);
+            if (!rc)
+                continue;
+            char num[64];
+            snprintf(num, sizeof num, "%.15g", q_to_double(x));
+            Answer a = parsed(num);
+            AnswerVerdict v;
+            ck_assert(answer_check(&q, asked, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0);
+            if (v.correct)
+                continue;           // the mistake makes no difference within the tolerance here
+            met[m]++;
+            ck_assert_seeded(v.n_mistakes > 0, "%s: %s (%s) not diagnosed", text, mistake_id(mm), num);
+            Q y;
+            ck_assert(mistake_value(&q, v.mistakes, v.n_mistakes, asked, &y, &e) == 1);
+            ck_assert_seeded(fabs(q_to_double(y) - q_to_double(x)) <= ANSWER_TOLERANCE_DEFAULT * q_to_double(x),
+                             "%s: %s diagnosed as %s", text, mistake_id(mm), mistake_id(v.mistakes[0]));
+            named[m] += v.n_mistakes == 1 && v.mistakes[0] == mm;
+        }
+    }
+    for (size_t m = 0; m < mistake_count(); m++) {
+        ck_assert_seeded(met[m] > 0, "mistake %s never applied", mistake_id(mistake_at(m)));
+        ck_assert_seeded(named[m] > 0, "mistake %s never named", mistake_id(mistake_at(m)));
+    }
+}
+END_TEST
+
+/* Fixed cases: the named mistakes of the issue give the named diagnosis. */
+START_TEST(mistakes_fixed)
+{
+    static const struct {
+        const char *query, *unit, *answer, *mistake;
+    } CASES[] = {
+        {"saved_gib --model llama-3.1-70b --context 4096 --batch 32 --format fp8_e4m3", "GiB", "21.47", "gb_as_gib"},
+        {"saved_gib --model llama-3.1-70b --context 4096 --batch 32 --format fp8_e4m3", "GiB", "10 GiB",
+         "k_or_v_only"},
+        {"gb_per_sequence --model llama-3.1-70b --context 128000", "GB", "335.5 GB", "q_heads_as_kv"},
+        {"slots --scenario pool-20gib --format nvfp4", "", "72", "slots_rounded_up"},
+        {"slots --scenario pool-20gib --format nvfp4", "", "80", "metadata_left_out"},
+        {"gib --scenario pool-20gib", "GiB", "1", "one_sequence_for_all"},
+        {"gib_per_sequence --scenario pool-20gib", "GiB", "16", "all_for_one_sequence"},
+        {"gib --scenario pool-20gib --format fp8_e4m3", "GiB", "64", "bits_for_bytes"},
+        {"gib --scenario pool-20gib --format fp8_e4m3", "GiB", "7.45", "gib_as_gb"},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        Query q = query_of(CASES[i].query);
+        Answer a = parsed(CASES[i].answer);
+        AnswerVerdict v;
+        Error e;
+        ck_assert_msg(answer_check(&q, query_unit_by_name(CASES[i].unit), ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0,
+                      "%s", e.msg);
+        ck_assert_msg(!v.correct && v.n_mistakes == 1 && !strcmp(mistake_id(v.mistakes[0]), CASES[i].mistake),
+                      "%s = %s: %s, not %s", CASES[i].query, CASES[i].answer,
+                      v.n_mistakes ? mistake_id(v.mistakes[0]) : "none", CASES[i].mistake);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Exercise files
+ */
+
+#define NUMBER_EX(extra)                                                                                        \
+    "{\"exercises\": [{\"id\": \"x-1\", \"lesson\": \"l\", \"kind\": \"number\", \"level\": \"compute\",\n"   \
+    "  \"question\": \"q\", \"hint\": \"h\", \"answer\": \"gib --scenario pool-20gib\", \"unit\": \"GiB\",\n" \
+    "  \"solution\": \"s\"" extra "}]}"
+
+/* A file that is wrong in any way is refused with file:line:column and a
+ * message naming what is wrong; nothing of it is kept. */
+START_TEST(exercise_files_refused)
+{
+    static const struct {
+        const char *text, *where, *what;
+    } BAD[] = {
+        {NUMBER_EX(", \"colour\": 1"), "x.json:3:20", "colour"},
+        {"{\"exercises\": [{\"id\": \"x-1\"}]}", "x.json:1:", "kind"},
+        {NUMBER_EX(", \"tolerance\": 2"), "x.json:3:", "tolerance"},
+        {"{\"exercises\": [{\"id\": \"x-1\", \"lesson\": \"l\", \"kind\": \"number\", \"level\": \"compute\",\n"
+         "  \"question\": \"q\", \"hint\": \"h\",\n  \"answer\": \"gibs --scenario pool-20gib\", \"solution\": \"s\"}]}",
+         "x.json:3:13", "gibs"},
+        {"{\"exercises\": [{\"id\": \"x-1\", \"lesson\": \"l\", \"kind\": \"number\", \"level\": \"compute\",\n"
+         "  \"question\": \"q\", \"hint\": \"h\", \"answer\": \"gib --scenario pool-20gib\", \"unit\": \"ms\",\n"
+         "  \"solution\": \"s\"}]}",
+         "x.json:2:", "'ms'"},
+        {"{\"exercises\": [{\"id\": \"x-1\", \"lesson\": \"l\", \"kind\": \"number\", \"level\": \"compute\",\n"
+         "  \"question\": \"a `=slots --model llama-3.1-8b` b\", \"hint\": \"h\", \"answer\": \"gib\",\n"
+         "  \"solution\": \"s\"}]}",
+         "x.json:2:15", "needs a pool"},
+        {"{\"exercises\": [{\"id\": \"x-1\", \"lesson\": \"l\", \"kind\": \"choice\", \"level\": \"recall\",\n"
+         "  \"question\": \"q\", \"hint\": \"h\", \"choices\": [\n"
+         "   {\"text\": \"a\", \"correct\": true, \"why\": \"w\"},\n"
+         "   {\"text\": \"b\", \"correct\": true, \"why\": \"w\"}]}]}",
+         "x.json:2:", "exactly one"},
+        {"{\"exercises\": [{\"id\": \"x-1\", \"lesson\": \"l\", \"kind\": \"choice\", \"level\": \"recall\",\n"
+         "  \"question\": \"q\", \"hint\": \"h\", \"choices\": [\n"
+         "   {\"text\": \"a\", \"correct\": true, \"why\": \"w\"},\n"
+         "   {\"text\": \"b\", \"correct\": false}]}]}",
+         "x.json:4:", "why"},
+        {"{\"exercises\": [{\"id\": \"x-1\", \"lesson\": \"l\", \"kind\": \"choice\", \"level\": \"recall\",\n"
+         "  \"question\": \"q\", \"hint\": \"h\", \"answer\": \"gib\", \"choices\": [\n"
+         "   {\"text\": \"a\", \"correct\": true, \"why\": \"w\"},\n"
+         "   {\"text\": \"b\", \"correct\": false, \"why\": \"w\"}]}]}",
+         "x.json:2:", "'answer' is not one a choice exercise takes"},
+        {NUMBER_EX(", \"seed_answer\": \"14 GiB\""), "x.json:3:", "seed_error"},
+        {NUMBER_EX(", \"seed_answer\": \"16 GiB\", \"seed_error\": \"no\""), "x.json:3:", "right"},
+        {"{\"exercises\": [{\"id\": \"X 1\", \"lesson\": \"l\", \"kind\": \"task\", \"level\": \"recall\"}]}",
+         "x.json:1:", "slug"},
+        {"{\"exercises\": [{\"id\": \"t\", \"lesson\": \"l\", \"kind\": \"task\", \"level\": \"recall\",\n"
+         "  \"question\": \"q\", \"hint\": \"h\", \"screen\": \"kitchen\", \"steps\": [\"a\"]}]}",
+         "x.json:2:", "kitchen"},
+        {"{\"exercises\": [{\"id\": \"t\", \"lesson\": \"l\", \"kind\": \"task\", \"level\": \"recall\",\n"
+         "  \"question\": \"q\", \"hint\": \"h\", \"screen\": \"calc\", \"steps\": []}]}",
+         "x.json:2:", "steps"},
+        {"{\"exercises\": [", "x.json:1:", ""},
+        {"{\"exercises\": [{\"id\": \"x-1\", \"lesson\": \"l\", \"kind\": \"sum\", \"level\": \"recall\"}]}",
+         "x.json:1:", "'sum'"},
+    };
+    for (size_t i = 0; i < sizeof BAD / sizeof BAD[0]; i++) {
+        ExerciseSet set = {0};
+        Error e;
+        ck_assert_msg(exercise_load_file(&set, "x.json", BAD[i].text, strlen(BAD[i].text), &e) == -1,
+                      "case %zu accepted", i);
+        ck_assert_msg(strstr(e.msg, BAD[i].where) == e.msg, "case %zu: '%s' does not begin %s", i, e.msg,
+                      BAD[i].where);
+        ck_assert_msg(strstr(e.msg, BAD[i].what), "case %zu: '%s' lacks '%s'", i, e.msg, BAD[i].what);
+        ck_assert_int_eq(set.n, 0);
+        exercise_set_free(&set);
+    }
+    /* the same id in two files */
+    ExerciseSet set = {0};
+    Error e;
+    const char *ok = NUMBER_EX("");
+    ck_assert(exercise_load_file(&set, "a.json", ok, strlen(ok), &e) == 0);
+    ck_assert(exercise_load_file(&set, "b.json", ok, strlen(ok), &e) == -1);
+    ck_assert_msg(strstr(e.msg, "b.json:1:") && strstr(e.msg, "a.json"), "%s", e.msg);
+    ck_assert_int_eq(set.n, 1);
+    exercise_set_free(&set);
+}
+END_TEST
+
+static ExerciseSet shipped(void)
+{
+    ExerciseSet set = {0};
+    char dir[4200];
+    Error e;
+    ck_assert_msg(exercise_load_dir(&set, exercise_dir(dir, sizeof dir), &e) == 0, "%s", e.msg);
+    return set;
+}
+
+/* Every shipped exercise loads; a number exercise's answer, as calc prints
+ * it, checks as right against its own query; a choice's one correct choice
+ * is right and the others wrong. */
+START_TEST(exercises_shipped)
+{
+    ExerciseSet set = shipped();
+    ck_assert(set.n >= 5);
+    for (size_t i = 0; i < set.n; i++) {
+        const Exercise *x = &set.ex[i];
+        Error e;
+        if (x->has_query) {
+            QueryValue v;
+            Q in;
+            char text[64];
+            ck_assert(query_eval(&x->query, &v, &e) == 0);
+            ck_assert(query_convert(v.exact, x->query.unit, x->unit, &in, &e) == 0);
+            query_value_text(in, false, x->unit, -1, text, sizeof text);
+            Answer a = parsed(text);
+            AnswerVerdict verdict;
+            ck_assert(answer_check(&x->query, x->unit, x->tolerance, &a, &verdict, &e) == 0);
+            ck_assert_msg(verdict.correct, "%s: its own answer %s is judged wrong", x->id, text);
+        }
+        for (size_t c = 0; c < x->n_choices; c++) {
+            char letter[2] = {(char)('a' + c), 0};
+            ck_assert_int_eq(exercise_choice_index(x, letter), (int)c);
+        }
+    }
+    exercise_set_free(&set);
+}
+END_TEST
+
+#define RUN(...) run_kvlab((const char *const[]){__VA_ARGS__, NULL}, NULL)
+
+static char progress_home[64];
+
+static void progress_dir_setup(void)
+{
+    snprintf(progress_home, sizeof progress_home, "/tmp/kvlab-progress-XXXXXX");
+    ck_assert(mkdtemp(progress_home) != NULL);
+    setenv("XDG_DATA_HOME", progress_home, 1);
+}
+
+static void progress_dir_teardown(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", progress_home);
+    ck_assert(system(cmd) == 0);
+}
+
+/* The seeds' own answers get the seeds' verdicts: seed 000 is right about
+ * try-1 (20.0 GiB) and try-5 (71), and about the explanations of try-2 ..
+ * try-4; exit 0 right, 1 wrong with the diagnosis, 2 unreadable or unknown. */
+START_TEST(exercise_check_command)
+{
+    progress_dir_setup();
+    static const struct {
+        const char *id, *answer;
+        int status;
+        const char *out;
+    } CASES[] = {
+        {"try-1", "20.0 GiB", 0, "right"},
+        {"try-5", "71", 0, "right"},
+        {"try-2", "b", 0, "right"},
+        {"try-3", "c", 0, "right"},
+        {"try-4", "a", 0, "right"},
+        {"try-1", "21.47 GiB", 1, "GB read as GiB"},
+        {"try-5", "72", 1, "slots rounded up"},
+        {"try-2", "1", 1, "not right"},
+        {"try-1", "lots", 2, ""},
+        {"try-1", "20 ms", 2, ""},
+        {"try-9", "20", 2, ""},
+    };
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        RunResult r = RUN("exercise", "check", CASES[i].id, CASES[i].answer);
+        ck_assert_msg(r.status == CASES[i].status, "%s %s: exit %d, not %d (%s%s)", CASES[i].id, CASES[i].answer,
+                      r.status, CASES[i].status, r.out, r.err);
+        ck_assert_msg(strstr(r.out, CASES[i].out), "%s %s: %s", CASES[i].id, CASES[i].answer, r.out);
+        if (r.status == 2)
+            ck_assert_msg(r.err[0], "%s %s: no message", CASES[i].id, CASES[i].answer);
+        run_free(&r);
+    }
+    /* the attempts were counted: try-1 three times, done */
+    char path[PROGRESS_PATH_MAX];
+    Error e;
+    static Progress p;
+    ck_assert(progress_path(path, sizeof path, &e) == 0);
+    ck_assert(progress_load(&p, path, &e) == 0);
+    const ProgressItem *it = progress_find_exercise(&p, "try-1");
+    ck_assert(it && it->done && it->attempts == 2);
+    it = progress_find_exercise(&p, "try-2");
+    ck_assert(it && it->done && it->attempts == 2);
+    /* reset asks; without a terminal it needs --yes */
+    RunResult r = RUN("exercise", "reset");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert(access(path, F_OK) == 0);
+    run_free(&r);
+    r = RUN("exercise", "reset", "--yes");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(access(path, F_OK) != 0);
+    run_free(&r);
+    r = RUN("exercise", "show", "try-1", "--solution");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.out, "saved_gib --model llama-3.1-70b") && strstr(r.out, "kvlab calc --model"), "%s",
+                  r.out);
+    run_free(&r);
+    r = RUN("exercise", "list", "--json");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert(strstr(r.out, "\"try-5\""));
+    run_free(&r);
+    progress_dir_teardown();
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Progress
+ */
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fputs(text, f);
+    ck_assert(fclose(f) == 0);
+}
+
+/* What is saved loads back the same, on random progress. */
+START_TEST(progress_round_trip)
+{
+    progress_dir_setup();
+    Rng r = {test_seed() ^ 0x9a};
+    char path[PROGRESS_PATH_MAX];
+    Error e;
+    ck_assert(progress_path(path, sizeof path, &e) == 0);
+    static Progress p, q;
+    memset(&p, 0, sizeof p);
+    size_t n = rng_range(&r, 1, 200);
+    for (size_t i = 0; i < n; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "ex-%llu", (unsigned long long)rng_range(&r, 0, 1000));
+        ProgressItem *it = progress_exercise(&p, id);
+        it->done = rng_range(&r, 0, 1);
+        it->attempts = rng_range(&r, 0, 99);
+        progress_lesson(&p, id + 3)->read = rng_range(&r, 0, 1);
+    }
+    ck_assert_msg(progress_save(&p, path, &e) == 0, "%s", e.msg);
+    ck_assert_msg(progress_load(&q, path, &e) == 0, "%s", e.msg);
+    ck_assert(!q.notice[0]);
+    ck_assert_int_eq(q.n_exercises, p.n_exercises);
+    ck_assert_int_eq(q.n_lessons, p.n_lessons);
+    for (size_t i = 0; i < p.n_exercises; i++) {
+        const ProgressItem *a = &p.exercises[i], *b = progress_find_exercise(&q, a->id);
+        ck_assert_seeded(b && b->done == a->done && b->attempts == a->attempts, "%s", a->id);
+    }
+    progress_dir_teardown();
+}
+END_TEST
+
+/* A crash after the new text is written and before the rename leaves the
+ * old file whole. */
+START_TEST(progress_crash_before_rename)
+{
+    progress_dir_setup();
+    char path[PROGRESS_PATH_MAX];
+    Error e;
+    ck_assert(progress_path(path, sizeof path, &e) == 0);
+    static Progress p, q;
+    memset(&p, 0, sizeof p);
+    progress_exercise(&p, "old")->attempts = 7;
+    ck_assert(progress_save(&p, path, &e) == 0);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        static Progress n;
+        progress_exercise(&n, "new")->attempts = 1;
+        char tmp[PROGRESS_PATH_MAX + 16];
+        if (progress_write_temp(&n, path, tmp, sizeof tmp, &e))
+            _exit(1);
+        _exit(0);                   // the crash: no rename
+    }
+    int status;
+    ck_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert(progress_load(&q, path, &e) == 0);
+    ck_assert(!q.notice[0]);
+    ck_assert(progress_find_exercise(&q, "old") && progress_find_exercise(&q, "old")->attempts == 7);
+    ck_assert(!progress_find_exercise(&q, "new"));
+    progress_dir_teardown();
+}
+END_TEST
+
+/* A corrupt file is kept aside under a new name, the user is told where,
+ * and progress starts afresh; a missing file is empty progress. */
+START_TEST(progress_corrupt_kept)
+{
+    progress_dir_setup();
+    char path[PROGRESS_PATH_MAX];
+    Error e;
+    ck_assert(progress_path(path, sizeof path, &e) == 0);
+    static Progress p;
+    ck_assert(progress_load(&p, path, &e) == 0 && p.n_exercises == 0 && !p.notice[0]);
+    static const char *const CORRUPT[] = {"{\"version\": 1, \"exercises\": {\"a\": {\"done\": tru", "[]",
+                                          "{\"version\": 2}", "{\"version\": 1, \"exercises\": {\"a\": {\"x\": 1}}}"};
+    for (size_t i = 0; i < sizeof CORRUPT / sizeof CORRUPT[0]; i++) {
+        char dir[PROGRESS_PATH_MAX];
+        snprintf(dir, sizeof dir, "%s/kvlab", progress_home);
+        mkdir(dir, 0700);
+        write_file(path, CORRUPT[i]);
+        ck_assert_msg(progress_load(&p, path, &e) == 0, "%s", e.msg);
+        ck_assert(p.n_exercises == 0);
+        ck_assert_msg(strstr(p.notice, "progress.json.corrupt-"), "case %zu: notice '%s'", i, p.notice);
+        ck_assert(access(path, F_OK) != 0);
+        const char *aside = strstr(p.notice, "kept as ");
+        ck_assert(aside != NULL);
+        aside += strlen("kept as ");
+        char kept[PROGRESS_PATH_MAX + 64];
+        snprintf(kept, sizeof kept, "%.*s", (int)strcspn(aside, " "), aside);
+        FILE *f = fopen(kept, "r");
+        ck_assert_msg(f != NULL, "%s not kept", kept);
+        char buf[256] = "";
+        ck_assert(fgets(buf, sizeof buf, f) != NULL);
+        fclose(f);
+        ck_assert_str_eq(buf, CORRUPT[i]);
+        unlink(kept);
+    }
+    /* the command line tells the user and carries on */
+    write_file(path, "{oops");
+    RunResult r = RUN("exercise", "check", "try-5", "71");
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.err, "corrupt-"), "%s", r.err);
+    run_free(&r);
+    progress_dir_teardown();
+}
+END_TEST
+
+Suite *suite_exercise(void)
+{
+    Suite *s = suite_create("exercise");
+    TCase *t = tcase_create("exercise");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, answer_parse_fixed);
+    tcase_add_test(t, answer_parse_refused);
+    tcase_add_test(t, answer_parse_random);
+    tcase_add_test(t, answer_check_units);
+    tcase_add_test(t, mistakes_diagnosed);
+    tcase_add_test(t, mistakes_fixed);
+    tcase_add_test(t, exercise_files_refused);
+    tcase_add_test(t, exercises_shipped);
+    tcase_add_test(t, exercise_check_command);
+    tcase_add_test(t, progress_round_trip);
+    tcase_add_test(t, progress_crash_before_rename);
+    tcase_add_test(t, progress_corrupt_kept);
+    suite_add_tcase(s, t);
+    return s;
+}

@@ -281,8 +281,8 @@ static LessonRun *lesson_run_add(P *p, RunKind kind, const char *text, size_t n,
     LessonRun *r = &l->runs[l->n_runs++];
     *r = (LessonRun){.kind = kind, .style = p->style, .cell = p->cell, .text = t, .figure = -1,
                      .pos = lesson_pos_at(p, off), .offset = off};
-    if (p->cur >= 0)
-        l->blocks[p->cur].n_runs++;
+    if (p->cur >= 0 && !l->blocks[p->cur].n_runs++)
+        l->blocks[p->cur].pos = r->pos;     // md4c gives a block no place: its first text's
     return r;
 }
 
@@ -858,6 +858,8 @@ static size_t lesson_fence_at(const P *p, const MD_BLOCK_CODE_DETAIL *d)
 /* ------------------------------------------------------------------------
  * Blocks.
  */
+static void lesson_block_close(P *p);
+
 static int lesson_enter_block(MD_BLOCKTYPE type, void *detail, void *ud)
 {
     P *p = ud;
@@ -865,6 +867,10 @@ static int lesson_enter_block(MD_BLOCKTYPE type, void *detail, void *ud)
         return -1;
     if (!p->header_seen && !p->fragment && type != MD_BLOCK_DOC && type != MD_BLOCK_CODE)
         return lesson_fail(p, p->last, "a lesson begins with its ```kvlab-lesson header block");
+    /* A block that begins inside an open one (a nested list in a tight
+     * item) ends the open one's text; a table's cells stay in their row. */
+    if (type != MD_BLOCK_TH && type != MD_BLOCK_TD)
+        lesson_block_close(p);
     switch (type) {
     case MD_BLOCK_QUOTE:
         p->quote++;
@@ -941,6 +947,13 @@ static void lesson_summary_track(P *p, const LessonBlock *b)
     }
 }
 
+static void lesson_block_close(P *p)
+{
+    if (p->cur >= 0)
+        lesson_summary_track(p, &p->l->blocks[p->cur]);
+    p->cur = -1;
+}
+
 static int lesson_leave_block(MD_BLOCKTYPE type, void *detail, void *ud)
 {
     (void)detail;
@@ -969,9 +982,7 @@ static int lesson_leave_block(MD_BLOCKTYPE type, void *detail, void *ud)
     case MD_BLOCK_P:
     case MD_BLOCK_H:
     case MD_BLOCK_TR:
-        if (p->cur >= 0)
-            lesson_summary_track(p, &p->l->blocks[p->cur]);
-        p->cur = -1;
+        lesson_block_close(p);
         return 0;
     default:
         return 0;

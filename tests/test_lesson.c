@@ -1,0 +1,788 @@
+/* test_lesson.c - lessons parsed into documents (errors with line and
+ * column), their figures, the typed-number rule, the glossary, and
+ * `kvlab lesson` / `kvlab glossary`. */
+#include "testutil.h"
+
+#include "exercise.h"
+#include "glossary.h"
+#include "lesson.h"
+#include "query.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *lessondir(void)
+{
+    const char *d = getenv("KVLAB_LESSONS");
+    return d && *d ? d : "lessons";
+}
+
+/* ------------------------------------------------------------------------
+ * References for the parser's tests: a small glossary, two exercises, and
+ * a widget check that knows `calc` and refuses `--bad`.
+ */
+static const char *const TERMS[] = {"slots", "GQA", "KV cache", NULL};
+static const char *const EXERCISES[] = {"try-1", "kv-size", NULL};
+
+static bool test_in(const char *const *list, const char *w)
+{
+    for (; *list; list++)
+        if (!strcmp(*list, w))
+            return true;
+    return false;
+}
+static bool test_term(const char *t, const void *ctx)
+{
+    (void)ctx;
+    return test_in(TERMS, t);
+}
+static bool test_exercise(const char *id, const void *ctx)
+{
+    (void)ctx;
+    return test_in(EXERCISES, id);
+}
+static int test_widget(const char *name, const char *options, const void *ctx, Error *e)
+{
+    (void)ctx;
+    if (strcmp(name, "calc") != 0)
+        return LESSON_WIDGET_UNKNOWN;
+    return strstr(options, "--bad") ? error_set(e, "unknown option '--bad'") : 0;
+}
+
+static LessonRefs test_refs(void)
+{
+    return (LessonRefs){.datadir = test_datadir(), .term_known = test_term, .exercise_known = test_exercise,
+                        .widget_check = test_widget, .widget_names = "calc"};
+}
+
+#define HEADER "```kvlab-lesson\nid: t\ntitle: T\nquestion: Q?\nsource: s1 = a source\n```\n"
+#define SUMMARY "\n## Summary\n\n- one\n- two\n- three\n"
+
+/* Parses text; the error message when it fails, NULL when it parses (and
+ * evaluates). */
+static const char *test_parse(const char *text, Lesson *l, Error *e)
+{
+    LessonRefs refs = test_refs();
+    if (lesson_parse(l, "t.md", text, strlen(text), &refs, e))
+        return e->msg;
+    if (lesson_eval(l, e)) {
+        lesson_free(l);
+        return e->msg;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------
+ * Errors
+ */
+
+/* A malformed lesson is refused with the file, the line and the column of
+ * what is wrong, and a message naming it. */
+START_TEST(parse_errors)
+{
+    static const struct {
+        const char *text;
+        const char *where;          // "t.md:L:C: "
+        const char *says;
+    } BAD[] = {
+        {"# A title\n", "t.md:1:1: ", "begins with its ```kvlab-lesson header"},
+        {"```kvlab-lesson\nid: t\ntitle: T\nquestion: Q?\ncolour: red\n```\n" SUMMARY, "t.md:5:1: ",
+         "unknown header key 'colour'"},
+        {"```kvlab-lesson\ntitle: T\nquestion: Q?\n```\n" SUMMARY, "t.md:1:1: ", "the header has no 'id'"},
+        {"```kvlab-lesson\nid: t\nquestion: Q?\n```\n" SUMMARY, "t.md:1:1: ", "the header has no 'title'"},
+        {"```kvlab-lesson\nid: t\ntitle: T\n```\n" SUMMARY, "t.md:1:1: ", "the header has no 'question'"},
+        {"```kvlab-lesson\nid: Not A Slug\ntitle: T\nquestion: Q\n```\n" SUMMARY, "t.md:2:5: ", "not a slug"},
+        {"```kvlab-lesson\nid: t\nid: u\ntitle: T\nquestion: Q\n```\n" SUMMARY, "t.md:3:1: ", "given twice"},
+        {"```kvlab-lesson\nid: t\ntitle: T\nquestion: Q\nscenario: no-such\n```\n" SUMMARY, "t.md:5:11: ",
+         "no-such"},
+        {"```kvlab-lesson\nid: t\ntitle: T\nquestion: Q\nexercises: try-1, nope\n```\n" SUMMARY, "t.md:5:19: ",
+         "unknown exercise 'nope'"},
+        {"```kvlab-lesson\nid: t\ntitle: T\nquestion: Q\nsource: s1\n```\n" SUMMARY, "t.md:5:9: ",
+         "ID = description"},
+        {HEADER "\nSee [10.48 GB](src:s2 \"x\").\n" SUMMARY, "t.md:8:20: ", "unknown source 's2'"},
+        {HEADER "\nA [slot](term:slotz) is.\n" SUMMARY, "t.md:8:15: ", "unknown term 'slotz'"},
+        {HEADER "\nA [KV cache](term:KV cache) is.\n" SUMMARY, "t.md:8:1: ", "not a link"},
+        {HEADER "\nA [link](http://example.com).\n" SUMMARY, "t.md:8:10: ", "src:ID"},
+        {HEADER "\nIt is `=no_such_metric --model llama-3.1-8b` big.\n" SUMMARY, "t.md:8:9: ", "no_such_metric"},
+        {HEADER "\nIt is `=slots --model llama-3.1-8b` slots.\n" SUMMARY, "t.md:8:9: ", "slots"},
+        {HEADER "\nIt is `=gib --model no-such-model` big.\n" SUMMARY, "t.md:8:9: ", "no-such-model"},
+        {HEADER "\n```kvlab nosuch\n--x\n```\n" SUMMARY, "t.md:8:1: ", "unknown widget 'nosuch'"},
+        {HEADER "\n```kvlab calc\n--model llama-3.1-8b --bad\n```\n" SUMMARY, "t.md:9:1: ",
+         "widget calc: unknown option '--bad'"},
+        {HEADER "\n```kvlab-quiz\nx\n```\n" SUMMARY, "t.md:8:1: ", "unknown block 'kvlab-quiz'"},
+        {HEADER "\n```kvlab-predict\nquestion: How many?\n```\n" SUMMARY, "t.md:8:1: ", "missing answer"},
+        {HEADER "\n```kvlab-predict\nquestion: How many?\nanswer: gib --model llama-3.1-8b\nhint: x\n```\n" SUMMARY,
+         "t.md:11:1: ", "unknown predict key 'hint'"},
+        {HEADER "\n```kvlab-predict\nquestion: How many?\nanswer: nope --model llama-3.1-8b\n```\n" SUMMARY,
+         "t.md:10:9: ", "nope"},
+        {HEADER "\nText.\n", "t.md:9:1: ", "'## Summary'"},
+        {HEADER "\n## Summary\n\n- one\n- two\n", "t.md:", "three to five"},
+        {HEADER SUMMARY "- four\n- five\n- six\n", "t.md:8:4: ", "has 6 bullet lines"},
+        {HEADER SUMMARY "\nMore text.\n", "t.md:8:4: ", "nothing but its list after it"},
+        {HEADER "\nText.\n\n" HEADER SUMMARY, "t.md:10:1: ", "comes once, first"},
+        {HEADER "\n![img](x.png)\n" SUMMARY, "t.md:", "images"},
+    };
+    for (size_t i = 0; i < N_OF(BAD); i++) {
+        Lesson l;
+        Error e;
+        const char *msg = test_parse(BAD[i].text, &l, &e);
+        ck_assert_msg(msg, "case %zu parsed: %s", i, BAD[i].text);
+        ck_assert_msg(!strncmp(msg, BAD[i].where, strlen(BAD[i].where)), "case %zu: '%s' is not at %s", i, msg,
+                      BAD[i].where);
+        ck_assert_msg(strstr(msg, BAD[i].says), "case %zu: '%s' does not say '%s'", i, msg, BAD[i].says);
+    }
+}
+END_TEST
+
+/* An unknown term at a random place is reported at that place: its line
+ * and the column of its target, whatever text comes before it. */
+START_TEST(parse_error_random_place)
+{
+    Rng r = {test_seed()};
+    for (int round = 0; round < 50; round++) {
+        char body[4096] = "";
+        size_t len = 0;
+        int lines = (int)rng_range(&r, 0, 6), words = (int)rng_range(&r, 0, 8);
+        for (int i = 0; i < lines; i++)
+            len += (size_t)snprintf(body + len, sizeof body - len, "Line %d of prose.\n\n", i);
+        for (int i = 0; i < words; i++)
+            len += (size_t)snprintf(body + len, sizeof body - len, "w%d ", i);
+        size_t col = 1, at = len;
+        while (at > 0 && body[at - 1] != '\n')
+            at--, col++;
+        len += (size_t)snprintf(body + len, sizeof body - len, "[x](term:nope%d)\n", round);
+        char text[8192];
+        snprintf(text, sizeof text, "%s\n%s%s", HEADER, body, SUMMARY);
+        Lesson l;
+        Error e;
+        const char *msg = test_parse(text, &l, &e);
+        char want[64];
+        snprintf(want, sizeof want, "t.md:%d:%zu: unknown term 'nope%d'", 8 + 2 * lines, col + 9, round);
+        ck_assert_seeded(msg && !strncmp(msg, want, strlen(want)), "'%s', not '%s'", msg ? msg : "parsed", want);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * The document
+ */
+
+/* Blocks, runs, figures, citations, terms, widgets and predicts come out
+ * as the text has them, in order. */
+START_TEST(document_shape)
+{
+    static const char TEXT[] =
+        HEADER "\n# Heading\n\nSome *emph* and **strong**, `code`, a figure `=bytes_per_element --model llama-3.1-8b"
+               " --format int4`, [slots](term:slots) and [3.56x](src:s1 \"the claim\").\n\n"
+               "- item one\n  - nested\n1. first\n\n> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
+               "```kvlab calc\n--model llama-3.1-8b\n```\n\n"
+               "```kvlab-predict\nquestion: How big?\nanswer: gib:GiB --model llama-3.1-8b --batch 16\n"
+               "choices: small | large\nexplain: It is `=gib:GiB --model llama-3.1-8b --batch 16`.\n```\n"
+               "\n```sh\nkvlab calc\n```\n" SUMMARY;
+    Lesson l;
+    Error e;
+    const char *msg = test_parse(TEXT, &l, &e);
+    ck_assert_msg(!msg, "%s", msg);
+    ck_assert_str_eq(l.id, "t");
+    ck_assert_str_eq(l.title, "T");
+    ck_assert_uint_eq(l.n_sources, 1);
+    static const BlockKind KINDS[] = {BLOCK_HEADING,   BLOCK_PARAGRAPH, BLOCK_ITEM,      BLOCK_ITEM,
+                                      BLOCK_ITEM,      BLOCK_PARAGRAPH, BLOCK_TABLE_ROW, BLOCK_TABLE_ROW,
+                                      BLOCK_WIDGET,    BLOCK_PREDICT,   BLOCK_CODE,      BLOCK_HEADING,
+                                      BLOCK_ITEM,      BLOCK_ITEM,      BLOCK_ITEM};
+    ck_assert_uint_eq(l.n_blocks, N_OF(KINDS));
+    for (size_t i = 0; i < N_OF(KINDS); i++)
+        ck_assert_msg(l.blocks[i].kind == KINDS[i], "block %zu is %d, not %d", i, l.blocks[i].kind, KINDS[i]);
+    ck_assert_int_eq(l.blocks[0].level, 1);
+    ck_assert_int_eq(l.blocks[3].depth, 2);
+    ck_assert(l.blocks[4].ordered && l.blocks[4].number == 1);
+    ck_assert_int_eq(l.blocks[5].quote, 1);
+    ck_assert(l.blocks[6].header && !l.blocks[7].header && l.blocks[7].n_cells == 2);
+    ck_assert_str_eq(l.blocks[8].widget, "calc");
+    ck_assert_str_eq(l.blocks[8].text, "--model llama-3.1-8b\n");
+    ck_assert_str_eq(l.blocks[10].info, "sh");
+    /* The paragraph's runs. */
+    const LessonBlock *p = &l.blocks[1];
+    int kinds[8] = {0}, styles = 0;
+    for (size_t i = p->run0; i < p->run0 + p->n_runs; i++) {
+        kinds[l.runs[i].kind]++;
+        styles |= (int)l.runs[i].style;
+        if (l.runs[i].kind == RUN_CITE) {
+            ck_assert_str_eq(l.runs[i].text, "3.56x");
+            ck_assert_str_eq(l.runs[i].target, "s1");
+            ck_assert_str_eq(l.runs[i].title, "the claim");
+        }
+        if (l.runs[i].kind == RUN_TERM)
+            ck_assert_str_eq(l.runs[i].target, "slots");
+        if (l.runs[i].kind == RUN_FIGURE)
+            ck_assert_str_eq(l.figures[l.runs[i].figure].text, "0.625 B");
+    }
+    ck_assert(kinds[RUN_CODE] == 1 && kinds[RUN_FIGURE] == 1 && kinds[RUN_CITE] == 1 && kinds[RUN_TERM] == 1);
+    ck_assert_int_eq(styles, RUN_EMPH | RUN_STRONG);
+    /* The predict. */
+    const LessonPredict *pr = &l.predicts[l.blocks[9].predict];
+    ck_assert_str_eq(pr->question, "How big?");
+    ck_assert_uint_eq(pr->n_choices, 2);
+    ck_assert_str_eq(pr->choices[1], "large");
+    ck_assert_str_eq(l.figures[pr->answer].text, "16 GiB");
+    ck_assert_uint_ge(pr->n_runs, 2);
+    lesson_free(&l);
+}
+END_TEST
+
+/* Every figure of a lesson of random queries evaluates to what the query
+ * gives alone, and its position points at its query in the text. */
+START_TEST(figures_random)
+{
+    static const char *const MODELS[] = {"llama-3.1-8b", "llama-3.1-70b", "mistral-7b-v0.1", "gemma-2-9b"};
+    static const char *const METRICS[] = {"gib", "gb:GB:2", "bytes_per_sequence:MiB:1", "bytes_per_element",
+                                          "compression", "elements"};
+    Rng r = {test_seed()};
+    char text[16384], queries[8][256];
+    size_t len = (size_t)snprintf(text, sizeof text, "%s\n", HEADER);
+    for (int i = 0; i < 8; i++) {
+        snprintf(queries[i], sizeof queries[i], "%s --model %s --context %llu --batch %llu --format %s",
+                 METRICS[rng_range(&r, 0, N_OF(METRICS) - 1)], MODELS[rng_range(&r, 0, N_OF(MODELS) - 1)],
+                 (unsigned long long)rng_range(&r, 1, 200000), (unsigned long long)rng_range(&r, 1, 64),
+                 format_at(rng_range(&r, 0, format_count() - 1))->id);
+        len += (size_t)snprintf(text + len, sizeof text - len, "%sline %d: `=%s` here.\n\n",
+                                rng_range(&r, 0, 1) ? "- " : "", i, queries[i]);
+    }
+    snprintf(text + len, sizeof text - len, "%s", SUMMARY);
+    Lesson l;
+    Error e;
+    const char *msg = test_parse(text, &l, &e);
+    ck_assert_seeded(!msg, "%s", msg);
+    ck_assert_uint_eq(l.n_figures, 8);
+    for (size_t i = 0; i < 8; i++) {
+        QueryValue v;
+        ck_assert_seeded(query_run(queries[i], &v, &e) == 0, "%s: %s", queries[i], e.msg);
+        ck_assert_seeded(!strcmp(l.figures[i].text, v.text), "%s: %s, not %s", queries[i], l.figures[i].text,
+                         v.text);
+        /* line:col points at the query's first byte. */
+        const char *s = text;
+        for (int k = 1; k < l.figures[i].pos.line; k++)
+            s = strchr(s, '\n') + 1;
+        ck_assert_seeded(!strncmp(s + l.figures[i].pos.col - 1, queries[i], strlen(queries[i])),
+                         "figure %zu at %d:%d", i, l.figures[i].pos.line, l.figures[i].pos.col);
+    }
+    lesson_free(&l);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * The typed-number rule
+ */
+static int typed_in(const char *body, TypedNumber *t, size_t max)
+{
+    char text[8192];
+    snprintf(text, sizeof text,
+             "```kvlab-lesson\nid: t\ntitle: T\nquestion: Q?\nsource: s1 = a source\n```\n\n"
+             "The cache is `=gb_per_sequence:GB:2 --model llama-3.1-70b --context 128000 --format bf16`.\n\n%s\n" SUMMARY,
+             body);
+    Lesson l;
+    Error e;
+    const char *msg = test_parse(text, &l, &e);
+    ck_assert_msg(!msg, "%s", msg);
+    int n = lesson_typed_numbers(&l, t, max, &e);
+    ck_assert_msg(n >= 0, "%s", e.msg);
+    lesson_free(&l);
+    return n;
+}
+
+/* A number typed in prose that calc computes for the lesson's inputs, at
+ * its printed precision, is flagged with its place and the query that
+ * gives it; one in a unit of the same family too. */
+START_TEST(typed_numbers_flagged)
+{
+    static const struct {
+        const char *body, *number;
+        int line, col;
+    } FLAGGED[] = {
+        {"That is 41.94 GB.", "41.94", 10, 9},
+        {"Or 39.06 GiB.", "39.06", 10, 4},
+        {"- About 42 GB in all.", "42", 10, 9},
+        {"It takes 327,680 bytes a token.", "327,680", 10, 10},
+        {"FP8 halves it: (20.97 GB).", "20.97", 10, 17},
+    };
+    for (size_t i = 0; i < N_OF(FLAGGED); i++) {
+        TypedNumber t[4];
+        int n = typed_in(FLAGGED[i].body, t, 4);
+        ck_assert_msg(n >= 1, "'%s' not flagged", FLAGGED[i].body);
+        ck_assert_str_eq(t[0].number, FLAGGED[i].number);
+        ck_assert_msg(t[0].pos.line == FLAGGED[i].line && t[0].pos.col == FLAGGED[i].col, "'%s' at %d:%d",
+                      FLAGGED[i].body, t[0].pos.line, t[0].pos.col);
+        QueryValue v;
+        Error e;
+        ck_assert_msg(query_run(t[0].figure, &v, &e) == 0, "%s: %s", t[0].figure, e.msg);
+        ck_assert_msg(!strcmp(v.number, FLAGGED[i].number) || strstr(v.text, FLAGGED[i].number), "%s gives %s",
+                      t[0].figure, v.text);
+    }
+}
+END_TEST
+
+/* Inputs named with their unit word, years, seeds' numbers, names with
+ * digits, citations and code are not typed figures. */
+START_TEST(typed_numbers_exempt)
+{
+    static const char *const EXEMPT[] = {
+        "At 128,000 tokens and 128000 tokens.",
+        "It has 80 layers, 8 KV heads and head dimension 128.",
+        "It has 64 query heads.",
+        "INT4 stores 4 bits in groups of 32.",
+        "Published in 2024 by seed 003.",
+        "Llama-3.1-70B, E4M3, 8k, 2^30 and 10^9 are names.",
+        "The seed says [41.94 GB](src:s1 \"quoted\").",
+        "Run `kvlab calc --context 128000` and see it in code: `41.94`.",
+    };
+    for (size_t i = 0; i < N_OF(EXEMPT); i++) {
+        TypedNumber t[4];
+        int n = typed_in(EXEMPT[i], t, 4);
+        ck_assert_msg(n == 0, "'%s': %s flagged (%s)", EXEMPT[i], n ? t[0].number : "", n ? t[0].figure : "");
+    }
+}
+END_TEST
+
+/* A random figure of a random model, typed at the precision the lesson's
+ * own query shows, is flagged. */
+START_TEST(typed_numbers_random)
+{
+    static const char *const MODELS[] = {"llama-3.1-8b", "llama-3.1-70b", "mistral-7b-v0.1", "gemma-2-9b"};
+    Rng r = {test_seed()};
+    for (int round = 0; round < 4; round++) {
+        char q[256];
+        snprintf(q, sizeof q, "gib:GiB:2 --model %s --context %llu --format %s",
+                 MODELS[rng_range(&r, 0, N_OF(MODELS) - 1)], (unsigned long long)rng_range(&r, 1024, 131072),
+                 format_at(rng_range(&r, 0, format_count() - 1))->id);
+        QueryValue v;
+        Error e;
+        ck_assert_seeded(query_run(q, &v, &e) == 0, "%s: %s", q, e.msg);
+        char text[4096];
+        snprintf(text, sizeof text, HEADER "\nIt is `=%s`, that is %s GiB.\n" SUMMARY, q, v.number);
+        Lesson l;
+        const char *msg = test_parse(text, &l, &e);
+        ck_assert_seeded(!msg, "%s", msg);
+        TypedNumber t[4];
+        int n = lesson_typed_numbers(&l, t, 4, &e);
+        ck_assert_seeded(n >= 1, "%s typed beside `=%s` is not flagged", v.number, q);
+        lesson_free(&l);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * The shipped lessons
+ */
+typedef struct {
+    Glossary g;
+    ExerciseSet x;
+    LessonRefs refs;
+} Shipped;
+
+static bool shipped_exercise(const char *id, const void *ctx)
+{
+    return exercise_find(ctx, id) != NULL;
+}
+
+static void shipped_open(Shipped *s)
+{
+    Error e;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/glossary.json", lessondir());
+    ck_assert_msg(glossary_load(&s->g, path, &e) == 0, "%s", e.msg);
+    snprintf(path, sizeof path, "%s/exercises", lessondir());
+    memset(&s->x, 0, sizeof s->x);
+    ck_assert_msg(exercise_load_dir(&s->x, path, &e) == 0, "%s", e.msg);
+    s->refs = (LessonRefs){.datadir = test_datadir(), .term_known = glossary_knows, .term_ctx = &s->g,
+                           .exercise_known = shipped_exercise, .exercise_ctx = &s->x};
+}
+
+static void shipped_close(Shipped *s)
+{
+    glossary_free(&s->g);
+    exercise_set_free(&s->x);
+}
+
+/* The shipped lessons' file names (NN-slug.md), sorted; returns how many. */
+static size_t shipped_lessons(char names[][256], size_t max)
+{
+    DIR *d = opendir(lessondir());
+    ck_assert_msg(d != NULL, "cannot open %s", lessondir());
+    size_t n = 0;
+    for (struct dirent *de; (de = readdir(d)) && n < max;) {
+        size_t len = strlen(de->d_name);
+        if (len > 6 && de->d_name[2] == '-' && !strcmp(de->d_name + len - 3, ".md"))
+            snprintf(names[n++], 256, "%s", de->d_name);
+    }
+    closedir(d);
+    qsort(names, n, 256, (int (*)(const void *, const void *))strcmp);
+    return n;
+}
+
+/* Every shipped lesson parses with every reference resolved, every figure
+ * evaluates, and no typed number in it is one calc computes. */
+START_TEST(shipped_lessons_check)
+{
+    Shipped s;
+    shipped_open(&s);
+    static char names[64][256];
+    size_t n = shipped_lessons(names, 64);
+    ck_assert_uint_ge(n, 1);
+    for (size_t i = 0; i < n; i++) {
+        char path[2048];
+        snprintf(path, sizeof path, "%.1000s/%.255s", lessondir(), names[i]);
+        Lesson l;
+        Error e;
+        ck_assert_msg(lesson_load(&l, path, &s.refs, &e) == 0, "%s", e.msg);
+        ck_assert_msg(lesson_eval(&l, &e) == 0, "%s", e.msg);
+        for (size_t k = 0; k < l.n_figures; k++)
+            ck_assert_msg(l.figures[k].evaluated && *l.figures[k].text, "%s: figure %zu", path, k);
+        /* The file's slug is its id. */
+        ck_assert_msg(!strncmp(names[i] + 3, l.id, strlen(l.id)) && !strcmp(names[i] + 3 + strlen(l.id), ".md"),
+                      "%s holds lesson '%s'", names[i], l.id);
+        TypedNumber t[8];
+        int typed = lesson_typed_numbers(&l, t, 8, &e);
+        ck_assert_msg(typed == 0, "%s:%d:%d: typed number %s is %s", path, typed > 0 ? t[0].pos.line : 0,
+                      typed > 0 ? t[0].pos.col : 0, typed > 0 ? t[0].number : e.msg, typed > 0 ? t[0].figure : "");
+        lesson_free(&l);
+    }
+    shipped_close(&s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * The glossary
+ */
+
+/* A malformed glossary is refused with its line and column. */
+START_TEST(glossary_errors)
+{
+    static const struct {
+        const char *text, *where, *says;
+    } BAD[] = {
+        {"{\"terms\": [}", "g.json:1:12: ", ""},
+        {"{\"words\": []}", "g.json:1:2: ", "words"},
+        {"{\"terms\": [{\"term\": \"a\", \"definition\": \"x\", \"colour\": 1}]}", "g.json:1:", "colour"},
+        {"{\"terms\": [{\"term\": \"a\"}]}", "g.json:1:", "definition"},
+        {"{\"terms\": [{\"term\": \"a\", \"definition\": \"x\"},\n {\"term\": \"A\", \"definition\": \"y\"}]}",
+         "g.json:2:2: ", "'A' is already a term"},
+        {"{\"terms\": [{\"term\": \"a\", \"aliases\": [\"b\"], \"definition\": \"x\"},\n"
+         " {\"term\": \"c\", \"aliases\": [\"b\"], \"definition\": \"y\"}]}",
+         "g.json:2:2: ", "'b' is already an alias"},
+        {"{\"terms\": [{\"term\": \"a\", \"definition\": \"x\", \"see\": [\"zz\"]}]}", "g.json:1:", "see 'zz'"},
+        {"{\"terms\": [{\"term\": \"a\",\n \"definition\": \"It is `=nope --model x`.\"}]}", "g.json:2:16: ",
+         "nope"},
+        {"{\"terms\": [{\"term\": \"a\", \"definition\": \"A [b](term:b).\"}]}", "g.json:1:", "unknown term 'b'"},
+        {"{\"terms\": [{\"term\": \"\", \"definition\": \"x\"}]}", "g.json:1:", "empty"},
+        {"{\"terms\": [{\"term\": \"a\", \"aliases\": [1], \"definition\": \"x\"}]}", "g.json:1:", "aliases"},
+    };
+    for (size_t i = 0; i < N_OF(BAD); i++) {
+        Glossary g;
+        Error e;
+        ck_assert_msg(glossary_parse(&g, "g.json", BAD[i].text, strlen(BAD[i].text), &e) != 0, "case %zu loaded",
+                      i);
+        ck_assert_msg(!strncmp(e.msg, BAD[i].where, strlen(BAD[i].where)) && strstr(e.msg, BAD[i].says),
+                      "case %zu: '%s' (want %s... %s)", i, e.msg, BAD[i].where, BAD[i].says);
+    }
+}
+END_TEST
+
+/* Terms are found by name or alias in any case; the nearest terms to a
+ * misspelt one come first, for random misspellings of real terms. */
+START_TEST(glossary_lookup)
+{
+    Shipped s;
+    shipped_open(&s);
+    ck_assert_ptr_nonnull(glossary_find(&s.g, "SLOTS"));
+    ck_assert_str_eq(glossary_find(&s.g, "B/elem")->term, "bytes per element");
+    ck_assert_ptr_null(glossary_find(&s.g, "no such term"));
+    Rng r = {test_seed()};
+    for (int round = 0; round < 20; round++) {
+        const GlossaryEntry *t = &s.g.entries[rng_range(&r, 0, s.g.n - 1)];
+        char typo[GLOSSARY_TERM_MAX];
+        snprintf(typo, sizeof typo, "%s", t->term);
+        size_t at = rng_range(&r, 0, strlen(typo) - 1);
+        typo[at] = typo[at] == 'q' ? 'z' : 'q';         // one letter changed
+        const GlossaryEntry *near[3];
+        size_t n = glossary_nearest(&s.g, typo, near, 3);
+        bool found = false;
+        for (size_t k = 0; k < n; k++)
+            found |= near[k] == t;
+        ck_assert_seeded(found || glossary_find(&s.g, typo), "'%s' (from '%s') does not find it", typo, t->term);
+    }
+    shipped_close(&s);
+}
+END_TEST
+
+/* Every term's lesson is a shipped lesson. */
+START_TEST(glossary_lessons_exist)
+{
+    Shipped s;
+    shipped_open(&s);
+    static char names[64][256];
+    size_t n = shipped_lessons(names, 64);
+    for (size_t i = 0; i < s.g.n; i++) {
+        const char *id = s.g.entries[i].lesson;
+        if (!*id)
+            continue;
+        bool found = false;
+        for (size_t k = 0; k < n && !found; k++)
+            found = !strncmp(names[k] + 3, id, strlen(id)) && !strcmp(names[k] + 3 + strlen(id), ".md");
+        ck_assert_msg(found, "term '%s': lesson '%s' is not shipped", s.g.entries[i].term, id);
+    }
+    shipped_close(&s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Every label the lab shows has a glossary entry or is a plain word.
+ *
+ * The labels are collected from the sources that draw them: the fields of
+ * every screen (`(Field){"Label"`), the headers of every table
+ * (`table_header(t, "a", "b", NULL)`), the formats table's column names
+ * (report.c's `table_cell(t, "name")`), the quantization errors' names
+ * (`{"K error", offsetof`), and the formats' and schemes' names and their
+ * parts (fp8_e4m3: fp8, e4m3).
+ */
+static const char *const PLAIN_WORDS[] = {
+    "Keys", "Timed runs", "ratio", "published", "as set", "Seed", "n", "none", "generated", "worked 4x4", "never",
+    NULL,
+};
+
+static void label_check(const Glossary *g, const char *label, const char *where)
+{
+    ck_assert_msg(glossary_find(g, label) || test_in(PLAIN_WORDS, label),
+                  "%s: the label '%s' has no glossary entry (lessons/glossary.json) and is not a plain word",
+                  where, label);
+}
+
+/* The string literals from p up to the end of the call (a ')' outside
+ * quotes), each checked. */
+static void label_literals(const Glossary *g, const char *p, const char *where)
+{
+    while (*p && *p != ')' && *p != ';') {
+        if (*p == '"') {
+            const char *end = strchr(p + 1, '"');
+            char label[128];
+            snprintf(label, sizeof label, "%.*s", (int)(end - p - 1), p + 1);
+            label_check(g, label, where);
+            p = end + 1;
+        } else {
+            p++;
+        }
+    }
+}
+
+static char *label_read(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+START_TEST(glossary_covers_labels)
+{
+    Shipped s;
+    shipped_open(&s);
+    static const char *const FILES[] = {"tui/report.c", "tui/lab/screen_calc.c", "tui/lab/screen_quant.c",
+                                        "tui/lab/screen_gpu.c", "tui/lab/screen_scenarios.c"};
+    size_t found = 0;
+    for (size_t i = 0; i < N_OF(FILES); i++) {
+        const char *text = label_read(FILES[i]);
+        static const char *const OPENERS[] = {"(Field){", "table_header(", "table_cell(t, \"", "{\""};
+        for (size_t k = 0; k < N_OF(OPENERS); k++)
+            for (const char *p = strstr(text, OPENERS[k]); p; p = strstr(p + 1, OPENERS[k])) {
+                const char *q = p + strlen(OPENERS[k]);
+                if (k == 0 && *q == '"') {                      // the field's label only
+                    const char *end = strchr(q + 1, '"');
+                    char label[128];
+                    snprintf(label, sizeof label, "%.*s", (int)(end - q - 1), q + 1);
+                    label_check(&s.g, label, FILES[i]);
+                    found++;
+                } else if (k == 1) {
+                    label_literals(&s.g, strchr(q, ','), FILES[i]);
+                    found++;
+                } else if (k == 2 && strstr(FILES[i], "report.c")) {
+                    const char *end = strchr(q, '"');
+                    if (end[1] == ')') {                        // a fixed header cell, not a format
+                        char label[128];
+                        snprintf(label, sizeof label, "%.*s", (int)(end - q), q);
+                        label_check(&s.g, label, FILES[i]);
+                        found++;
+                    }
+                } else if (k == 3) {
+                    const char *end = strchr(q, '"');
+                    if (end && !strncmp(end, "\", offsetof(", 12)) {   // an error metric's name
+                        char label[128];
+                        snprintf(label, sizeof label, "%.*s", (int)(end - q), q);
+                        label_check(&s.g, label, FILES[i]);
+                        found++;
+                    }
+                }
+            }
+    }
+    ck_assert_uint_ge(found, 30);           // the collection itself still finds the labels
+    for (size_t i = 0; i < format_count(); i++) {
+        char id[64];
+        snprintf(id, sizeof id, "%s", format_at(i)->id);
+        label_check(&s.g, id, "calc/format.c");
+        for (char *part = strtok(id, "_"); part; part = strtok(NULL, "_"))
+            label_check(&s.g, part, "calc/format.c");
+    }
+    static const char *const SCHEMES_AND_MORE[] = {"int-min", "int-zp", "int-sym", "fp8", "nvfp4", "mxfp4",
+                                                   "KIVI",    "tensor", "token",   "channel", "group", "tgroup",
+                                                   "RoPE",    "pre",    "post",    "Hadamard", "GQA", "MHA",
+                                                   "E2M1",    "block scale", "tensor scale", "residual",
+                                                   "crossover", "step floor", "softmax TV", "scale B", "paged",
+                                                   "slots"};
+    for (size_t i = 0; i < N_OF(SCHEMES_AND_MORE); i++)
+        label_check(&s.g, SCHEMES_AND_MORE[i], "the issue's list");
+    shipped_close(&s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * The commands
+ */
+
+/* Writes text to a fresh file in the test's directory; returns its path. */
+static const char *test_file(const char *name, const char *text)
+{
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/%s-%d", P_tmpdir, name, (int)getpid());
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* `kvlab lesson` lists, shows and checks lessons with the contract's exit
+ * codes: 0 done, 1 a typed figure found, 2 bad usage, an unknown id or a
+ * malformed file (with its line and column). */
+START_TEST(cli_lesson)
+{
+    RunResult r = run_kvlab((const char *[]){"lesson", "list", NULL}, NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "why-kv-grows"), "%d %s", r.status, r.err);
+    run_free(&r);
+    r = run_kvlab((const char *[]){"lesson", "show", "why-kv-grows", NULL}, NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "41.94 GB") && strstr(r.out, "Summary") && !*r.err, "%d %s",
+                  r.status, r.err);
+    run_free(&r);
+    r = run_kvlab((const char *[]){"lesson", "show", "why-kv-grows", "--json", NULL}, NULL);
+    cJSON *j = cJSON_Parse(r.out);
+    ck_assert_msg(r.status == 0 && j && cJSON_GetObjectItem(j, "blocks"), "%d %s", r.status, r.err);
+    cJSON_Delete(j);
+    run_free(&r);
+    r = run_kvlab((const char *[]){"lesson", "show", "no-such-lesson", NULL}, NULL);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "unknown lesson 'no-such-lesson'"), "%d %s", r.status, r.err);
+    run_free(&r);
+    r = run_kvlab((const char *[]){"lesson", "shw", NULL}, NULL);
+    ck_assert_int_eq(r.status, 2);
+    run_free(&r);
+
+    const char *typed = test_file("typed.md", HEADER "\nOne sequence: `=gib:GiB --model llama-3.1-8b`, "
+                                                     "that is 1 GiB.\n" SUMMARY);
+    r = run_kvlab((const char *[]){"lesson", "check", typed, NULL}, NULL);
+    ck_assert_msg(r.status == 1 && strstr(r.out, ":8:") && strstr(r.out, "typed number 1"), "%d %s %s", r.status,
+                  r.out, r.err);
+    run_free(&r);
+    unlink(typed);
+    const char *widget = test_file("widget.md", HEADER "\n```kvlab quant\n--bits 99\n```\n" SUMMARY);
+    r = run_kvlab((const char *[]){"lesson", "check", widget, NULL}, NULL);
+    ck_assert_msg(r.status == 2 && strstr(r.err, ":9:1: widget quant: --bits"), "%d %s", r.status, r.err);
+    run_free(&r);
+    unlink(widget);
+    const char *unknown = test_file("unknown.md", HEADER "\n```kvlab clock\n```\n" SUMMARY);
+    r = run_kvlab((const char *[]){"lesson", "check", unknown, NULL}, NULL);
+    ck_assert_msg(r.status == 2 && strstr(r.err, ":8:1: unknown widget 'clock'; expected calc"), "%d %s",
+                  r.status, r.err);
+    run_free(&r);
+    unlink(unknown);
+}
+END_TEST
+
+/* Every shipped lesson renders as text without an error, its prose lines
+ * within the width asked for. */
+START_TEST(cli_lessons_render)
+{
+    static char names[64][256];
+    size_t n = shipped_lessons(names, 64);
+    for (size_t i = 0; i < n; i++) {
+        char id[256];
+        snprintf(id, sizeof id, "%.*s", (int)(strlen(names[i]) - 6), names[i] + 3);
+        setenv("COLUMNS", "80", 1);
+        RunResult r = run_kvlab((const char *[]){"lesson", "show", id, NULL}, NULL);
+        unsetenv("COLUMNS");
+        ck_assert_msg(r.status == 0 && !*r.err, "%s: %d %s", id, r.status, r.err);
+        ck_assert_msg(strstr(r.out, "Summary"), "%s: no summary", id);
+        run_free(&r);
+    }
+}
+END_TEST
+
+/* `kvlab glossary` lists the terms, shows one by any alias, and refuses an
+ * unknown one with exit 2 and the nearest terms. */
+START_TEST(cli_glossary)
+{
+    RunResult r = run_kvlab((const char *[]){"glossary", NULL}, NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "slots") && strstr(r.out, "softmax TV"), "%d %s", r.status,
+                  r.err);
+    run_free(&r);
+    r = run_kvlab((const char *[]){"glossary", "b/ELEM", NULL}, NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "bytes per element") && strstr(r.out, "0.625 B"), "%d %s",
+                  r.status, r.err);
+    run_free(&r);
+    r = run_kvlab((const char *[]){"glossary", "slots", "--json", NULL}, NULL);
+    cJSON *j = cJSON_Parse(r.out);
+    ck_assert_msg(r.status == 0 && j && cJSON_GetObjectItem(j, "definition"), "%d %s", r.status, r.err);
+    cJSON_Delete(j);
+    run_free(&r);
+    r = run_kvlab((const char *[]){"glossary", "slotz", NULL}, NULL);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "unknown term 'slotz'; nearest: slots"), "%d %s", r.status,
+                  r.err);
+    run_free(&r);
+    r = run_kvlab((const char *[]){"glossary", "a", "b", NULL}, NULL);
+    ck_assert_int_eq(r.status, 2);
+    run_free(&r);
+}
+END_TEST
+
+Suite *suite_lesson(void)
+{
+    Suite *s = suite_create("lesson");
+    TCase *t = tcase_create("parse");
+    tcase_add_test(t, parse_errors);
+    tcase_add_test(t, parse_error_random_place);
+    tcase_add_test(t, document_shape);
+    tcase_add_test(t, figures_random);
+    suite_add_tcase(s, t);
+    t = tcase_create("typed");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, typed_numbers_flagged);
+    tcase_add_test(t, typed_numbers_exempt);
+    tcase_add_test(t, typed_numbers_random);
+    tcase_add_test(t, shipped_lessons_check);
+    suite_add_tcase(s, t);
+    t = tcase_create("glossary");
+    tcase_add_test(t, glossary_errors);
+    tcase_add_test(t, glossary_lookup);
+    tcase_add_test(t, glossary_lessons_exist);
+    tcase_add_test(t, glossary_covers_labels);
+    suite_add_tcase(s, t);
+    t = tcase_create("cli");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, cli_lesson);
+    tcase_add_test(t, cli_lessons_render);
+    tcase_add_test(t, cli_glossary);
+    suite_add_tcase(s, t);
+    return s;
+}

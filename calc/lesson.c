@@ -124,7 +124,8 @@ typedef struct {
     size_t n_explains;
     struct {
         int predict;
-        size_t at, len;         // lesson offsets
+        const char *text;       // a copy of the value (len bytes), which began at lesson offset at
+        size_t at, len;
     } explains[64];
     bool in_summary;
     int summary_items;
@@ -148,6 +149,8 @@ static bool lesson_offset(const P *p, const char *ptr, size_t *off)
     if (ptr < p->src || ptr > p->src + p->src_len)
         return false;
     *off = p->src_base + (size_t)(ptr - p->src);
+    if (*off > p->lesson_len)               // a fragment copied out of the lesson, past its end
+        *off = p->lesson_len;
     return true;
 }
 
@@ -234,7 +237,7 @@ static size_t acc_offset(const P *p, const Acc *a, size_t k)
     size_t off = p->last;
     for (size_t i = 0; i < a->n_seg && a->at[i] <= k; i++)
         off = a->src[i] == SIZE_MAX ? off : a->src[i] + (k - a->at[i]);
-    return off;
+    return off < p->lesson_len ? off : p->lesson_len;
 }
 
 /* ------------------------------------------------------------------------
@@ -699,7 +702,8 @@ static int lesson_header(P *p)
 typedef struct {
     LessonPredict pr;
     bool question, answer, choices, explain;
-    size_t explain_at, explain_len;
+    const char *explain_text;
+    size_t explain_at;
 } PredictRead;
 
 static int lesson_predict_choice(P *p, const char *item, size_t at, void *ctx)
@@ -744,8 +748,7 @@ static int lesson_predict_key(P *p, const char *key, const char *val, size_t key
         return lesson_split(p, val, at, '|', lesson_predict_choice, r);
     default:
         r->explain_at = at;
-        r->explain_len = strlen(val);
-        return 0;
+        return (r->explain_text = lesson_strndup(p->l, val, strlen(val))) ? 0 : lesson_oom(p);
     }
 }
 
@@ -769,8 +772,9 @@ static int lesson_predict(P *p)
         if (p->n_explains == sizeof p->explains / sizeof p->explains[0])
             return lesson_fail(p, p->block_at, "more predict blocks than a lesson can hold");
         p->explains[p->n_explains].predict = (int)l->n_predicts;
+        p->explains[p->n_explains].text = r.explain_text;
         p->explains[p->n_explains].at = r.explain_at;
-        p->explains[p->n_explains++].len = r.explain_len;
+        p->explains[p->n_explains++].len = strlen(r.explain_text);
     }
     l->predicts[l->n_predicts++] = r.pr;
     p->cur = -1;
@@ -1026,7 +1030,7 @@ static int lesson_explains(P *p)
         pr->run0 = p->l->n_runs;
         p->cur = -1;
         p->fragment = true;
-        if (lesson_md(p, p->lesson_text + at, p->explains[i].len, at))
+        if (lesson_md(p, p->explains[i].text, p->explains[i].len, at))
             return -1;
         pr->n_runs = p->l->n_runs - pr->run0;
     }

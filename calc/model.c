@@ -102,7 +102,7 @@ int model_param_count(const Model *m, u128 *params, Error *e)
 static const char *const MODEL_FIELDS[] = {
     "name", "display", "source", "note", "layers", "q_heads", "kv_heads", "head_dim",
     "hidden", "intermediate", "vocab", "tied_embeddings", "norms_per_layer", "params",
-    "weight_bytes_per_param", "sliding_window", "layer_pattern", NULL,
+    "weight_bytes_per_param", "sliding_window", "layer_pattern", "max_context", NULL,
 };
 
 static int load_pattern(const JsonDoc *d, const cJSON *root, Model *m, Error *e)
@@ -156,7 +156,8 @@ static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
         json_uint(d, r, "params", FIELD_REQUIRED, 1, UINT64_MAX, &m->params, e) ||
         json_uint(d, r, "weight_bytes_per_param", FIELD_OPTIONAL, 1, 8, &wbytes, e) < 0 ||
         json_uint(d, r, "norms_per_layer", FIELD_OPTIONAL, 0, 16, &m->norms_per_layer, e) < 0 ||
-        json_uint(d, r, "sliding_window", FIELD_OPTIONAL, 1, UINT32_MAX, &window, e) < 0)
+        json_uint(d, r, "sliding_window", FIELD_OPTIONAL, 1, UINT32_MAX, &window, e) < 0 ||
+        json_uint(d, r, "max_context", FIELD_OPTIONAL, 1, UINT32_MAX, &m->max_context, e) < 0)
         goto err;
     Error inner;
     if (shape_init(&m->shape, L, hq, hkv, hd, &inner)) {

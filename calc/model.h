@@ -46,6 +46,8 @@ typedef struct {
     bool tied_embeddings;       // input embedding shared with the output head
     uint64_t norms_per_layer;   // RMSNorm weight vectors per layer
     uint64_t params;            // published parameter count
+    uint64_t max_context;       // tokens it was trained to read (max_position_embeddings
+                                // with its RoPE scaling); 0 = not given
     u128 weight_bytes;          // bytes of the weights as served (BF16: 2 x params)
 } Model;
 

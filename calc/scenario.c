@@ -369,6 +369,10 @@ static int load_figure(const JsonDoc *d, const cJSON *c, Scenario *sc, Figure *f
         json_size(d, c, "weights", FIELD_OPTIONAL, &f->weights, e) < 0 ||
         json_bool(d, c, "mha", FIELD_OPTIONAL, &f->mha, e) < 0)
         return -1;
+    if (sc->model.max_context && f->context > sc->model.max_context)
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(c, "context"), e,
+                             "field 'context': %s reads at most %llu tokens", sc->model.display,
+                             (unsigned long long)sc->model.max_context);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(c, "format");
     if (!fmt)
         f->format = sc->formats[0];
@@ -458,6 +462,10 @@ static int load_workload(const JsonDoc *d, const cJSON *r, Scenario *sc, Error *
     if (json_context(d, r, "context", FIELD_REQUIRED, &context, e) ||
         json_uint(d, r, "batch", FIELD_REQUIRED, 1, UINT32_MAX, &batch, e))
         return -1;
+    if (sc->model.max_context && context > sc->model.max_context)
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(r, "context"), e,
+                             "field 'context': %s reads at most %llu tokens", sc->model.display,
+                             (unsigned long long)sc->model.max_context);
     workload_init(w, &sc->model.shape, context, batch);
     w->weights = sc->model.weight_bytes;
     if (sc->has_gpu)

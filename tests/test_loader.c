@@ -112,6 +112,32 @@ START_TEST(figure_verdicts)
 }
 END_TEST
 
+/* Every shipped model says how many tokens it reads, and a slots figure
+ * labelled KIVI counts KIVI's BF16 residual (without it the slots are too
+ * many). */
+START_TEST(shipped_facts_stated)
+{
+    CatalogList list;
+    Error e;
+    ck_assert_int_eq(catalog_list(test_datadir(), CATALOG_MODELS, &list, &e), 0);
+    for (size_t i = 0; i < list.count; i++) {
+        Model m = test_model(list.names[i]);
+        ck_assert_msg(m.max_context > 0, "%s: no max_context", list.names[i]);
+    }
+    ck_assert_int_eq(catalog_list(test_datadir(), CATALOG_SCENARIOS, &list, &e), 0);
+    for (size_t i = 0; i < list.count; i++) {
+        static Scenario sc;
+        char path[1024];
+        ck_assert_int_eq(catalog_path(test_datadir(), CATALOG_SCENARIOS, list.names[i], path, sizeof path, &e), 0);
+        ck_assert_int_eq(scenario_load(&sc, path, test_datadir(), &e), 0);
+        for (size_t f = 0; f < sc.n_figures; f++)
+            ck_assert_msg(!strstr(sc.figures[f].label, "KIVI") || !strstr(metric_id(sc.figures[f].metric), "slots") ||
+                              sc.w.kv.residual > 0,
+                          "%s: '%s' names KIVI without its residual", sc.name, sc.figures[f].label);
+    }
+}
+END_TEST
+
 static void load_shipped(Scenario *sc, const char *name)
 {
     char path[1024];
@@ -352,6 +378,8 @@ static const struct {
     {"scenario_tp.json", K_SCENARIO, ":3:63: ", "field 'tp': tensor-parallel degree 3"},
     {"scenario_twice.json", K_SCENARIO, ":3:76: ", "layer 0 is listed twice"},
     {"scenario_fraction.json", K_SCENARIO, ":3:91: ", "fraction '1.5e0' is out of range"},   // as written
+    {"scenario_max_context.json", K_SCENARIO, ":3:37: ", "Llama-3-8B reads at most 8192 tokens"},
+    {"scenario_figure_context.json", K_SCENARIO, ":5:47: ", "Llama-3-70B reads at most 8192 tokens"},
 };
 
 /* Each file of tests/data/bad is refused with a message that starts with
@@ -775,6 +803,7 @@ Suite *suite_loader(void)
     TCase *t = tcase_create("files");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, shipped_files_load);
+    tcase_add_test(t, shipped_facts_stated);
     tcase_add_test(t, catalog_names);
     tcase_add_test(t, figure_verdicts);
     tcase_add_test(t, verdict_table);

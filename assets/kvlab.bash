@@ -1,11 +1,12 @@
 # kvlab.bash - bash completion for kvlab: its commands, each command's
 # options and actions, and the names that --model, --gpu, --scenario,
 # --format and `kvlab scenario show|check` take, and the exercise ids of
-# `kvlab exercise show|check`.
+# `kvlab exercise show|check`, the lesson ids of `kvlab lesson show` and
+# the terms of `kvlab glossary`.
 #
 # Every list comes from the kvlab being completed, at completion time
 # (kvlab --help, kvlab CMD --help, kvlab models, kvlab gpus, kvlab scenario
-# list, kvlab formats --csv), so that it never drifts from the program or
+# list, kvlab formats --csv, kvlab lesson list, kvlab glossary), so that it never drifts from the program or
 # its data directory. Installed as share/bash-completion/completions/kvlab.
 
 # The first column of a table kvlab prints, below its heading and rule.
@@ -45,6 +46,14 @@ _kvlab_actions()
 _kvlab_values()
 {
     [[ $1 == *"|"* || $1 == *[a-z]* ]] && tr '|' '\n' <<<"$1"
+}
+
+# The terms of `kvlab glossary`'s table, one a line (a term may hold
+# spaces: its column ends where the next one's heading begins).
+_kvlab_terms()
+{
+    "$1" glossary 2>/dev/null |
+        awk 'NR == 1 { w = index($0, "also") - 1 } NR > 2 { t = substr($0, 1, w); sub(/ +$/, "", t); print t }'
 }
 
 # The names an option's value (or a NAME after an action) can take.
@@ -105,8 +114,18 @@ _kvlab()
         mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
     elif [[ $cur == -* ]]; then
         mapfile -t COMPREPLY < <(compgen -W "$(awk '{ print $1 }' <<<"$options")" -- "$cur")
+    elif [[ $cmd == glossary && -z $action ]]; then
+        local IFS=$'\n' t
+        for t in $(_kvlab_terms "$kvlab"); do
+            [[ $t == "$cur"* ]] && COMPREPLY+=("$(printf '%q' "$t")")
+        done
     elif [[ -z $action ]]; then
         mapfile -t COMPREPLY < <(compgen -W "$(_kvlab_actions "$kvlab" "$cmd")" -- "$cur")
+    elif [[ $cmd == lesson && $action == show ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$("$kvlab" lesson list 2>/dev/null | awk 'NR > 2 { print $2 }')" -- "$cur")
+    elif [[ $cmd == lesson && $action == check ]]; then
+        compopt -o filenames 2>/dev/null || true
+        mapfile -t COMPREPLY < <(compgen -f -- "$cur")
     elif [[ $cmd == scenario && ( $action == show || $action == check ) ]]; then
         mapfile -t COMPREPLY < <(compgen -W "$(_kvlab_names "$kvlab" --scenario)" -- "$cur")
         if [[ $action == check ]]; then

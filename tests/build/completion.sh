@@ -74,6 +74,15 @@ for o in --scheme --granularity --values --fp8 --rope --preset --rotate; do name
 for o in --backend --format --fp8-path; do named_in_refusal bench "$o"; done
 offers "list show check" scenario ""
 offers "$scenarios" scenario show ""
+lessons=$(cd "$KVLAB_LESSONS" && ls -- [0-9][0-9]-*.md | sed 's/^[0-9][0-9]-//; s/\.md$//' | tr '\n' ' ')
+[[ -n $lessons ]] || fail "no lessons to complete"
+offers "list show check" lesson ""
+offers "$lessons" lesson show ""
+offers "scenario" glossary scen
+# a term with spaces comes quoted, as one word
+COMP_WORDS=("$KVLAB_BIN" glossary KV) COMP_CWORD=2 COMPREPLY=()
+_kvlab
+[[ ${COMPREPLY[*]} == 'KV\ cache KV\ heads KV\ pool' ]] || fail "kvlab glossary KV offers: ${COMPREPLY[*]}"
 offers "" calc --context ""                             # a number: nothing to offer
 offers "--json" quant --kivi --j                        # a flag takes no value
 offers "tests/data" quant --matrix tests/da

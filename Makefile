@@ -308,8 +308,8 @@ $(C_STAMP) $(LINK_STAMP) $(CU_STAMP) $(PATHS_STAMP):
 # Fuzzing (tests/fuzz/, README "Fuzzing"): one libFuzzer harness per input
 # parser, fuzz_NAME.c, with its seed corpus in tests/fuzz/corpus/NAME/.
 # `make fuzz` builds them with clang (-fsanitize=fuzzer,address,undefined)
-# and runs each for FUZZ_SECONDS, one after another, saving what breaks a
-# harness in tests/fuzz/crashes/NAME/. `make test` replays every corpus file
+# and runs each for FUZZ_SECONDS of CPU time, one after another, saving what
+# breaks a harness in tests/fuzz/crashes/NAME/. `make test` replays every corpus file
 # and every saved crash through the same harnesses built with $(CC) into one
 # replay program, so it needs no clang (and runs them under the sanitizers
 # in `make asan`). clang and libFuzzer are installed for `make fuzz` only.
@@ -333,7 +333,7 @@ REPLAY_OBJ   := $(FUZZ_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/fuzz/replay.o
 .SECONDARY: $(FUZZ_OBJ)
 $(FUZZ_DIR)/calc/paths.o: ALL_CPPFLAGS += $(PATHS_CPPFLAGS)
 
-# Build the fuzz harnesses with clang and run each for FUZZ_SECONDS (default 60).
+# Build the fuzz harnesses with clang and run each for FUZZ_SECONDS CPU seconds (default 60).
 fuzz: $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 	tests/fuzz/run.sh $(FUZZ_DIR) $(FUZZ_SECONDS) $(FUZZ_NAMES)
 

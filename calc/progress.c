@@ -1,6 +1,7 @@
 /* progress.c - the learner's progress file, replaced atomically. */
 #include "progress.h"
 
+#include "atomicfile.h"
 #include "jsonfile.h"
 
 #include <cjson/cJSON.h>
@@ -155,27 +156,6 @@ int progress_load(Progress *p, const char *path, Error *e)
  * Writing
  */
 
-static int make_dirs(const char *path, Error *e)
-{
-    char dir[PROGRESS_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir)
-        return 0;
-    *slash = '\0';
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(dir, 0700) && errno != EEXIST)
-            return error_runtime(e, "cannot make %s: %s", dir, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(dir, 0700) && errno != EEXIST)
-        return error_runtime(e, "cannot make %s: %s", dir, strerror(errno));
-    return 0;
-}
-
 static char *progress_json(const Progress *p)
 {
     cJSON *root = cJSON_CreateObject(), *ex = NULL, *le = NULL;
@@ -201,63 +181,17 @@ static char *progress_json(const Progress *p)
 
 int progress_write_temp(const Progress *p, const char *path, char *tmp, size_t n, Error *e)
 {
-    if (make_dirs(path, e))
-        return -1;
-    if ((size_t)snprintf(tmp, n, "%s.tmp-XXXXXX", path) >= n)
-        return error_set(e, "the progress file's path is too long");
     char *text = progress_json(p);
     if (!text)
         return error_runtime(e, "out of memory writing the progress");
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        cJSON_free(text);
-        return error_runtime(e, "cannot write beside %s: %s", path, strerror(errno));
-    }
-    size_t len = strlen(text), done = 0;
-    while (done < len) {
-        ssize_t w = write(fd, text + done, len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            break;
-        done += (size_t)w;
-    }
-    int err = done < len ? errno : 0;
-    if (!err && (write(fd, "\n", 1) != 1 || fsync(fd)))
-        err = errno ? errno : EIO;
+    int rc = atomicfile_write_temp(path, text, tmp, n, e);
     cJSON_free(text);
-    if (close(fd) && !err)
-        err = errno;
-    if (err) {
-        unlink(tmp);
-        return error_runtime(e, "cannot write %s: %s", tmp, strerror(err));
-    }
-    return 0;
+    return rc;
 }
 
 int progress_commit(const char *tmp, const char *path, Error *e)
 {
-    if (rename(tmp, path)) {
-        int err = errno;
-        unlink(tmp);
-        return error_runtime(e, "cannot replace %s: %s", path, strerror(err));
-    }
-    char dir[PROGRESS_PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        dir[1] = '\0';         // a file in the root directory
-    else if (slash)
-        *slash = '\0';
-    int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY);
-    if (fd < 0 || fsync(fd)) {
-        int err = errno;
-        if (fd >= 0)
-            close(fd);
-        return error_runtime(e, "cannot sync the directory of %s: %s", path, strerror(err));
-    }
-    close(fd);
-    return 0;
+    return atomicfile_commit(tmp, path, e);
 }
 
 int progress_save(const Progress *p, const char *path, Error *e)

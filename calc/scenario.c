@@ -294,7 +294,7 @@ unsigned metric_reads(const Metric *m)
 static const char *const SCENARIO_FIELDS[] = {
     "name", "title", "source", "story", "note", "model", "gpu", "memory", "context", "batch", "pool",
     "weights", "bandwidth", "utilization", "reserve", "mha", "tp", "residual", "head_scales",
-    "bf16_sliding", "bf16_layers", "block_tokens", "formats", "figures", NULL,
+    "bf16_sliding", "bf16_layers", "block_tokens", "formats", "figures", "predict", NULL,
 };
 
 static const char *const FIGURE_FIELDS[] = {
@@ -514,6 +514,7 @@ static int from_doc(Scenario *sc, JsonDoc *d, const char *datadir, Error *e)
         json_string(d, r, "title", FIELD_REQUIRED, sc->title, sizeof sc->title, e) ||
         json_string(d, r, "source", FIELD_REQUIRED, sc->source, sizeof sc->source, e) ||
         json_string(d, r, "story", FIELD_REQUIRED, sc->story, sizeof sc->story, e) ||
+        json_bool(d, r, "predict", FIELD_OPTIONAL, &sc->predict, e) < 0 ||
         load_refs(d, r, sc, datadir, e) || load_workload(d, r, sc, e) ||
         load_formats(d, r, sc, e))
         goto done;

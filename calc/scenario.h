@@ -72,6 +72,7 @@ typedef struct {
     char title[128];
     char source[256];           // which seed and section
     char story[1024];           // the narrative line shown before the figures
+    bool predict;               // an exercise: the lab asks for the answers before it shows the figures
     Model model;
     bool has_gpu;
     Gpu gpu;

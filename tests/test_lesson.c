@@ -550,6 +550,7 @@ END_TEST
  */
 static const char *const PLAIN_WORDS[] = {
     "Keys", "Timed runs", "ratio", "published", "as set", "Seed", "n", "none", "generated", "worked 4x4", "never",
+    "you",
     NULL,
 };
 

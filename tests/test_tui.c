@@ -6,8 +6,13 @@
 #include "testutil.h"
 
 #include "catalog.h"
+#include "exercise.h"
+#include "glossary.h"
+#include "lesson.h"
+#include "query.h"
 #include "gpu.h"
 #include "scenario.h"
+#include "units.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -64,8 +69,9 @@ static int tmux(char *out, size_t n, const char *fmt, ...)
     return shell(cmd, out, n);
 }
 
-/* Starts kvlab in a w x h window; `env` is prepended to the command. */
-static void start(int w, int h, const char *env)
+/* Starts kvlab in a w x h window; `env` is prepended to the command and
+ * `args` follow it. */
+static void start_args(int w, int h, const char *env, const char *args)
 {
     /* a new server each time: a name used again could reach one that
      * kill-server has not finished taking down */
@@ -74,8 +80,13 @@ static void start(int w, int h, const char *env)
     char dir[1024];
     ck_assert(getcwd(dir, sizeof dir) != NULL);
     tmux(NULL, 0, "new-session -d -x %d -y %d -s lab \"cd '%s' && env TERM=xterm-256color "
-                  "KVLAB_DATA='%s' %s '%s'; echo EXIT:\\$?; sleep 20\"",
-         w, h, dir, test_datadir(), env, test_bin());
+                  "KVLAB_DATA='%s' %s '%s' %s; echo EXIT:\\$?; sleep 20\"",
+         w, h, dir, test_datadir(), env, test_bin(), args);
+}
+
+static void start(int w, int h, const char *env)
+{
+    start_args(w, h, env, "");
 }
 
 static void stop(void)
@@ -122,11 +133,18 @@ static void press(const char *k, const char *want)
     wait_for(want);
 }
 
-/* Starts the lab in a w x h window and waits for its first screen. */
+/* From the first screen, the Lessons, to the Scenarios, showing `first`. */
+static void open_scenarios(const char *first)
+{
+    wait_for("F2 Lessons");
+    press("F3", first);
+}
+
+/* Starts the lab in a w x h window and waits for its Scenarios screen. */
 static void open_lab(int w, int h, const char *env)
 {
     start(w, h, env);
-    wait_for("A 20 GiB KV pool");
+    open_scenarios("A 20 GiB KV pool");
 }
 
 /* q leaves with exit status 0; the tmux server goes with it. */
@@ -219,16 +237,22 @@ typedef struct {
     char log[32];
 } CutLog;
 
-static void open_cut_log(CutLog *c, int w, int h, const char *env, const char *first)
+/* Starts the lab at w x h with `env` and `args` and a new cut log. */
+static void start_cut_log(CutLog *c, int w, int h, const char *env, const char *args)
 {
     snprintf(c->log, sizeof c->log, "/tmp/kvlab-cuts-XXXXXX");
     int fd = mkstemp(c->log);
     ck_assert(fd >= 0);
     close(fd);
-    char all[256];
+    char all[512];
     snprintf(all, sizeof all, "%s KVLAB_CUT_LOG=%s", env, c->log);
-    start(w, h, all);
-    wait_for(first);
+    start_args(w, h, all, args);
+}
+
+static void open_cut_log(CutLog *c, int w, int h, const char *env, const char *first)
+{
+    start_cut_log(c, w, h, env, "");
+    open_scenarios(first);
 }
 
 /* Fails naming every line of the cut log that `what` wrote; removes it. */
@@ -324,13 +348,13 @@ START_TEST(screens_open)
     open_lab(200, 60, "");
     wait_for("seed is wrong");
     wait_for("3.55x");
-    press("F3", "Sequences the pool holds");
+    press("F4", "Sequences the pool holds");
     double slots = row_number("fp8_e4m3", 5), step = row_number("fp8_e4m3", 7);
     const char *argv[] = {"calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "8k",
                           "--batch", "16", "--json", NULL};
     ck_assert_double_eq(slots, cli_figure(argv, "fp8_e4m3", "slots"));
     ck_assert_double_eq_tol(step, cli_figure(argv, "fp8_e4m3", "step_ms"), 0.006);
-    press("F4", "max score err");
+    press("F5", "max score err");
     wait_for("score errors");
     press("F1", "Help: every key");
     wait_for("Hadamard: rotation on or off");
@@ -345,7 +369,7 @@ END_TEST
 START_TEST(editing_changes_figures)
 {
     open_lab(200, 60, "");
-    press("F3", "Sequences the pool holds");
+    press("F4", "Sequences the pool holds");
     keys("Down Down");              // Model, GPU, Context
     press("3 2 k Enter", "32,768 (32k) tokens x 16");
     const char *argv[] = {"calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", "32k",
@@ -368,7 +392,7 @@ START_TEST(resizes_survive)
     for (size_t i = 0; i < sizeof SIZES / sizeof SIZES[0]; i++) {
         tmux(NULL, 0, "resize-window -t lab -x %d -y %d", SIZES[i][0], SIZES[i][1]);
         wait_for(SIZES[i][0] < 80 ? "larger" : "Inputs");
-        keys(i % 2 ? "F4" : "F3");
+        keys(i % 2 ? "F5" : "F4");
     }
     quit_lab();
 }
@@ -509,7 +533,7 @@ START_TEST(stop_and_continue)
     tmux(NULL, 0, "new-session -d -x 100 -y 30 -s lab \"env TERM=xterm-256color KVLAB_DATA='%s' "
                   "PS1='$ ' timeout --foreground 100 bash --norc --noediting -i\"", test_datadir());
     tmux(NULL, 0, "send-keys -t lab \"'%s'\" Enter", test_bin());
-    wait_for("A 20 GiB KV pool");
+    open_scenarios("A 20 GiB KV pool");
     press("C-z", "Stopped");
     assert_restored("Ctrl-Z");
     keys("fg Enter");
@@ -569,6 +593,7 @@ START_TEST(control_characters_escaped)
     quit_lab();
     assert_no_cuts(&c, "Scenarios");
     start(120, 40, env);
+    open_scenarios("Bells");
     press("+", "\\e]0;retitled\\x07A title\\nwith a second line");
     wait_for("tests \\u009b2J");
     wait_for("A story\\e[2Jthat clears the screen.");
@@ -607,7 +632,7 @@ START_TEST(no_color)
     static char buf[65536];
     for (int nc = 0; nc < 2; nc++) {
         open_lab(120, 40, nc ? "NO_COLOR=1" : "");
-        press("F4", "score errors");
+        press("F5", "score errors");
         screen(buf, sizeof buf, true);
         bool colour = has_colour(buf);
         ck_assert_msg(colour == !nc, "NO_COLOR=%d, colour escapes %s", nc, colour ? "found" : "absent");
@@ -625,9 +650,9 @@ START_TEST(export_files)
     ck_assert(getcwd(cwd, sizeof cwd) != NULL);
     ck_assert_int_eq(chdir(dir), 0);
     open_lab(200, 60, "");
-    press("F3", "Sequences the pool holds");
+    press("F4", "Sequences the pool holds");
     press("e", "wrote kvlab-calculator-");
-    press("F2 e", "wrote kvlab-scenarios-");
+    press("F3 e", "wrote kvlab-scenarios-");
     quit_lab();
     char cmd[1200], out[4096];
     snprintf(cmd, sizeof cmd, "cat %s/kvlab-calculator-*.csv %s/kvlab-calculator-*.svg", dir, dir);
@@ -666,7 +691,7 @@ START_TEST(figures_match_and_edits_hold)
 {
     static char buf[65536];
     open_lab(200, 60, "");
-    press("F4", "max score err");
+    press("F5", "max score err");
     double tok = row_number("K error", 1);          // keys per token
     RunResult r = run_kvlab((const char *const[]){"quant", "--json", NULL}, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
@@ -679,7 +704,7 @@ START_TEST(figures_match_and_edits_hold)
     cJSON_Delete(j);
     run_free(&r);
     ck_assert_msg(fabs(tok - want) < 0.05 * want, "screen %g%%, kvlab quant %g%%", tok, want);
-    press("F3", "Sequences the pool holds");
+    press("F4", "Sequences the pool holds");
     keys("Down Down Down Down Down Down Down Down");    // Tensor parallel
     press("3 Enter", "does not divide the 32 query heads");
     screen(buf, sizeof buf, false);
@@ -687,16 +712,16 @@ START_TEST(figures_match_and_edits_hold)
     quit_lab();
     open_lab(80, 24, "");
     wait_for("8,589,934,592   8,589,934,592");     /* narrow: the values under the label */
-    press("F3", "slots");
-    press("F4", "K error");
+    press("F4", "slots");
+    press("F5", "K error");
     quit_lab();
 }
 END_TEST
 
 /* The CPU fallback of the GPU lab, for the screen tests on any machine. */
 #define NO_PLUGIN "KVLAB_CUDA_PLUGIN=/nonexistent/libkvlab_cuda.so"
-/* F5 set to a short CPU sweep: contexts 1k and 2k, three timed runs each. */
-#define SHORT_SWEEP "F5 Down Down 2 k Enter Down 3 Enter"
+/* F6 set to a short CPU sweep: contexts 1k and 2k, three timed runs each. */
+#define SHORT_SWEEP "F6 Down Down 2 k Enter Down 3 Enter"
 
 /* A GPU lab sweep on the CPU reference takes seconds, longer under ASan. */
 static void wait_sweep(void)
@@ -735,7 +760,7 @@ static double slope_number(const char *fmt, int col)
 START_TEST(gpu_lab_screen)
 {
     open_lab(160, 45, "KVLAB_CUDA_PLUGIN=/nonexistent/libkvlab_cuda.so");
-    press("F5", "Press r");
+    press("F6", "Press r");
     /* a longest context of 2k and 3 timed runs keep the CPU sweep short,
      * under ASan too */
     press("Down Down 2 k Enter Down 3 Enter r", "CPU reference");
@@ -769,11 +794,11 @@ static const char *const QUANT_PARTS[] = {"max score err", "keys:", "keys K", "q
 START_TEST(quant_screen_uncut)
 {
     static const char *const KEYS[][2] = {
-        {"F4", "K error"},
-        {"F4 f f f f f f r r H", "KIVI"},
-        {"F4 w", "worked"},
-        {"F4 b b b b g g g", "8-bit"},
-        {"F4 a", "averaged seeds"},
+        {"F5", "K error"},
+        {"F5 f f f f f f r r H", "KIVI"},
+        {"F5 w", "worked"},
+        {"F5 b b b b g g g", "8-bit"},
+        {"F5 a", "averaged seeds"},
     };
     static const int SIZES[][2] = {{80, 24}, {120, 40}};
     for (size_t i = 0; i < N_OF(SIZES); i++) {
@@ -781,7 +806,7 @@ START_TEST(quant_screen_uncut)
             assert_uncut(SIZES[i][0], SIZES[i][1], KEYS[k][0], KEYS[k][1], "Quantization error");
         CutLog c;
         open_cut_log(&c, SIZES[i][0], SIZES[i][1], "", "A 20 GiB KV pool");
-        press("F4", "max score err");
+        press("F5", "max score err");
         assert_reachable(QUANT_PARTS, NULL);
         /* at the end, the score errors' columns are named under their title */
         char rows[65536];
@@ -803,7 +828,7 @@ END_TEST
 START_TEST(quant_screen_values)
 {
     open_lab(120, 40, "");
-    press("F4", "keys: int-min 4-bit per token; values: exact; no RoPE");
+    press("F5", "keys: int-min 4-bit per token; values: exact; no RoPE");
     ck_assert(row_number("V error", 0) == 0);
     wait_for("V error        exact   exact  exact");
     press("f f f f f f", "values: KIVI per token");
@@ -832,7 +857,7 @@ START_TEST(gpu_screen_uncut)
     for (size_t i = 0; i < N_OF(SIZES); i++) {
         CutLog c;
         open_cut_log(&c, SIZES[i][0], SIZES[i][1], NO_PLUGIN, "A 20 GiB KV pool");
-        press("F5", "Press r");
+        press("F6", "Press r");
         keys(SHORT_SWEEP " r");
         wait_sweep();
         assert_reachable(GPU_PARTS, GPU_PLOT);
@@ -850,7 +875,7 @@ START_TEST(gpu_screen_uncut)
         quit_lab();
         assert_no_cuts(&c, "GPU lab");
         open_cut_log(&c, SIZES[i][0], SIZES[i][1], NO_PLUGIN, "A 20 GiB KV pool");
-        press("F5", "Press r");
+        press("F6", "Press r");
         keys("r");
         wait_for_s("point 3 of 18", 40);        // a time left from points measured
         keys("Escape");
@@ -891,7 +916,7 @@ START_TEST(gpu_sweep_keeps_results)
 {
     static char buf[65536];
     open_lab(200, 60, NO_PLUGIN);
-    press("F5", "Press r");
+    press("F6", "Press r");
     keys(SHORT_SWEEP " r");
     wait_sweep();
     screen(buf, sizeof buf, false);
@@ -938,7 +963,7 @@ START_TEST(plot_markers_visible)
 {
     static char buf[65536];
     open_lab(120, 40, "");
-    press("F3", "Sequences the pool holds");
+    press("F4", "Sequences the pool holds");
     press("Down Down Down Down 2 0 G i B Enter", "20 GiB");         // a pool of its own
     press("Up Up Up Up - -", "Llama-3.1-405B");
     press("Down Down Down Down Down Down Down Down Down Down Down Enter", "As MHA                       on");
@@ -1022,7 +1047,7 @@ START_TEST(calc_every_model_reachable)
     ck_assert_msg(gpu_load(&gpu, path, &e) == 0, "%s", e.msg);
     const double usable = 0.9 * (double)gpu.memory;     // x the screen's GPU share, 0.9
     open_lab(120, 40, "");
-    press("F3", "Sequences the pool holds");
+    press("F4", "Sequences the pool holds");
     for (size_t k = 1; k <= 2 * models.count; k++) {
         bool up = k <= models.count;
         size_t i = up ? (start + k) % models.count : (start + 2 * models.count - k) % models.count;
@@ -1114,7 +1139,10 @@ START_TEST(scrolling_marked_and_clamped)
     /* the help at 80x24 scrolls too, and any other key closes it */
     press("F1", "more below (Down)");
     press("NPage NPage NPage", "more above");
-    press("x", "FP8 KV speedup grows with context");
+    static char help[65536];
+    snprintf(help, sizeof help, "%s", dump());
+    keys("x");
+    wait_changed(help);
     ck_assert(!strstr(dump(), "Help: every key"));
     quit_lab();
     open_lab(80, 24, "KVLAB_ASCII=1");
@@ -1143,7 +1171,7 @@ START_TEST(fields_say_what_they_mean)
         press(BAD[i].keys, BAD[i].want);
     press("Up Up Up Up Enter Enter", "nothing typed: Context stays 8,192 (8k)");
     ck_assert(!strstr(dump(), "is not a number"));
-    press("F3", "Sequences the pool holds");
+    press("F4", "Sequences the pool holds");
     press("Down Down Down Down Down Down Down Enter x Enter", "GPU share: expected a number");
     press("Down Enter x Enter", "Tensor parallel: value 'x' is not a number");
     press("Up Up Up Up Up Up Up -", field_line("GPU", "b200"));
@@ -1172,11 +1200,11 @@ START_TEST(scenarios_calc_help_uncut)
         assert_uncut(w, h, "+ + + + + + Down Enter 1 k Enter Tab NPage NPage NPage NPage NPage NPage "
                            "NPage NPage NPage Tab Up + Tab NPage NPage NPage NPage NPage Tab +",
                      "seed 002, section 6-9", "Scenarios");
-        assert_uncut(w, h, "F3 + + + + + + + + Down - - - Tab NPage NPage NPage Tab + + + Up - - - "
+        assert_uncut(w, h, "F4 + + + + + + + + Down - - - Tab NPage NPage NPage Tab + + + Up - - - "
                            "Down Down Down Down 5 0 0 G i B Enter Down Down Down Down 2 Enter "
                            "Tab NPage NPage NPage NPage",
                      field_line("Tensor parallel", "2"), "Calculator");
-        assert_uncut(w, h, "F1 NPage NPage NPage x F3 F1 NPage NPage NPage x", "Sequences the pool holds",
+        assert_uncut(w, h, "F1 NPage NPage NPage x F4 F1 NPage NPage NPage x", "Sequences the pool holds",
                      "Help");
     }
 }
@@ -1201,7 +1229,7 @@ START_TEST(scenarios_calc_parts_at_80x24)
     CutLog c;
     open_cut_log(&c, 80, 24, "", "A 20 GiB KV pool");
     assert_reachable(SCENARIO_PARTS, NULL);
-    press("F3", "Sequences the pool holds");
+    press("F4", "Sequences the pool holds");
     assert_reachable(CALC_PARTS, CALC_PLOT);
     press("- - - -", field_line("Model", "llama-3-70b"));
     assert_reachable((const char *const[]){"no KV pool", "Sequences the pool holds", "none: see above", NULL},
@@ -1244,7 +1272,7 @@ START_TEST(scenarios_calc_parts_at_80x24)
     quit_lab();
     assert_no_cuts(&c, "Scenarios");
     open_cut_log(&c, 80, 24, "", "A 20 GiB KV pool");
-    press("F3", "Sequences the pool holds");
+    press("F4", "Sequences the pool holds");
     quit_lab();
     assert_no_cuts(&c, "Calculator");
 }
@@ -1368,6 +1396,577 @@ START_TEST(fit_warning_advice_works)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------
+ * For demos: reset, the pinned baseline, the saved lab state
+ */
+
+/* Fails naming every line of the cut log, whatever drew it; removes it. */
+static void assert_nothing_cut(CutLog *c)
+{
+    static char cuts[65536];
+    FILE *f = fopen(c->log, "r");
+    ck_assert(f != NULL);
+    size_t n = fread(cuts, 1, sizeof cuts - 1, f);
+    cuts[n] = '\0';
+    fclose(f);
+    unlink(c->log);
+    ck_assert_msg(n == 0, "cut or lost:\n%.3000s", cuts);
+}
+
+/* R puts every input of the screen back: on Scenarios to the scenario's
+ * own (another scenario to its own), on the Calculator to the values it
+ * started with; the function bar names R, P and S at 80x24, and nothing
+ * is cut. */
+START_TEST(reset_restores_inputs)
+{
+    CutLog c;
+    open_cut_log(&c, 80, 24, "", "A 20 GiB KV pool");
+    wait_for("RReset PPin SSave");
+    keys("Down");                               // Scenario, Context
+    press("1 6 k Enter", field_line("Context", "16,384 (16k)"));
+    wait_for("inputs changed from the scenario's");
+    press("R", "back to the scenario's inputs");
+    wait_for(field_line("Context", "8,192 (8k)"));
+    assert_screen(!strstr(view_text(), "inputs changed"), "the scenario's inputs are not all back");
+    press("F4", "Sequences the pool holds");
+    keys("Down Down Down");                     // Model, GPU, Context, Batch
+    press("4 0 Enter", "tokens x 40");
+    keys("Up Up");                              // GPU
+    wait_for(field_line("Batch", "40"));
+    static char before[65536];
+    snprintf(before, sizeof before, "%s", dump());
+    keys("+");
+    wait_changed(before);
+    assert_screen(!strstr(dump(), field_line("GPU", "h100-sxm")), "the GPU did not change");
+    press("R", "back to its first value");
+    wait_for("tokens x 16");
+    wait_for(field_line("GPU", "h100-sxm"));
+    quit_lab();
+    assert_nothing_cut(&c);
+}
+END_TEST
+
+/* The figure of `fmt` for field (slots, step_ms, bytes) from kvlab calc
+ * --json for Llama-3.1-8B on an H100 SXM at `context` tokens x 16. */
+static double calc_at(uint64_t context, const char *fmt, const char *field)
+{
+    char ctx[32];
+    snprintf(ctx, sizeof ctx, "%llu", (unsigned long long)context);
+    const char *argv[] = {"calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--context", ctx,
+                          "--batch", "16", "--json", NULL};
+    return cli_figure(argv, fmt, field);
+}
+
+/* The first line of the screen with `fmt` as a word: a format's row of
+ * the pinned baseline's changes, which stand above the formats table. */
+static const char *first_row(const char *fmt)
+{
+    static char line[512];
+    char key[64];
+    snprintf(key, sizeof key, " %s ", fmt);
+    const char *p = strstr(dump(), key);
+    ck_assert_msg(p != NULL, "no row %s", fmt);
+    const char *start = p, *end = strchr(p, '\n');
+    while (start > dump() && start[-1] != '\n')
+        start--;
+    snprintf(line, sizeof line, "%.*s", (int)((end ? end : p + strlen(p)) - start), start);
+    return line;
+}
+
+/* A change as the pinned table shows it: "+48 GiB", "-42", "0". */
+static const char *signed_text(char *buf, size_t n, double now, double was, bool size)
+{
+    char a[64];
+    const double d = fabs(now - was);
+    if (size)
+        units_size(a, sizeof a, (u128)d);
+    else
+        u128_str(a, sizeof a, (u128)d, true);
+    snprintf(buf, n, "%s%.40s", now > was ? "+" : now < was ? "-" : "", d ? a : "0");
+    return buf;
+}
+
+/* P pins the Calculator's figures; after the context changes, each
+ * format's change from them is what kvlab calc computes at the two
+ * contexts (the cache and the sequences as the table prints them, the step
+ * floor to its printed whole per cent); P again unpins. At 80x24, nothing
+ * is cut. */
+START_TEST(pin_shows_changes)
+{
+    Rng r = {test_seed()};
+    const uint64_t pinned = 8192, drawn = rng_range(&r, 1, 63) * 1024;
+    const uint64_t context = drawn >= pinned ? drawn + 1024 : drawn;    // another context than the pin's
+    CutLog c;
+    open_cut_log(&c, 80, 24, "", "A 20 GiB KV pool");
+    press("F4", "Sequences the pool holds");
+    press("P", "pinned:");
+    wait_for("Change from the pin");
+    keys("Down Down");                          // Model, GPU, Context
+    char typed[64], shown[64], want[96];
+    snprintf(typed, sizeof typed, "%llu Enter", (unsigned long long)context);
+    snprintf(want, sizeof want, "%s tokens x 16", units_context(shown, sizeof shown, context));
+    press(typed, want);
+    static const char *const FORMATS[] = {"bf16", "fp8_e4m3", "int4", "nvfp4"};
+    for (size_t i = 0; i < N_OF(FORMATS); i++) {
+        const char *f = FORMATS[i], *row = first_row(f);
+        char cache[64], slots[64];
+        signed_text(cache, sizeof cache, calc_at(context, f, "bytes"), calc_at(pinned, f, "bytes"), true);
+        signed_text(slots, sizeof slots, calc_at(context, f, "slots"), calc_at(pinned, f, "slots"), false);
+        const double was = calc_at(pinned, f, "step_ms");
+        const double step = (calc_at(context, f, "step_ms") - was) / was * 100;
+        char words[5][64];
+        ck_assert_seeded(sscanf(row + strspn(row, " "), "%63s %63s", words[0], words[1]) == 2, "%s", row);
+        const char *after = strstr(row, cache);
+        ck_assert_seeded(after != NULL, "%s: no cache change %s in '%s'", f, cache, row);
+        int got = sscanf(after + strlen(cache), " %63s %63s %63s", words[2], words[3], words[4]);
+        ck_assert_seeded(got == 3, "%s: '%s'", f, row);
+        ck_assert_seeded(!strcmp(words[3], slots), "%s: sequences %s shown, %s computed", f, words[3], slots);
+        ck_assert_seeded(fabs(strtod(words[4], NULL) - step) <= 0.5 + 1e-9, "%s: step %s shown, %.3f%% computed",
+                         f, words[4], step);
+    }
+    press("P", "unpinned");
+    assert_screen(!strstr(dump(), "Change from the pin"), "the changes stay after unpinning");
+    quit_lab();
+    assert_nothing_cut(&c);
+}
+END_TEST
+
+/* The names in dir, sorted, one a line. */
+static const char *dir_names(const char *dir)
+{
+    static char out[4096];
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | sort", dir);
+    shell(cmd, out, sizeof out);
+    return out;
+}
+
+/* S saves the lab, with its pinned baseline, atomically (nothing but the
+ * file is left beside it) under $XDG_DATA_HOME/kvlab/ by a typed name or,
+ * with Enter alone, a dated one, or at a typed path; kvlab --open FILE
+ * opens the lab as it was: the screen, the inputs and the pin. At 80x24,
+ * nothing is cut. */
+START_TEST(save_and_open)
+{
+    char dir[] = "/tmp/kvlab-state-XXXXXX", env[128], path[256], args[300], want[300];
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(env, sizeof env, "XDG_DATA_HOME=%s", dir);
+    CutLog c;
+    open_cut_log(&c, 80, 24, env, "A 20 GiB KV pool");
+    press("F4", "Sequences the pool holds");
+    press("P", "pinned:");
+    keys("Down Down");                          // Model, GPU, Context
+    press("3 2 k Enter", "32,768 (32k) tokens x 16");
+    const double slots = row_number("bf16", 2);      // the change in sequences: the first bf16 row is the pin's
+    press("S", "save as");
+    snprintf(path, sizeof path, "%s/kvlab/demo.json", dir);
+    snprintf(want, sizeof want, "saved %s", path);
+    press("d e m o Enter", want);
+    press("S Enter", "saved");
+    snprintf(want, sizeof want, "saved %s/kvlab/lab-", dir);
+    wait_for(want);
+    press("S", "save as");
+    snprintf(args, sizeof args, "\"%s/mine.json\" Enter", dir);
+    snprintf(want, sizeof want, "saved %s/mine.json", dir);
+    press(args, want);
+    quit_lab();
+    assert_nothing_cut(&c);
+    snprintf(want, sizeof want, "%s/kvlab", dir);
+    const char *names = dir_names(want);
+    ck_assert_msg(!strncmp(names, "demo.json\nlab-", 14) && strstr(names, ".json\n") &&
+                      !strchr(strstr(names, "lab-"), '\n')[1],
+                  "in %s: %s", want, names);
+    ck_assert_str_eq(dir_names(dir), "kvlab\nmine.json\n");
+    snprintf(args, sizeof args, "--open '%s'", path);
+    start_cut_log(&c, 80, 24, "", args);
+    wait_for("opened");
+    wait_for("32,768 (32k) tokens x 16");
+    wait_for("Change from the pin");
+    ck_assert_double_eq(row_number("bf16", 2), slots);
+    press("F3", "A 20 GiB KV pool");
+    quit_lab();
+    assert_nothing_cut(&c);
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
+/* A saved lab state that cannot be applied is refused before the
+ * terminal is asked for, with exit status 2 and its file, line and
+ * column: a screen, input or choice the lab does not have, a value that
+ * does not parse, a pin where nothing pins, a repeated input, another
+ * version, broken JSON; a good one gets as far as the terminal. */
+START_TEST(open_refuses_bad_state)
+{
+    static const struct {
+        const char *line2, *want;
+    } BAD[] = {
+        {" \"screens\": {\"Calc\": {}}}", ":2:14: no screen 'Calc'; the screens: Lessons, Scenarios, Calculator"},
+        {" \"screens\": {\"Calculator\": {\"inputs\": {\"Contxt\": \"8k\"}}}}",
+         ":2:40: the Calculator screen has no input 'Contxt'; its inputs: Model, GPU, Context"},
+        {" \"screens\": {\"Calculator\": {\"inputs\": {\"Context\": \"eight\"}}}}", ":2:51: Context: "},
+        {" \"screens\": {\"Calculator\": {\"inputs\": {\"Model\": \"gpt-9\"}}}}",
+         ":2:49: Model: no choice 'gpt-9'; expected one of"},
+        {" \"screens\": {\"Calculator\": {\"inputs\": {\"Batch\": 2}}}}", ":2:49: field 'Batch': expected a string"},
+        {" \"screens\": {\"Calculator\": {\"inputs\": {\"Batch\": \"2\", \"Batch\": \"3\"}}}}",
+         ":2:54: field 'Batch' appears twice"},
+        {" \"screens\": {\"Calculator\": {\"pinned\": {\"Batch\": \"0\"}}}}", ":2:49: Batch: "},
+        {" \"screens\": {\"GPU lab\": {\"pinned\": {}}}}", ":2:26: the GPU lab screen has no figures to pin"},
+        {" \"screens\": {\"Scenarios\": {\"inputs\": {\"Scenario\": \"nope\"}}}}",
+         ":2:51: Scenario: no choice 'nope'"},
+        {" \"screens\": []}", ":2:13: field 'screens' must be a JSON object"},
+        {" \"screen\": \"GPU lab\"}", ":2:2: field 'screen' appears twice"},
+        {"}", ":2:1:"},
+    };
+    char dir[] = "/tmp/kvlab-open-XXXXXX", path[128];
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/state.json", dir);
+    for (size_t i = 0; i <= N_OF(BAD); i++) {
+        FILE *f = fopen(path, "w");
+        ck_assert(f != NULL);
+        if (i < N_OF(BAD))
+            fprintf(f, "{\"version\": 1, \"screen\": \"Calculator\",\n%s\n", BAD[i].line2);
+        else
+            fprintf(f, "{\"version\": 1, \"screen\": \"GPU lab\",\n \"screens\": {\"Calculator\": "
+                       "{\"inputs\": {\"Context\": \"32k\"}, \"pinned\": {\"GPU\": \"none\"}}}}\n");
+        fclose(f);
+        RunResult r = run_kvlab((const char *const[]){"--open", path, NULL}, "");
+        ck_assert_int_eq(r.status, 2);
+        if (i < N_OF(BAD)) {
+            char want[256];
+            snprintf(want, sizeof want, "%s%s", path, BAD[i].want);
+            ck_assert_msg(strstr(r.err, want), "case %zu: wanted '%s', got: %s", i, want, r.err);
+        } else {
+            ck_assert_msg(strstr(r.err, "interactive terminal"), "a good state: %s", r.err);
+        }
+        run_free(&r);
+    }
+    FILE *f = fopen(path, "w");
+    ck_assert(f != NULL);
+    fprintf(f, "{\"version\": 2, \"screen\": \"Calculator\"}\n");
+    fclose(f);
+    RunResult r = run_kvlab((const char *const[]){"--open", path, NULL}, "");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, ":1:13: field 'version'"), "%s", r.err);
+    run_free(&r);
+    r = run_kvlab((const char *const[]){"--open", NULL}, "");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--open takes one saved lab state"), "%s", r.err);
+    run_free(&r);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------
+ * Lessons: the first screen, the reader, widgets, predictions, exercises,
+ * the glossary
+ */
+
+
+/* A fresh $XDG_DATA_HOME for the lab's progress, as an env prefix in env. */
+static void fresh_data_home(char *dir, size_t n, char *env, size_t m)
+{
+    snprintf(dir, n, "/tmp/kvlab-home-XXXXXX");
+    ck_assert(mkdtemp(dir) != NULL);
+    snprintf(env, m, "XDG_DATA_HOME=%s", dir);
+}
+
+static void remove_tree(const char *dir)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* The lab at w x h on its first screen, the Lessons, with a cut log. */
+static void open_lessons(CutLog *c, int w, int h, const char *env)
+{
+    start_cut_log(c, w, h, env, "");
+    wait_for("start here");
+}
+
+/* The shipped lesson files, by name, as the lab lists them. */
+static size_t lesson_paths(char paths[][1024], size_t max)
+{
+    const char *dir = getenv("KVLAB_LESSONS");
+    ck_assert(dir != NULL);
+    struct dirent **names;
+    int n = scandir(dir, &names, NULL, alphasort);
+    ck_assert(n >= 0);
+    size_t k = 0;
+    for (int i = 0; i < n; i++) {
+        const char *s = names[i]->d_name;
+        size_t len = strlen(s);
+        if (k < max && len > 6 && s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && s[2] == '-' &&
+            !strcmp(s + len - 3, ".md"))
+            snprintf(paths[k++], 1024, "%s/%s", dir, s);
+        free(names[i]);
+    }
+    free(names);
+    return k;
+}
+
+/* The lab at 80x24 with a fresh $XDG_DATA_HOME (dir, n bytes) and a cut
+ * log, on the first lesson. */
+static void open_first_lesson(CutLog *c, char *dir, size_t n)
+{
+    char env[128];
+    fresh_data_home(dir, n, env, sizeof env);
+    open_lessons(c, 80, 24, env);
+    press("Enter", " lines");
+}
+
+/* Presses Tab until `want` shows (a focused item), at most 200 times. */
+static void tab_to(const char *want)
+{
+    for (int i = 0; i < 200; i++) {
+        if (strstr(dump(), want))
+            return;
+        static char before[65536];
+        snprintf(before, sizeof before, "%s", dump());
+        keys("Tab");
+        wait_changed(before);
+    }
+    ck_abort_msg("Tab never reached '%s'", want);
+}
+
+/* The lab opens on the lessons' contents, the first lesson marked "start
+ * here"; Enter opens it, its position shows and moves as it scrolls; Esc
+ * goes back to the contents, which now count it read, as the progress
+ * file does; at 80x24 nothing is cut. */
+START_TEST(lessons_first_screen)
+{
+    char dir[64], env[128];
+    fresh_data_home(dir, sizeof dir, env, sizeof env);
+    CutLog c;
+    open_lessons(&c, 80, 24, env);
+    wait_for("0 of ");
+    wait_for(" 1. ");
+    press("Enter", " lines");
+    const char *p = strstr(dump(), " lines");
+    while (p > dump() && p[-1] != ' ')
+        p--;
+    const int shown = atoi(p);
+    press("NPage", "more above");
+    char want[32];
+    snprintf(want, sizeof want, " %d/", shown + 19);        // a page: the window less its marks
+    wait_for(want);
+    press("Escape", "lessons read");
+    wait_for(" read, exercises");
+    quit_lab();
+    assert_nothing_cut(&c);
+    char path[128], text[4096] = "";
+    snprintf(path, sizeof path, "%s/kvlab/progress.json", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "no progress in %s", path);
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    ck_assert_msg(strstr(text, "\"read\":\ttrue") || strstr(text, "\"read\": true"), "%s", text);
+    remove_tree(dir);
+}
+END_TEST
+
+/* A lesson's calc widget shows its figures in place; Enter opens the
+ * Calculator with the page's settings (the model, context and batch of
+ * the widget, no GPU as kvlab calc has none), Esc comes back to the page. */
+START_TEST(lesson_widget_full_screen)
+{
+    char dir[64];
+    CutLog c;
+    open_first_lesson(&c, dir, sizeof dir);
+    tab_to("> kvlab calc");
+    assert_screen(strstr(dump(), "B/elem"), "the widget's table is not in the page");
+    press("Enter", "Inputs");
+    wait_for(field_line("Model", "llama-3.1-70b"));
+    wait_for(field_line("Context", "128,000"));
+    wait_for(field_line("GPU", "none"));
+    wait_for("128,000 tokens x 16");
+    press("Escape", "> kvlab calc");
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
+/* A prediction hides its answer until the learner gives one; then calc's
+ * figure shows under it, the one `kvlab lesson` works out. */
+START_TEST(lesson_predict_reveals)
+{
+    char paths[64][1024], dir[64];
+    ck_assert(lesson_paths(paths, 64) > 0);
+    Lesson l;
+    Error e;
+    ck_assert_msg(!lesson_load(&l, paths[0], NULL, &e) && !lesson_eval(&l, &e), "%s", e.msg);
+    ck_assert_msg(l.n_predicts > 0, "%s has no prediction", paths[0]);
+    char want[128];
+    snprintf(want, sizeof want, "calc: %s", l.figures[l.predicts[0].answer].text);
+    lesson_free(&l);
+    CutLog c;
+    open_first_lesson(&c, dir, sizeof dir);
+    tab_to("> Predict:");
+    assert_screen(!strstr(dump(), "calc: "), "the answer shows before the prediction");
+    press("Enter", "your prediction");
+    press("1 0 Space G B Enter", "You said: 10 GB");
+    wait_for(want);
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
+/* The exercise pane checks an answer: a wrong one (GB for GiB) names the
+ * mistake and gives the hint, the right one (the answer's query worked out
+ * by calc) is right; both count in the progress file, and the lesson
+ * marks the exercise done. */
+START_TEST(exercise_pane_checks)
+{
+    char dir[64], exdir[1100];
+    ExerciseSet set = {0};
+    Error e;
+    snprintf(exdir, sizeof exdir, "%s/exercises", getenv("KVLAB_LESSONS"));
+    ck_assert_msg(!exercise_load_dir(&set, exdir, &e), "%s", e.msg);
+    const Exercise *x = exercise_find(&set, "try-1");
+    ck_assert(x != NULL);
+    QueryValue v;
+    ck_assert_msg(!query_eval(&x->query, &v, &e), "%s", e.msg);
+    char right[96], wrong[96];
+    snprintf(right, sizeof right, "\"%s\" Enter", v.text);
+    snprintf(wrong, sizeof wrong, "\"%.2f GB\" Enter", v.value);     // the GiB figure written as GB
+    exercise_set_free(&set);
+    CutLog c;
+    open_first_lesson(&c, dir, sizeof dir);
+    tab_to("> [    ] try-1");
+    press("Enter", "Exercise try-1");
+    press("Enter", "your answer");
+    press(wrong, "Not right");
+    wait_for("Likely mistake");
+    wait_for("Hint:");
+    press("Enter", "your answer");
+    press(right, "Right:");
+    press("Escape", "[done] try-1");
+    quit_lab();
+    assert_nothing_cut(&c);
+    char path[128], text[4096] = "";
+    snprintf(path, sizeof path, "%s/kvlab/progress.json", dir);
+    FILE *f = fopen(path, "r");
+    ck_assert(f != NULL);
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    cJSON *j = cJSON_Parse(text), *t = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "exercises"), "try-1");
+    ck_assert_msg(t && cJSON_IsTrue(cJSON_GetObjectItem(t, "done")) &&
+                      cJSON_GetObjectItem(t, "attempts")->valuedouble == 2,
+                  "%s", text);
+    cJSON_Delete(j);
+    remove_tree(dir);
+}
+END_TEST
+
+/* G on an input shows its glossary entry (the definition of
+ * lessons/glossary.json), and with the view selected the entries of its
+ * table's columns; a lesson's glossary link shows its entry with Enter. */
+START_TEST(glossary_key)
+{
+    char path[1100], dir[64], env[128];
+    snprintf(path, sizeof path, "%s/glossary.json", getenv("KVLAB_LESSONS"));
+    Glossary g;
+    Error e;
+    ck_assert_msg(!glossary_load(&g, path, &e), "%s", e.msg);
+    const GlossaryEntry *pool = glossary_find(&g, "KV pool"), *kv = glossary_find(&g, "KV cache");
+    const GlossaryEntry *slots = glossary_find(&g, "slots");
+    ck_assert(pool && kv && slots);
+    char want_pool[40], want_kv[40], want_slots[40];
+    snprintf(want_pool, sizeof want_pool, "%.24s", pool->definition);
+    snprintf(want_kv, sizeof want_kv, "%.24s", kv->definition);
+    snprintf(want_slots, sizeof want_slots, "%.24s", slots->definition);
+    glossary_free(&g);
+    fresh_data_home(dir, sizeof dir, env, sizeof env);
+    CutLog c;
+    open_lessons(&c, 80, 24, env);
+    press("F4", "Sequences the pool holds");
+    keys("Down Down Down Down");                // Model, GPU, Context, Batch, KV pool
+    press("G", "Glossary: KV pool");
+    wait_for(want_pool);
+    press("x", "Sequences the pool holds");
+    press("Tab", "Inputs (Tab: back)");         // the view: its table's columns
+    press("G", "Glossary: the columns");
+    wait_for(want_slots);
+    press("x", "Sequences the pool holds");
+    press("F2", "start here");
+    press("Enter", " lines");
+    tab_to("entry for 'KV cache'");
+    press("Enter", "Glossary: KV cache");
+    wait_for(want_kv);
+    static char box[65536];
+    snprintf(box, sizeof box, "%s", dump());
+    keys("x");                                  // any key closes the box
+    wait_changed(box);
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
+/* Every shipped lesson opens in the lab and scrolls from its top to its
+ * end at 80x24 with nothing cut. */
+START_TEST(every_lesson_uncut)
+{
+    char paths[64][1024], dir[64], env[128];
+    const size_t n = lesson_paths(paths, 64);
+    ck_assert(n > 0);
+    fresh_data_home(dir, sizeof dir, env, sizeof env);
+    CutLog c;
+    open_lessons(&c, 80, 24, env);
+    for (size_t i = 0; i < n; i++) {
+        press("Enter", " lines");
+        char title[48];
+        snprintf(title, sizeof title, "%zu/%zu ", i + 1, n);
+        wait_for(title);
+        static char before[65536];
+        for (int k = 0; k < 50 && strstr(dump(), "more below"); k++) {
+            snprintf(before, sizeof before, "%s", dump());
+            keys("NPage");
+            wait_changed(before);
+        }
+        snprintf(title, sizeof title, "%2zu. ", i + 1);
+        press("Escape", title);
+        keys("Down");
+    }
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
+/* exercise-70b asks before it shows: its figures (calc's and the seed's)
+ * are hidden until the learner has answered each, then show beside the
+ * answers; R asks again. At 80x24 nothing is cut. */
+START_TEST(exercise_70b_predicts)
+{
+    CutLog c;
+    open_cut_log(&c, 80, 24, "", "A 20 GiB KV pool");
+    for (int i = 0; i < 12 && !strstr(dump(), "Exercise: Llama-3.1-70B"); i++) {
+        static char before[65536];
+        snprintf(before, sizeof before, "%s", dump());
+        keys("-");
+        wait_changed(before);
+    }
+    wait_for("Predict first");
+    assert_screen(!strstr(dump(), "21,474,836,480") && !strstr(dump(), "B/elem"), "figures show before the answers");
+    press("a", "elements (bf16), with its unit");
+    keys("2 1 4 7 4 8 3 6 4 8 0 Enter");
+    press("4 0 Space G i B Enter", "BF16 GiB");
+    press("Enter", "FP8 GiB");
+    keys("2 0 Space G i B Enter");
+    press("2 0 Space G i B Enter", "revealed");
+    wait_for("21474836480");                    // the answer as typed, beside calc's
+    assert_reachable((const char *const[]){"21,474,836,480", "B/elem", NULL}, NULL);
+    press("R", "Predict first");
+    quit_lab();
+    assert_nothing_cut(&c);
+}
+END_TEST
+
 Suite *suite_tui(void)
 {
     Suite *s = suite_create("tui");
@@ -1399,5 +1998,22 @@ Suite *suite_tui(void)
     tcase_add_test(t, verdicts_match_cli);
     tcase_add_test(t, fit_warning_advice_works);
     suite_add_tcase(s, t);
+    TCase *demo = tcase_create("demo");         // reset, pin, save and open: for a class
+    tcase_set_timeout(demo, 120);
+    tcase_add_test(demo, reset_restores_inputs);
+    tcase_add_test(demo, pin_shows_changes);
+    tcase_add_test(demo, save_and_open);
+    tcase_add_test(demo, open_refuses_bad_state);
+    suite_add_tcase(s, demo);
+    TCase *lessons = tcase_create("lessons");      // the lessons screen, exercises, glossary
+    tcase_set_timeout(lessons, 120);
+    tcase_add_test(lessons, lessons_first_screen);
+    tcase_add_test(lessons, lesson_widget_full_screen);
+    tcase_add_test(lessons, lesson_predict_reveals);
+    tcase_add_test(lessons, exercise_pane_checks);
+    tcase_add_test(lessons, glossary_key);
+    tcase_add_test(lessons, every_lesson_uncut);
+    tcase_add_test(lessons, exercise_70b_predicts);
+    suite_add_tcase(s, lessons);
     return s;
 }

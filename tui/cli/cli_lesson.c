@@ -39,54 +39,7 @@ static const CmdSpec CMD = {
     .max_words = 2,
 };
 
-#define LESSONS_MAX 64
 #define TYPED_MAX 32
-
-typedef struct {
-    size_t n;
-    char path[LESSONS_MAX][PATHS_LEN + 256];
-} LessonFiles;
-
-static int cli_lesson_name_cmp(const void *a, const void *b)
-{
-    return strcmp(a, b);
-}
-
-/* The lesson files: NN-slug.md in the lessons directory, by name. */
-static int cli_lesson_files(const char *file, LessonFiles *out, Error *e)
-{
-    out->n = 0;
-    if (file) {
-        snprintf(out->path[out->n++], sizeof out->path[0], "%s", file);
-        return 0;
-    }
-    const char *dir = paths_lessondir();
-    DIR *d = opendir(dir);
-    if (!d)
-        return error_set(e, "%s: cannot read the lessons directory (set KVLAB_LESSONS to another)", dir);
-    static char names[LESSONS_MAX][256];
-    size_t n = 0;
-    for (struct dirent *de; (de = readdir(d));) {
-        const char *s = de->d_name;
-        size_t len = strlen(s);
-        if (len < 7 || !isdigit((unsigned char)s[0]) || !isdigit((unsigned char)s[1]) || s[2] != '-' ||
-            strcmp(s + len - 3, ".md") != 0 || len >= sizeof names[0])
-            continue;
-        if (n == LESSONS_MAX) {
-            closedir(d);
-            return error_set(e, "%s: more than %d lessons", dir, LESSONS_MAX);
-        }
-        snprintf(names[n++], sizeof names[0], "%s", s);
-    }
-    closedir(d);
-    qsort(names, n, sizeof names[0], cli_lesson_name_cmp);
-    for (size_t i = 0; i < n; i++) {
-        if (strlen(dir) + strlen(names[i]) + 2 > sizeof out->path[0])
-            return error_set(e, "%s/%s: the path is too long", dir, names[i]);
-        snprintf(out->path[out->n++], sizeof out->path[0], "%.4159s/%.255s", dir, names[i]);
-    }
-    return 0;
-}
 
 /* Loads, checks and evaluates one lesson. */
 static int cli_lesson_load(const char *path, const LessonContext *c, Lesson *l, Error *e)
@@ -110,7 +63,7 @@ static int cli_lesson_list(const char *file, bool json)
     Error e;
     if (lessontext_context(&c, &e))
         return cli_error("lesson", &e);
-    if (cli_lesson_files(file, &files, &e)) {
+    if (lessontext_files(file, &files, &e)) {
         lessontext_context_done(&c);
         return cli_error("lesson", &e);
     }
@@ -250,7 +203,7 @@ static cJSON *cli_lesson_json(const Lesson *l)
 static int cli_lesson_find(const char *id, const char *file, const LessonContext *c, Lesson *l, Error *e)
 {
     LessonFiles files;
-    if (cli_lesson_files(file, &files, e))
+    if (lessontext_files(file, &files, e))
         return -1;
     char known[512] = "";
     size_t len = 0;

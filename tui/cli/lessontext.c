@@ -6,6 +6,8 @@
 #include "tui/table.h"
 #include "tui/text.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -63,6 +65,50 @@ int lessontext_width(void)
     const char *c = getenv("COLUMNS");
     int w = c ? atoi(c) : 0;
     return w >= 20 && w <= 1000 ? w : 80;
+}
+
+/* ------------------------------------------------------------------------
+ * The lesson files.
+ */
+static int lessontext_name_cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+/* The lesson files: NN-slug.md in the lessons directory, by name. */
+int lessontext_files(const char *file, LessonFiles *out, Error *e)
+{
+    out->n = 0;
+    if (file) {
+        snprintf(out->path[out->n++], sizeof out->path[0], "%s", file);
+        return 0;
+    }
+    const char *dir = paths_lessondir();
+    DIR *d = opendir(dir);
+    if (!d)
+        return error_set(e, "%s: cannot read the lessons directory (set KVLAB_LESSONS to another)", dir);
+    static char names[LESSONS_MAX][256];
+    size_t n = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        const char *s = de->d_name;
+        size_t len = strlen(s);
+        if (len < 7 || !isdigit((unsigned char)s[0]) || !isdigit((unsigned char)s[1]) || s[2] != '-' ||
+            strcmp(s + len - 3, ".md") != 0 || len >= sizeof names[0])
+            continue;
+        if (n == LESSONS_MAX) {
+            closedir(d);
+            return error_set(e, "%s: more than %d lessons", dir, LESSONS_MAX);
+        }
+        snprintf(names[n++], sizeof names[0], "%s", s);
+    }
+    closedir(d);
+    qsort(names, n, sizeof names[0], lessontext_name_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (strlen(dir) + strlen(names[i]) + 2 > sizeof out->path[0])
+            return error_set(e, "%s/%s: the path is too long", dir, names[i]);
+        snprintf(out->path[out->n++], sizeof out->path[0], "%.4159s/%.255s", dir, names[i]);
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------

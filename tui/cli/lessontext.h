@@ -8,6 +8,7 @@
 #include "exercise.h"
 #include "glossary.h"
 #include "lesson.h"
+#include "paths.h"
 
 #include <stdio.h>
 
@@ -23,6 +24,17 @@ int lessontext_context(LessonContext *c, Error *e);
 void lessontext_context_done(LessonContext *c);
 /* The glossary's path, in the lessons directory. */
 const char *lessontext_glossary_path(char *buf, size_t n);
+
+#define LESSONS_MAX 64
+
+typedef struct {
+    size_t n;
+    char path[LESSONS_MAX][PATHS_LEN + 256];
+} LessonFiles;
+
+/* The lesson files: `file` alone where it is not NULL, else NN-slug.md of
+ * the lessons directory, by name. */
+int lessontext_files(const char *file, LessonFiles *out, Error *e);
 
 /* The width text is wrapped to: the terminal's where stdout is one,
  * else $COLUMNS, else 80. */

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "paths.h"
+#include "teachsources.h"
 #include "tui/lab/crt.h"
 #include "tui/lab/lab.h"
 
@@ -37,6 +38,7 @@ static void main_usage(FILE *out)
 {
     fprintf(out, "kvlab %s - a lab for KV-cache quantization in LLM serving\n\n"
                  "usage: kvlab                       the interactive lab (in a terminal)\n"
+                 "       kvlab --open FILE           the lab as a saved state left it (S saves one)\n"
                  "       kvlab COMMAND [options]     (kvlab COMMAND --help for its options)\n"
                  "       kvlab --help | -h | help | --version\n\n"
                  "commands:\n", KVLAB_VERSION);
@@ -67,13 +69,27 @@ static const struct {
 int main(int argc, char **argv)
 {
     Error e;
-    if (argc < 2) {
-        int sig = crt_usable(&e) ? -1 : lab_run(&e);
+    /* the lab, or the lab as a saved state has it */
+    const bool open = argc == 3 && strcmp(argv[1], "--open") == 0;
+    if (argc < 2 || open) {
+        /* a saved state is checked first, so that a bad one is named
+         * wherever kvlab runs; lab_run then asks for the terminal */
+        static TeachSources lessons;
+        int sig = -1;
+        if (open || !crt_usable(&e)) {
+            teachsources_fill(&lessons);
+            teach_set(&lessons);
+            sig = lab_run(open ? argv[2] : NULL, &e);
+        }
         if (sig < 0)
             return cli_fail(NULL, EXIT_USAGE, &e);
         return sig ? 128 + sig : EXIT_OK;           // as the shell reports a signal
     }
     const char *cmd = argv[1];
+    if (strcmp(cmd, "--open") == 0) {
+        error_set(&e, "--open takes one saved lab state, a file (kvlab --open FILE)");
+        return cli_fail(NULL, EXIT_USAGE, &e);
+    }
     for (size_t i = 0; i < sizeof ALONE / sizeof ALONE[0]; i++)
         if (strcmp(cmd, ALONE[i].word) == 0) {
             if (argc > 2) {

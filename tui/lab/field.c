@@ -4,6 +4,7 @@
 #include "tui/text.h"
 #include "units.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,6 +40,87 @@ const char *field_text(const Field *f, char *buf, size_t n)
         return buf;
     }
     return buf;
+}
+
+/* A size or rate as text that reads back exactly: as the lab shows it
+ * ("20 GiB", "16.06 GB", "3.352 TB/s") where that is exact, else in bytes;
+ * "auto" for 0, which field_parse takes back to the default. */
+static const char *field_save_bytes(const Field *f, char *buf, size_t n)
+{
+    const u128 v = *(u128 *)f->value;
+    const bool size = f->kind == FK_SIZE;
+    char a[48];
+    if (!v) {
+        snprintf(buf, n, "auto");
+        return buf;
+    }
+    const char *shown[] = {size ? units_size(a, sizeof a, v) : units_rate(a, sizeof a, v), NULL};
+    char b[48];
+    if (size)
+        shown[1] = units_size_decimal(b, sizeof b, v);
+    for (size_t i = 0; i < 2 && shown[i]; i++) {
+        u128 back;
+        Error e;
+        if ((size ? units_parse_size(shown[i], &back, &e) : units_parse_rate(shown[i], &back, &e)) == 0 &&
+            back == v) {
+            snprintf(buf, n, "%s", shown[i]);
+            return buf;
+        }
+    }
+    snprintf(buf, n, "%s %s", u128_str(a, sizeof a, v, false), size ? "B" : "B/s");
+    return buf;
+}
+
+const char *field_save_text(const Field *f, char *buf, size_t n)
+{
+    switch (f->kind) {
+    case FK_CONTEXT:
+    case FK_COUNT:
+    case FK_POW2:
+        snprintf(buf, n, "%llu", (unsigned long long)*(uint64_t *)f->value);
+        return buf;
+    case FK_SIZE:
+    case FK_RATE:
+        return field_save_bytes(f, buf, n);
+    case FK_CHOICE:
+        snprintf(buf, n, "%s", f->choices[*(int *)f->value]);
+        return buf;
+    case FK_FLOAT: {
+        const float x = *(float *)f->value;      // the fewest digits that read back as x (9 always do)
+        for (int digits = FLT_DIG; digits <= FLT_DECIMAL_DIG; digits++) {
+            snprintf(buf, n, "%.*g", digits, (double)x);
+            float back;
+            if (units_parse_float(buf, &back) && back == x)
+                break;
+        }
+        return buf;
+    }
+    case FK_TOGGLE:
+        break;
+    }
+    return field_text(f, buf, n);
+}
+
+int field_load(const Field *f, const char *text, Error *e)
+{
+    if (f->kind == FK_TOGGLE) {
+        if (strcmp(text, "on") && strcmp(text, "off"))
+            return error_set(e, "%s: '%s' is neither on nor off", f->label, text);
+        *(bool *)f->value = strcmp(text, "on") == 0;
+        return 0;
+    }
+    if (f->kind != FK_CHOICE)
+        return field_parse(f, text, e);
+    for (uint64_t i = 0; i < f->max; i++)
+        if (strcmp(text, f->choices[i]) == 0) {
+            *(int *)f->value = (int)i;
+            return 0;
+        }
+    error_set(e, "%s: no choice '%s'; expected one of", f->label, text);
+    size_t len = strlen(e->msg);
+    for (uint64_t i = 0; i < f->max && len < sizeof e->msg; i++)
+        len += (size_t)snprintf(e->msg + len, sizeof e->msg - len, " %s", f->choices[i]);
+    return -1;
 }
 
 bool field_typeable(const Field *f)

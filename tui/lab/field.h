@@ -42,6 +42,14 @@ const char *field_text(const Field *f, char *buf, size_t n);
 int field_parse(const Field *f, const char *text, Error *e);
 /* One step up (dir > 0) or down; choices wrap around. */
 void field_step(const Field *f, int dir);
+/* The value as text that field_load reads back to the same value, for a
+ * saved lab state: exact bytes ("21474836480 B"), plain token counts, a
+ * float's shortest exact digits, a choice's name, "on" or "off". */
+const char *field_save_text(const Field *f, char *buf, size_t n);
+/* Reads field_save_text's form (or anything field_parse takes, and for a
+ * choice its name, for a toggle on or off) into the value; untouched on
+ * error. */
+int field_load(const Field *f, const char *text, Error *e);
 /* Whether typing a digit starts editing this field. */
 bool field_typeable(const Field *f);
 

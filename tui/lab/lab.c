@@ -4,8 +4,11 @@
 
 #include "crt.h"
 #include "doc.h"
+#include "labstate.h"
+#include "paths.h"
 #include "plotmath.h"
 #include "screens.h"
+#include "teach.h"
 #include "tui/text.h"
 
 #include <curses.h>
@@ -26,8 +29,16 @@
  * The screens: one row each.
  */
 
-static const ScreenDef *const SCREENS[] = {&SCREEN_SCENARIOS, &SCREEN_CALC, &SCREEN_QUANT, &SCREEN_GPU};
+static const ScreenDef *const SCREENS[] = {&SCREEN_LESSONS, &SCREEN_SCENARIOS, &SCREEN_CALC, &SCREEN_QUANT,
+                                           &SCREEN_GPU};
 #define N_SCREENS (sizeof SCREENS / sizeof SCREENS[0])
+_Static_assert(N_SCREENS <= LABSTATE_SCREENS, "a saved lab state holds every screen");
+
+/* A screen's settings (its fields' values), as bytes: to put back. */
+typedef struct {
+    size_t screen, n;
+    unsigned char value[FIELDS_MAX][sizeof(u128)];
+} Settings;
 
 struct Lab {
     size_t cur;                         // the screen shown
@@ -39,10 +50,23 @@ struct Lab {
     int pane;                           // 0: fields, 1: the view
     bool editing;
     char edit[64];
+    const char *prompt;                 // the status line asks for a line after this; NULL: not
+    PromptDone prompt_done;
+    void *prompt_ctx;
+    char answer[PATHS_LEN];             // what is typed there
+    Settings origin[N_SCREENS];         // the inputs each screen started with (reset)
+    bool pinned[N_SCREENS];
+    StateInputs pin[N_SCREENS];         // the inputs the pinned figures came from
     char status[256];
     bool status_error;
-    bool help;
-    int help_scroll;                    // first line of the help shown
+    /* The box over the screen (the help, an exercise, a glossary entry). */
+    bool popup;
+    char popup_title[160];
+    DocLayout popup_layout;
+    void *popup_st;
+    PopupKey popup_key;
+    int popup_scroll;                   // its first line shown
+    size_t back;                        // 1 + the screen Esc goes back to; 0: none
     bool quit;
     int tab_x[N_SCREENS + 1];           // tab boundaries on row 0, for the mouse
     FILE *frame_log;                    // KVLAB_FRAME_LOG: draw times, for benchmarks
@@ -102,12 +126,6 @@ static size_t lab_value_size(const Field *f)
     }
 }
 
-/* The current screen's settings (its fields' values) before a key. */
-typedef struct {
-    size_t screen, n;
-    unsigned char value[FIELDS_MAX][sizeof(u128)];
-} Settings;
-
 static void lab_save_settings(const Lab *lab, Settings *st)
 {
     st->screen = lab->cur, st->n = lab->n_fields;
@@ -119,14 +137,20 @@ static void lab_save_settings(const Lab *lab, Settings *st)
  * settings (a field, or a screen's own key; `before`, else NULL), if the
  * figures cannot be computed with them, the settings before the key come
  * back, with their figures, and the message stays. */
+/* Puts the current screen's settings back as st kept them. */
+static void lab_restore_settings(Lab *lab, const Settings *st)
+{
+    for (size_t i = 0; i < st->n && i < lab->n_fields; i++)
+        memcpy(lab->fields[i].value, st->value[i], lab_value_size(&lab->fields[i]));
+}
+
 static void lab_recompute_or_restore(Lab *lab, const Settings *before)
 {
     Error e;
     const ScreenDef *s = SCREENS[lab->cur];
     const int failed = s->recompute(lab->state[lab->cur], &e) != 0;
     if (failed && before && before->screen == lab->cur) {
-        for (size_t i = 0; i < before->n; i++)
-            memcpy(lab->fields[i].value, before->value[i], lab_value_size(&lab->fields[i]));
+        lab_restore_settings(lab, before);
         lab_status(lab, true, "%s (kept the previous value)", e.msg);
         Error again;
         s->recompute(lab->state[lab->cur], &again);
@@ -156,21 +180,25 @@ static int lab_change(Lab *lab, int (*apply)(Lab *lab, Field *f, Error *e))
  * The view and its scrolling
  */
 
-static Rect lab_view_rect(void)
+/* The view: right of the inputs, or the whole width for a screen
+ * without any. */
+static Rect lab_view_rect(const Lab *lab)
 {
+    if (!lab->n_fields)
+        return (Rect){1, 1, LINES - 3, COLS - 2};
     return (Rect){1, FIELD_W + 1, LINES - 3, COLS - FIELD_W - 2};
 }
 
 /* Lines of the current screen's view. */
 static int lab_view_lines(const Lab *lab)
 {
-    return doc_view_lines(lab_view_rect(), SCREENS[lab->cur]->layout, lab->state[lab->cur]);
+    return doc_view_lines(lab_view_rect(lab), SCREENS[lab->cur]->layout, lab->state[lab->cur]);
 }
 
 /* Whether the view has more lines than its window: something to scroll. */
 static bool lab_view_scrolls(const Lab *lab)
 {
-    return lab_view_lines(lab) > lab_view_rect().h;
+    return lab_view_lines(lab) > lab_view_rect(lab).h;
 }
 
 /* Moves *first, the first line a window of h lines shows of `lines`, as
@@ -205,10 +233,12 @@ typedef struct {
     int (*act)(Lab *lab, int ch);
 } GlobalKey;
 
+static void lab_help_doc(void *st, Doc *d);
+
 static int lab_act_help(Lab *lab, int ch)
 {
     (void)ch;
-    lab->help = true;
+    lab_popup(lab, "Help: every key", lab_help_doc, lab, NULL);
     return KEY_REDRAW;
 }
 
@@ -223,6 +253,7 @@ static void lab_switch_to(Lab *lab, size_t i)
 {
     if (i >= N_SCREENS || i == lab->cur)
         return;
+    lab->back = 0;                      // chosen, not opened from a page: Esc stays
     lab->cur = i;
     lab->pane = 0;
     lab->status[0] = '\0';
@@ -248,7 +279,7 @@ static int lab_act_pane(Lab *lab, int ch)
 
 static int lab_act_page(Lab *lab, int ch)
 {
-    lab_scroll_by_key(&lab->scroll[lab->cur], lab_view_lines(lab), lab_view_rect().h, ch);
+    lab_scroll_by_key(&lab->scroll[lab->cur], lab_view_lines(lab), lab_view_rect(lab).h, ch);
     return KEY_REDRAW;
 }
 
@@ -261,8 +292,8 @@ static int lab_act_cycle(Lab *lab, int ch)
 static int lab_act_move(Lab *lab, int ch)
 {
     int dir = (ch == KEY_UP || ch == 'k') ? -1 : 1;
-    if (lab->pane == 1) {
-        lab_scroll_by_key(&lab->scroll[lab->cur], lab_view_lines(lab), lab_view_rect().h, ch);
+    if (lab->pane == 1 || !lab->n_fields) {
+        lab_scroll_by_key(&lab->scroll[lab->cur], lab_view_lines(lab), lab_view_rect(lab).h, ch);
         return KEY_REDRAW;
     }
     size_t *sel = &lab->sel[lab->cur];
@@ -313,13 +344,18 @@ static int lab_act_edit(Lab *lab, int ch)
 }
 
 static int lab_act_export(Lab *lab, int ch);
+static int lab_act_glossary(Lab *lab, int ch);
+static int lab_act_reset(Lab *lab, int ch);
+static int lab_act_pin(Lab *lab, int ch);
+static int lab_act_save(Lab *lab, int ch);
 
 static const GlobalKey KEYS[] = {
     {{KEY_F(1), '?', 0}, "F1 ?", "this help", lab_act_help},
-    {{KEY_F(2), 0}, "F2", "the Scenarios screen", lab_act_screen},
-    {{KEY_F(3), 0}, "F3", "the Calculator screen", lab_act_screen},
-    {{KEY_F(4), 0}, "F4", "the Quantization error screen", lab_act_screen},
-    {{KEY_F(5), 0}, "F5", "the GPU lab screen", lab_act_screen},
+    {{KEY_F(2), 0}, "F2", "the Lessons screen", lab_act_screen},
+    {{KEY_F(3), 0}, "F3", "the Scenarios screen", lab_act_screen},
+    {{KEY_F(4), 0}, "F4", "the Calculator screen", lab_act_screen},
+    {{KEY_F(5), 0}, "F5", "the Quantization error screen", lab_act_screen},
+    {{KEY_F(6), 0}, "F6", "the GPU lab screen", lab_act_screen},
     {{'[', ']', 0}, "[ ]", "the previous or next screen", lab_act_cycle},
     {{'\t', KEY_BTAB, 0}, "Tab", "move between the inputs and the view (to scroll it)", lab_act_pane},
     {{KEY_UP, 'k', 0}, "Up k", "previous input, or scroll the view up", lab_act_move},
@@ -333,6 +369,17 @@ static const GlobalKey KEYS[] = {
      lab_act_edit},
     {{'0', 0}, "0-9 .", "start typing a value straight away: 8k, 20GiB", lab_act_edit},
     {{'e', 0}, "e", "export this screen: CSV data and an SVG chart", lab_act_export},
+    {{'G', 0}, "G", "the glossary's entry for the selected input, or with the view selected (Tab) "
+                    "for its table's columns (on the Lessons screen: every term)",
+     lab_act_glossary},
+    {{'R', 0}, "R", "reset: every input of this screen back to its scenario's (or first) value",
+     lab_act_reset},
+    {{'P', 0}, "P", "pin the figures as a baseline: the screen then shows how the live figures "
+                    "differ from it (more memory, fewer sequences); P again unpins",
+     lab_act_pin},
+    {{'S', 0}, "S", "save the lab (screen, inputs, pins) to a file: a name, a path, or Enter for a "
+                    "dated file in kvlab's data directory; kvlab --open FILE reopens it",
+     lab_act_save},
     {{'q', KEY_F(10), 0}, "q F10", "quit", lab_act_quit},
 };
 
@@ -403,6 +450,519 @@ static int lab_mouse_key(Lab *lab)
 }
 
 /* ------------------------------------------------------------------------
+ * The prompt in the status line, and the box over the screen
+ */
+
+void lab_prompt(Lab *lab, const char *label, PromptDone done, void *ctx)
+{
+    lab->prompt = label;
+    lab->prompt_done = done;
+    lab->prompt_ctx = ctx;
+    lab->answer[0] = '\0';
+    lab->status[0] = '\0';
+}
+
+/* A key while the status line asks for a line: Enter hands it over, Esc
+ * cancels, Backspace erases, printable characters are typed. */
+static int lab_prompt_key(Lab *lab, int ch)
+{
+    size_t n = strlen(lab->answer);
+    if (ch == CRT_ESC) {
+        lab->prompt = NULL;
+        lab_status(lab, false, "cancelled");
+    } else if (ch == '\n' || ch == '\r' || ch == KEY_ENTER) {
+        lab->prompt = NULL;
+        lab->prompt_done(lab->prompt_ctx, lab, lab->answer);
+    } else if (ch == KEY_BACKSPACE || ch == CRT_DEL || ch == CRT_CTRL_H) {
+        if (n)
+            lab->answer[n - 1] = '\0';
+    } else if (ch >= ' ' && ch < CRT_DEL && n + 1 < sizeof lab->answer) {
+        lab->answer[n] = (char)ch;
+        lab->answer[n + 1] = '\0';
+    }
+    return KEY_REDRAW;
+}
+
+/* The status line while it asks: the label, then as much of the end of
+ * what is typed as fits, and the cursor. */
+static void lab_draw_prompt(Lab *lab, int y, int w)
+{
+    char line[512 + sizeof lab->answer];
+    const size_t len = strlen(lab->answer), used = text_columns(lab->prompt) + 1;
+    const size_t room = (size_t)w > used ? (size_t)w - used : 0;
+    snprintf(line, sizeof line, "%s%s_", lab->prompt, lab->answer + (len > room ? len - room : 0));
+    put_text(y, 1, w, crt_attr(ROLE_EDIT), line);
+}
+
+void lab_popup(Lab *lab, const char *title, DocLayout layout, void *st, PopupKey key)
+{
+    lab->popup = true;
+    snprintf(lab->popup_title, sizeof lab->popup_title, "%s", title);
+    lab->popup_layout = layout;
+    lab->popup_st = st;
+    lab->popup_key = key;
+    lab->popup_scroll = 0;
+}
+
+/* The box, and the window its lines scroll in. */
+static Rect lab_popup_box(Rect *win)
+{
+    int w = COLS - 8 < HELP_W ? COLS - 8 : HELP_W, h = LINES - 4;
+    Rect r = {2, (COLS - w) / 2, h, w};
+    *win = (Rect){r.y + 2, r.x + 2, r.h - 2, r.w - 4};
+    return r;
+}
+
+static int lab_popup_lines(Lab *lab)
+{
+    Rect win;
+    lab_popup_box(&win);
+    return doc_view_lines(win, lab->popup_layout, lab->popup_st);
+}
+
+static void lab_draw_popup(Lab *lab)
+{
+    Rect win, r = lab_popup_box(&win);
+    int lines = lab_popup_lines(lab);
+    attron(crt_attr(ROLE_NORMAL));
+    for (int y = r.y; y < r.y + r.h; y++)
+        mvhline(y, r.x, ' ', r.w);
+    attroff(crt_attr(ROLE_NORMAL));
+    char title[256];
+    snprintf(title, sizeof title, "%s (%s)", lab->popup_title,
+             lines > win.h ? "Up, Down, PgUp, PgDn scroll; other keys close"
+                           : lab->popup_key ? "Esc closes" : "any key closes this");
+    draw_title((Rect){r.y, r.x + 1, 1, r.w - 2}, title);
+    doc_view(win, lab->popup_scroll, lines, lab->popup_layout, lab->popup_st);
+    doc_marks(win, lab->popup_scroll, lines, "Down");
+}
+
+/* A key while the box is open: the arrows and pages scroll it when it
+ * does not fit, its own keys act, and any other key closes it. */
+static int lab_popup_handle(Lab *lab, int ch)
+{
+    Rect win;
+    lab_popup_box(&win);
+    int lines = lab_popup_lines(lab);
+    if (lines > win.h && lab_scroll_by_key(&lab->popup_scroll, lines, win.h, ch))
+        return KEY_REDRAW;
+    int flags = lab->popup_key ? lab->popup_key(lab->popup_st, ch, lab) : KEY_IGNORED;
+    if (flags != KEY_IGNORED)
+        return flags | KEY_REDRAW;
+    lab->popup = false;
+    lab->popup_scroll = 0;
+    return KEY_REDRAW;
+}
+
+/* ------------------------------------------------------------------------
+ * For lessons: a screen opened with a page's settings, scrolling to a
+ * focused item, the glossary
+ */
+
+void lab_scroll_to(Lab *lab, int line)
+{
+    const int h = lab_view_rect(lab).h, first = lab->scroll[lab->cur];
+    if (line <= first)                          // clear of the mark that says more lies above
+        lab->scroll[lab->cur] = line > 0 ? line - 1 : 0;
+    else if (line >= first + h - 2)             // and of the one below
+        lab->scroll[lab->cur] = line - h / 3;
+    lab->scroll[lab->cur] = scroll_clamp(lab->scroll[lab->cur], lab_view_lines(lab), h);
+}
+
+static size_t lab_screen_by_id(const char *id)
+{
+    for (size_t i = 0; i < N_SCREENS; i++)
+        if (SCREENS[i]->id && strcmp(SCREENS[i]->id, id) == 0)
+            return i;
+    return N_SCREENS;
+}
+
+static const ScreenOption *lab_option(const ScreenDef *def, const char *name)
+{
+    for (size_t i = 0; i < def->n_options; i++)
+        if (name ? def->options[i].option && strcmp(def->options[i].option, name) == 0 : !def->options[i].option)
+            return &def->options[i];
+    return NULL;
+}
+
+static StateInput *lab_input_of(StateInputs *in, const char *label)
+{
+    for (size_t k = 0; k < in->n; k++)
+        if (strcmp(in->in[k].label, label) == 0)
+            return &in->in[k];
+    return NULL;
+}
+
+/* Sets the input `label` to value, added where it is not there yet. */
+static int lab_set_input(StateInputs *in, const char *label, const char *value, Error *e)
+{
+    StateInput *v = lab_input_of(in, label);
+    if (!v && in->n == FIELDS_MAX)
+        return error_set(e, "more than %d inputs", FIELDS_MAX);
+    if (!v)
+        v = &in->in[in->n++];
+    v->label = label;
+    v->where[0] = '\0';
+    snprintf(v->value, sizeof v->value, "%s", value);
+    return 0;
+}
+
+/* The inputs that a command line's words set on screen def, as a saved
+ * state holds them; the options it has no input for, named in `ignored`. */
+static int lab_options_inputs(const ScreenDef *def, const char *options, StateInputs *in, char *ignored,
+                              size_t n, Error *e)
+{
+    char copy[1024], *words[64];
+    size_t nw = 0;
+    snprintf(copy, sizeof copy, "%s", options);
+    for (char *t = strtok(copy, " \t\r\n"); t && nw < sizeof words / sizeof words[0]; t = strtok(NULL, " \t\r\n"))
+        words[nw++] = t;
+    in->n = 0;
+    ignored[0] = '\0';
+    for (size_t i = 0; i < nw; i++) {
+        char *name = words[i], *value = NULL, *eq = strchr(name, '=');
+        const bool dashed = strncmp(name, "--", 2) == 0;
+        if (dashed && eq)
+            *eq = '\0', value = eq + 1;
+        const ScreenOption *o = lab_option(def, dashed ? name : NULL);
+        if (o && o->arg && !value) {
+            if (i + 1 == nw)
+                return error_set(e, "%s needs a value", name);
+            value = words[++i];
+        } else if (!o && dashed && !value && i + 1 < nw && strncmp(words[i + 1], "--", 2) != 0) {
+            i++;                                    // its value goes with it
+        }
+        if (!o) {
+            size_t len = strlen(ignored);
+            if (!strstr(ignored, name))
+                snprintf(ignored + len, n - len, "%s%s", len ? " " : "", name);
+            continue;
+        }
+        if (lab_set_input(in, o->label, o->value ? o->value : dashed ? value : name, e))
+            return -1;
+    }
+    for (size_t i = 0; i < def->n_options; i++)     // what the command takes where it is not given
+        if (def->options[i].absent && !lab_input_of(in, def->options[i].label) &&
+            lab_set_input(in, def->options[i].label, def->options[i].absent, e))
+            return -1;
+    return 0;
+}
+
+static int lab_apply(Lab *lab, const StateInputs *in, Error *e);
+
+int lab_open_screen(Lab *lab, const char *id, const char *options, Error *e)
+{
+    size_t to = lab_screen_by_id(id);
+    /* the calculator has no scenario input: a calc widget that starts from
+     * a scenario shows it where scenarios are, with its figures */
+    if (to < N_SCREENS && !strcmp(id, "calc") && strstr(options, "--scenario"))
+        to = lab_screen_by_id("scenarios");
+    if (to == N_SCREENS)
+        return error_set(e, "no screen '%s'", id);
+    static StateInputs in;
+    char ignored[256];
+    if (lab_options_inputs(SCREENS[to], options, &in, ignored, sizeof ignored, e))
+        return -1;
+    const size_t from = lab->cur;
+    const ScreenDef *s = SCREENS[to];
+    Error why;
+    lab->cur = to;
+    lab_load_fields(lab);
+    if (s->reset)
+        s->reset(lab->state[to]);
+    else
+        lab_restore_settings(lab, &lab->origin[to]);
+    if (s->recompute(lab->state[to], &why) || lab_apply(lab, &in, &why)) {
+        lab->cur = from;
+        lab_load_fields(lab);
+        return error_set(e, "%s", why.msg);
+    }
+    lab_save_settings(lab, &lab->origin[to]);          // R comes back to the page's settings
+    lab->scroll[to] = 0;
+    lab->pane = 0;
+    lab->back = from + 1;
+    if (ignored[0])
+        lab_status(lab, false, "the page's settings, but for %s; Esc: back to the page", ignored);
+    else
+        lab_status(lab, false, "the page's settings; Esc goes back to the page");
+    return 0;
+}
+
+static const GlossaryEntry *lab_glossary_entry(const Glossary *g, const char *label);
+
+/* The entry the glossary box shows. */
+static void lab_glossary_doc(void *st, Doc *d)
+{
+    const GlossaryEntry *g = st;
+    char text[GLOSSARY_DEFINITION_MAX * 2], line[1024];
+    Error e;
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), exercise_text(g->definition, text, sizeof text, &e) ? e.msg : text);
+    size_t len = 0;
+    line[0] = '\0';
+    for (size_t i = 0; i < g->n_aliases && len < sizeof line; i++, len = strlen(line))
+        snprintf(line + len, sizeof line - len, "%s%s", i ? ", " : "also written: ", g->aliases[i]);
+    if (len)
+        doc_text(d, 0, crt_attr(ROLE_DIM), line);
+    len = 0;
+    line[0] = '\0';
+    for (size_t i = 0; i < g->n_see && len < sizeof line; i++, len = strlen(line))
+        snprintf(line + len, sizeof line - len, "%s%s", i ? ", " : "see also: ", g->see[i]);
+    if (len)
+        doc_text(d, 0, crt_attr(ROLE_DIM), line);
+    if (g->lesson[0]) {
+        snprintf(line, sizeof line, "taught in the lesson %s (F2)", g->lesson);
+        doc_text(d, 0, crt_attr(ROLE_DIM), line);
+    }
+}
+
+void lab_glossary(Lab *lab, const char *term)
+{
+    Error e;
+    if (teach_load(&e)) {
+        lab_status(lab, true, "no glossary: %s", e.msg);
+        return;
+    }
+    const GlossaryEntry *ge = lab_glossary_entry(teach_context()->glossary, term);
+    if (!ge) {
+        lab_status(lab, false, "the glossary has no entry for '%s'", term);
+        return;
+    }
+    char title[GLOSSARY_TERM_MAX + 16];
+    snprintf(title, sizeof title, "Glossary: %s", ge->term);
+    lab_popup(lab, title, lab_glossary_doc, (void *)ge, NULL);
+}
+
+/* Every term of the glossary, for the Lessons screen's G. */
+static void lab_glossary_all_doc(void *st, Doc *d)
+{
+    const Glossary *g = st;
+    char text[GLOSSARY_DEFINITION_MAX * 2];
+    Error e;
+    for (size_t i = 0; i < g->n; i++)
+        doc_pair(d, HELP_KEY_W + 6, crt_attr(ROLE_FIELD), g->entries[i].term, crt_attr(ROLE_NORMAL),
+                 exercise_text(g->entries[i].definition, text, sizeof text, &e) ? e.msg : text);
+}
+
+/* The entry of a label: its own, else its last word's ("KIVI residual":
+ * "residual"); NULL when neither has one. */
+static const GlossaryEntry *lab_glossary_entry(const Glossary *g, const char *label)
+{
+    const GlossaryEntry *ge = glossary_find(g, label);
+    const char *last = strrchr(label, ' ');
+    return ge || !last ? ge : glossary_find(g, last + 1);
+}
+
+/* The columns of the view's table, each with its entry. */
+static struct {
+    size_t n;
+    const GlossaryEntry *entry[TABLE_COLS];
+    char missing[256];          // the columns without one
+} lab_columns;
+
+static void lab_columns_doc(void *st, Doc *d)
+{
+    (void)st;
+    char text[GLOSSARY_DEFINITION_MAX * 2];
+    Error e;
+    for (size_t i = 0; i < lab_columns.n; i++)
+        doc_pair(d, HELP_KEY_W + 4, crt_attr(ROLE_FIELD), lab_columns.entry[i]->term, crt_attr(ROLE_NORMAL),
+                 exercise_text(lab_columns.entry[i]->definition, text, sizeof text, &e) ? e.msg : text);
+    if (lab_columns.missing[0])
+        doc_text(d, 0, crt_attr(ROLE_DIM), lab_columns.missing);
+}
+
+/* The glossary of the columns of the view's table, in a box. */
+static void lab_glossary_columns(Lab *lab, const Table *t)
+{
+    const Glossary *g = teach_context()->glossary;
+    lab_columns.n = 0;
+    lab_columns.missing[0] = '\0';
+    for (size_t c = 0; c < t->cols; c++) {
+        const char *name = cell_text(table_at(t, 0, c));
+        const GlossaryEntry *ge = lab_glossary_entry(g, name);
+        size_t len = strlen(lab_columns.missing);
+        if (ge)
+            lab_columns.entry[lab_columns.n++] = ge;
+        else
+            snprintf(lab_columns.missing + len, sizeof lab_columns.missing - len, "%s%s",
+                     len ? ", " : "plain words, no entry: ", name);
+    }
+    lab_popup(lab, "Glossary: the columns", lab_columns_doc, NULL, NULL);
+}
+
+static int lab_act_glossary(Lab *lab, int ch)
+{
+    (void)ch;
+    Error e;
+    const ScreenDef *s = SCREENS[lab->cur];
+    const Table *t = s->columns && lab->pane == 1 ? s->columns(lab->state[lab->cur]) : NULL;
+    if (lab->n_fields && lab->pane == 0)
+        lab_glossary(lab, lab->fields[lab->sel[lab->cur]].label);
+    else if (teach_load(&e))
+        lab_status(lab, true, "no glossary: %s", e.msg);
+    else if (t && t->rows)
+        lab_glossary_columns(lab, t);
+    else
+        lab_popup(lab, "Glossary", lab_glossary_all_doc, (void *)teach_context()->glossary, NULL);
+    return KEY_REDRAW;
+}
+
+/* ------------------------------------------------------------------------
+ * For demos: reset, the pinned baseline, saving and opening the lab
+ */
+
+static int lab_act_reset(Lab *lab, int ch)
+{
+    (void)ch;
+    const ScreenDef *s = SCREENS[lab->cur];
+    if (s->reset)
+        s->reset(lab->state[lab->cur]);
+    else
+        lab_restore_settings(lab, &lab->origin[lab->cur]);
+    lab->scroll[lab->cur] = 0;
+    lab_status(lab, false, "every input is back to %s", s->origin ? s->origin : "its first value");
+    return KEY_RECOMPUTE | KEY_REDRAW;
+}
+
+/* The current screen's inputs as text (field_save_text). */
+static void lab_capture(const Lab *lab, StateInputs *out)
+{
+    out->n = lab->n_fields;
+    for (size_t i = 0; i < lab->n_fields; i++) {
+        out->in[i].label = lab->fields[i].label;
+        field_save_text(&lab->fields[i], out->in[i].value, sizeof out->in[i].value);
+    }
+}
+
+static int lab_act_pin(Lab *lab, int ch)
+{
+    (void)ch;
+    const ScreenDef *s = SCREENS[lab->cur];
+    const bool on = !lab->pinned[lab->cur];
+    Error e;
+    if (!s->pin) {
+        lab_status(lab, false, "the %s screen has no figures to pin", s->name);
+    } else if (s->pin(lab->state[lab->cur], on, &e)) {
+        lab_status(lab, true, "nothing pinned: %s", e.msg);
+    } else {
+        lab->pinned[lab->cur] = on;
+        if (on)
+            lab_capture(lab, &lab->pin[lab->cur]);
+        lab_status(lab, false, on ? "pinned: change the inputs to see the figures move from these (P unpins)"
+                                  : "unpinned");
+    }
+    return KEY_REDRAW;
+}
+
+/* What a saved state may name: each screen, whether it pins, its inputs. */
+static void lab_state_info(Lab *lab, StateScreenInfo *info)
+{
+    for (size_t i = 0; i < N_SCREENS; i++) {
+        Field f[FIELDS_MAX];
+        info[i].name = SCREENS[i]->name;
+        info[i].pins = SCREENS[i]->pin != NULL;
+        info[i].n = SCREENS[i]->fields(lab->state[i], f);
+        for (size_t k = 0; k < info[i].n; k++)
+            info[i].labels[k] = f[k].label;
+    }
+}
+
+static void lab_save(Lab *lab)
+{
+    static LabState ls;
+    StateScreenInfo info[N_SCREENS];
+    char path[PATHS_LEN];
+    Error e;
+    memset(&ls, 0, sizeof ls);
+    lab_state_info(lab, info);
+    const size_t cur = lab->cur;
+    for (size_t i = 0; i < N_SCREENS; i++) {
+        lab->cur = i;
+        lab_load_fields(lab);
+        lab_capture(lab, &ls.s[i].inputs);
+        ls.s[i].pinned = lab->pinned[i];
+        ls.s[i].pin = lab->pin[i];
+    }
+    lab->cur = ls.screen = cur;
+    lab_load_fields(lab);
+    if (labstate_path(lab->answer, path, sizeof path, &e) || labstate_save(&ls, path, info, N_SCREENS, &e))
+        lab_status(lab, true, "not saved: %s", e.msg);
+    else
+        lab_status(lab, false, "saved %s", path);
+}
+
+/* The prompt's answer: where to save. */
+static void lab_save_done(void *ctx, Lab *lab, const char *answer)
+{
+    (void)ctx, (void)answer;
+    lab_save(lab);
+}
+
+#define SAVE_PROMPT "save as (a name or path; Enter alone: a dated file; Esc: cancel): "
+
+static int lab_act_save(Lab *lab, int ch)
+{
+    (void)ch;
+    lab_prompt(lab, SAVE_PROMPT, lab_save_done, NULL);
+    return KEY_REDRAW;
+}
+
+/* The inputs of the current screen from a saved state, each applied as
+ * the user would type it: after a choice (a scenario, a model) the
+ * screen recomputes, so that the inputs after it apply to what it chose. */
+static int lab_apply(Lab *lab, const StateInputs *in, Error *e)
+{
+    const ScreenDef *s = SCREENS[lab->cur];
+    Error why;
+    for (size_t i = 0; i < lab->n_fields; i++) {
+        const StateInput *v = NULL;
+        for (size_t k = 0; k < in->n && !v; k++)
+            v = strcmp(in->in[k].label, lab->fields[i].label) == 0 ? &in->in[k] : NULL;
+        if (!v)
+            continue;
+        if (field_load(&lab->fields[i], v->value, &why) ||
+            (lab->fields[i].kind == FK_CHOICE && s->recompute(lab->state[lab->cur], &why)))
+            return error_set(e, "%s%s", v->where, why.msg);
+        lab_load_fields(lab);
+    }
+    if (s->recompute(lab->state[lab->cur], &why))
+        return error_set(e, "%s%s", in->where, why.msg);
+    lab_load_fields(lab);
+    return 0;
+}
+
+/* The lab as a saved state has it: each screen's pinned figures from
+ * their inputs, then its inputs, then the screen it shows. */
+static int lab_open(Lab *lab, const char *path, Error *e)
+{
+    static LabState ls;
+    StateScreenInfo info[N_SCREENS];
+    memset(&ls, 0, sizeof ls);
+    lab_state_info(lab, info);
+    if (labstate_load(&ls, path, info, N_SCREENS, e))
+        return -1;
+    for (size_t i = 0; i < N_SCREENS; i++) {
+        const StateScreen *st = &ls.s[i];
+        Error why;
+        lab->cur = i;
+        lab_load_fields(lab);
+        if (st->pinned) {
+            if (lab_apply(lab, &st->pin, e))
+                return -1;
+            if (SCREENS[i]->pin(lab->state[i], true, &why))
+                return error_set(e, "%snothing to pin: %s", st->pin.where, why.msg);
+            lab->pinned[i] = true;
+            lab_capture(lab, &lab->pin[i]);
+        }
+        if (lab_apply(lab, &st->inputs, e))
+            return -1;
+    }
+    lab->cur = ls.screen;
+    lab_load_fields(lab);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
  * Export
  */
 
@@ -410,6 +970,10 @@ static int lab_act_export(Lab *lab, int ch)
 {
     (void)ch;
     const ScreenDef *s = SCREENS[lab->cur];
+    if (!s->export) {
+        lab_status(lab, false, "the %s screen has nothing to export", s->name);
+        return KEY_REDRAW;
+    }
     char stamp[32], csv[96], svg[96], name[32];
     time_t t = time(NULL);
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime(&t));
@@ -462,6 +1026,8 @@ static void lab_draw_tabs(Lab *lab)
 
 static void lab_draw_fields(Lab *lab, int h)
 {
+    if (!lab->n_fields)                 // the view takes the whole width
+        return;
     draw_title((Rect){1, 0, 1, FIELD_W - 1}, lab->pane == 0 ? "Inputs" : "Inputs (Tab: back)");
     for (size_t i = 0; i < lab->n_fields; i++) {
         const Field *f = &lab->fields[i];
@@ -509,58 +1075,23 @@ static void lab_help_doc(void *st, Doc *d)
     doc_text(d, 0, crt_attr(ROLE_DIM), s->help);
 }
 
-/* The help box, and the window its lines scroll in. */
-static Rect lab_help_box(Rect *win)
-{
-    int w = COLS - 8 < HELP_W ? COLS - 8 : HELP_W, h = LINES - 4;
-    Rect r = {2, (COLS - w) / 2, h, w};
-    *win = (Rect){r.y + 2, r.x + 2, r.h - 2, r.w - 4};
-    return r;
-}
-
-static int lab_help_lines(Lab *lab)
-{
-    Rect win;
-    lab_help_box(&win);
-    return doc_view_lines(win, lab_help_doc, lab);
-}
-
-static void lab_draw_help(Lab *lab)
-{
-    Rect win, r = lab_help_box(&win);
-    int lines = lab_help_lines(lab);
-    attron(crt_attr(ROLE_NORMAL));
-    for (int y = r.y; y < r.y + r.h; y++)
-        mvhline(y, r.x, ' ', r.w);
-    attroff(crt_attr(ROLE_NORMAL));
-    draw_title((Rect){r.y, r.x + 1, 1, r.w - 2}, lines > win.h ? "Help: every key (Up, Down, PgUp, "
-                                                                 "PgDn scroll; other keys close)"
-                                                               : "Help: every key (any key closes this)");
-    doc_view(win, lab->help_scroll, lines, lab_help_doc, lab);
-    doc_marks(win, lab->help_scroll, lines, "Down");
-}
-
-/* A key while the help is open: the arrows and pages scroll it when it
- * does not fit; any other key closes it. */
-static int lab_help_key(Lab *lab, int ch)
-{
-    Rect win;
-    lab_help_box(&win);
-    int lines = lab_help_lines(lab);
-    if (lines > win.h && lab_scroll_by_key(&lab->help_scroll, lines, win.h, ch))
-        return KEY_REDRAW;
-    lab->help = false;
-    lab->help_scroll = 0;
-    return KEY_REDRAW;
-}
-
-static void lab_draw_function_bar_keys(void)
+/* The function bar: the screen's own keys or the lab's, and at its right
+ * end, where the view scrolls, how far down it shows: "31/48 lines". */
+static void lab_draw_function_bar_keys(Lab *lab)
 {
     static const BarKey BAR[] = {
-        {"F1", "Help"}, {"F2", "Scenarios"}, {"F3", "Calc"}, {"F4", "Quant"}, {"F5", "GPU"},
-        {"Enter", "Edit"}, {"+-", "Step"}, {"Tab", "Pane"}, {"e", "Export"}, {"q", "Quit"},
+        {"F1", "Help"}, {"Enter", "Edit"}, {"+-", "Step"}, {"Tab", "Pane"}, {"R", "Reset"},
+        {"P", "Pin"},   {"S", "Save"},     {"e", "Export"}, {"q", "Quit"},
     };
-    draw_function_bar(LINES - 1, COLS, BAR, sizeof BAR / sizeof BAR[0]);
+    const ScreenDef *s = SCREENS[lab->cur];
+    draw_function_bar(LINES - 1, COLS, s->bar ? s->bar : BAR, s->bar ? s->n_bar : sizeof BAR / sizeof BAR[0]);
+    const int lines = lab_view_lines(lab), h = lab_view_rect(lab).h;
+    if (lines <= h)
+        return;
+    char where[48];
+    const int first = lab->scroll[lab->cur], last = first + h < lines ? first + h : lines;
+    snprintf(where, sizeof where, " %d/%d lines", last, lines);
+    put_text(LINES - 1, COLS - (int)strlen(where), (int)strlen(where), crt_attr(ROLE_BAR), where);
 }
 
 static void lab_draw_all(Lab *lab)
@@ -579,15 +1110,18 @@ static void lab_draw_all(Lab *lab)
     lab_draw_tabs(lab);
     lab_draw_fields(lab, LINES - 3);
     const ScreenDef *s = SCREENS[lab->cur];
-    const Rect win = lab_view_rect();
+    const Rect win = lab_view_rect(lab);
     const int lines = lab_view_lines(lab), first = lab->scroll[lab->cur];
     doc_view(win, first, lines, s->layout, lab->state[lab->cur]);
-    doc_marks(win, first, lines, lab->pane ? "Down" : "Tab, Down");
-    put_text(LINES - 2, 1, COLS - 2, crt_attr(lab->status_error ? ROLE_BAD : ROLE_DIM), lab->status);
-    lab_draw_function_bar_keys();
-    if (lab->help) {
-        widget_cut_context("Help");
-        lab_draw_help(lab);
+    doc_marks(win, first, lines, lab->pane || !lab->n_fields ? "Down" : "Tab, Down");
+    if (lab->prompt)
+        lab_draw_prompt(lab, LINES - 2, COLS - 2);
+    else
+        put_text(LINES - 2, 1, COLS - 2, crt_attr(lab->status_error ? ROLE_BAD : ROLE_DIM), lab->status);
+    lab_draw_function_bar_keys(lab);
+    if (lab->popup) {
+        widget_cut_context(lab->popup_title);
+        lab_draw_popup(lab);
     }
 }
 
@@ -635,21 +1169,23 @@ static void lab_log_frame(Lab *lab, double t0, int ch)
  * where the view fits. */
 static void lab_settle_view(Lab *lab)
 {
-    const int lines = lab_view_lines(lab), h = lab_view_rect().h;
+    const int lines = lab_view_lines(lab), h = lab_view_rect(lab).h;
     lab->scroll[lab->cur] = scroll_clamp(lab->scroll[lab->cur], lines, h);
     if (lines <= h)
         lab->pane = 0;
-    Rect help;
-    lab_help_box(&help);
-    lab->help_scroll = lab->help ? scroll_clamp(lab->help_scroll, lab_help_lines(lab), help.h) : 0;
+    Rect box;
+    lab_popup_box(&box);
+    lab->popup_scroll = lab->popup ? scroll_clamp(lab->popup_scroll, lab_popup_lines(lab), box.h) : 0;
 }
 
 static int lab_handle(Lab *lab, int ch)
 {
     if (ch == KEY_RESIZE)
         return KEY_REDRAW;
-    if (lab->help)
-        return lab_help_key(lab, ch);   // q too only closes the help
+    if (lab->prompt)                    // over a box too: an exercise's answer
+        return lab_prompt_key(lab, ch);
+    if (lab->popup)
+        return lab_popup_handle(lab, ch);       // q too only closes it
     if (COLS < MIN_W || LINES < MIN_H)
         return ch == 'q' || ch == KEY_F(10) ? lab_act_quit(lab, ch) : KEY_IGNORED;
     if (lab->editing)
@@ -658,12 +1194,16 @@ static int lab_handle(Lab *lab, int ch)
         return lab_mouse_key(lab);
     const ScreenDef *s = SCREENS[lab->cur];
     int flags = s->key ? s->key(lab->state[lab->cur], ch, lab) : KEY_IGNORED;
+    if (flags == KEY_IGNORED && ch == CRT_ESC && lab->back) {    // back to the page that opened it
+        lab_switch_to(lab, lab->back - 1);
+        return KEY_REDRAW;
+    }
     if (flags == KEY_IGNORED)
         flags = lab_global_key(lab, ch);
     return flags;
 }
 
-int lab_run(Error *e)
+int lab_run(const char *open, Error *e)
 {
     static Lab lab;
     double started = lab_now_s();
@@ -675,6 +1215,15 @@ int lab_run(Error *e)
     for (; made < N_SCREENS; made++)
         if (!(lab.state[made] = SCREENS[made]->create(e)))
             goto done;
+    for (size_t i = 0; i < N_SCREENS; i++) {
+        lab.cur = i;
+        lab_recompute_or_restore(&lab, NULL);
+        lab_save_settings(&lab, &lab.origin[i]);
+    }
+    lab.cur = 0;
+    lab_load_fields(&lab);
+    if (open && lab_open(&lab, open, e))       // before the terminal is touched
+        goto done;
     const char *log = getenv("KVLAB_FRAME_LOG");
     if (log && *log)
         lab.frame_log = fopen(log, "a");
@@ -683,13 +1232,12 @@ int lab_run(Error *e)
         widget_cut_log(cut_log = fopen(cuts, "a"));
     if (crt_init(e))
         goto done;
-    for (size_t i = 0; i < N_SCREENS; i++) {
-        lab.cur = i;
-        lab_recompute_or_restore(&lab, NULL);
-    }
-    lab.cur = 0;
-    lab_load_fields(&lab);
-    lab_status(&lab, false, "F1 or ? lists every key; F2-F5 (or [ and ]) change screens; q quits");
+    if (teach_notice()[0])
+        lab_status(&lab, true, "%s", teach_notice());
+    else if (open)
+        lab_status(&lab, false, "opened %s; F1 or ? lists every key", open);
+    else
+        lab_status(&lab, false, "F1 or ? lists every key; F2-F6 (or [ and ]) change screens; q quits");
     lab_settle_view(&lab);
     lab_draw_all(&lab);
     refresh();

@@ -27,6 +27,16 @@ typedef struct {
     const char *what;           // for the help screen
 } ScreenKey;
 
+/* A command-line option a screen takes from a lesson's widget or an
+ * exercise's settings (`kvlab COMMAND`'s own), and the input it sets. */
+typedef struct {
+    const char *option;         // "--context"; NULL: a word without dashes (a scenario's name)
+    const char *label;          // the field it sets
+    bool arg;                   // takes a value
+    const char *value;          // what the field gets; NULL: the value given
+    const char *absent;         // what it gets when the option is not given; NULL: its first value
+} ScreenOption;
+
 /* Services a screen may use while it works. */
 typedef struct Lab Lab;
 void lab_status(Lab *lab, bool error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -36,8 +46,28 @@ bool lab_progress(Lab *lab, const char *label, double done, double total);
 /* A screen's state, zeroed, for its create; NULL with the message in e when
  * memory runs out. free() releases it. */
 void *lab_state_new(size_t size, Error *e);
+/* Asks for a line in the status line (an answer, a file's name) after
+ * `label`; Enter hands what was typed to done, Esc cancels. */
+typedef void (*PromptDone)(void *ctx, Lab *lab, const char *answer);
+void lab_prompt(Lab *lab, const char *label, PromptDone done, void *ctx);
+/* A box over the screen that shows a document (an exercise, a glossary
+ * entry) under a title: Up, Down, PgUp and PgDn scroll it where it does
+ * not fit, `key` (may be NULL) gets the other keys first, and a key it
+ * ignores closes the box. */
+typedef int (*PopupKey)(void *st, int ch, Lab *lab);
+void lab_popup(Lab *lab, const char *title, DocLayout layout, void *st, PopupKey key);
+/* Scrolls the view so that its line `line` shows (a focused item). */
+void lab_scroll_to(Lab *lab, int line);
+/* The glossary's entry for `term` in a box, or a line saying there is none. */
+void lab_glossary(Lab *lab, const char *term);
+/* Shows the screen `id` (ScreenDef.id) set by `options` (the words of
+ * its command line, a widget's settings) over its starting values; Esc
+ * comes back to the screen that opened it. An option the screen does
+ * not show is named in the status line. */
+int lab_open_screen(Lab *lab, const char *id, const char *options, Error *e);
 
 typedef struct {
+    const char *id;             // how lessons and exercises name it: "calc"
     const char *name;           // tab title
     const char *help;           // what the screen shows, for the help screen
     void *(*create)(Error *e);
@@ -58,11 +88,33 @@ typedef struct {
     size_t n_keys;
     /* Writes the screen's data as CSV and its chart as SVG. */
     int (*export)(void *st, FILE *csv, FILE *svg, Error *e);
+    /* Puts the inputs back where they started (then recompute); NULL: the
+     * lab puts back the values they had when the screen was set up.
+     * `origin` names where that is, for the status line (NULL: "the
+     * values the screen started with"). */
+    void (*reset)(void *st);
+    const char *origin;
+    /* Pins the figures as they are (on) as the baseline the screen shows
+     * their change against, or unpins them; -1 with the reason in e when
+     * there are no figures to pin. NULL: the screen has nothing to pin. */
+    int (*pin)(void *st, bool on, Error *e);
+    /* The options of its command that set its inputs (lab_open_screen). */
+    const ScreenOption *options;
+    size_t n_options;
+    /* The table whose column names the glossary key explains when the
+     * view is selected (NULL: none, or none shown now). */
+    const Table *(*columns)(void *st);
+    /* Its own function bar (NULL: the lab's); a screen without fields
+     * takes the whole width and its Up and Down scroll it. */
+    const BarKey *bar;
+    size_t n_bar;
 } ScreenDef;
 
 /* Runs the lab until the user quits or a signal ends it (the terminal
  * restored): 0, or the number of the signal; -1 with the message in e
- * where it cannot start (no screen's data, no terminal). */
-int lab_run(Error *e);
+ * where it cannot start (no screen's data, a saved state `open` (or
+ * NULL) that cannot be read or applied, no terminal). A bad saved state
+ * is refused before the terminal is touched. */
+int lab_run(const char *open, Error *e);
 
 #endif

@@ -7,6 +7,7 @@
 #include "catalog.h"
 #include "doc.h"
 #include "paths.h"
+#include "pin.h"
 #include "svg.h"
 #include "tui/report.h"
 #include "units.h"
@@ -45,6 +46,7 @@ typedef struct {
     bool stale;
     int table_w;                // the width `table` was fitted to
     Table table;
+    Pin pin;                    // the pinned baseline, when on
 } Calc;
 
 static void *screen_calc_create(Error *e)
@@ -77,6 +79,22 @@ static void *screen_calc_create(Error *e)
     c->block = PAGED_BLOCK_DEFAULT;
     c->util = (float)q_to_double(GPU_UTILIZATION_DEFAULT);
     return c;
+}
+
+static int screen_calc_pin(void *st, bool on, Error *e)
+{
+    Calc *c = st;
+    char what[200], a[64];
+    snprintf(what, sizeof what, "%s%s%s, %s tokens x %llu", c->model.display, c->gpu_i ? " on " : "",
+             c->gpu_i ? c->gpu_names[c->gpu_i] : "", units_context(a, sizeof a, c->rp.w.context),
+             (unsigned long long)c->rp.w.batch);
+    if (on && c->no_figures[0])
+        return error_set(e, "%s", c->no_figures);
+    if (on)
+        pin_set(&c->pin, &c->rp, &c->res, what);
+    else
+        pin_clear(&c->pin);
+    return 0;
 }
 
 static size_t screen_calc_fields(void *st, Field *f)
@@ -260,6 +278,10 @@ static void screen_calc_layout(void *st, Doc *d)
     if (report_fit_warning(&c->res, line, sizeof line))
         doc_text(d, 0, crt_attr(ROLE_WARN), line);
     doc_gap(d, 1);
+    if (c->pin.on) {
+        pin_layout(&c->pin, &c->rp, &c->res, d);
+        doc_gap(d, 1);
+    }
     if (c->stale || c->table_w != d->win.w) {
         report_table(&c->rp, &c->res, &c->table);
         report_table_fit(&c->table, d->win.w);
@@ -312,7 +334,29 @@ static int screen_calc_export(void *st, FILE *csv, FILE *svg, Error *e)
     return 0;
 }
 
+static const Table *screen_calc_columns(void *st)
+{
+    const Calc *c = st;
+    return c->no_figures[0] ? NULL : &c->table;
+}
+
+static const ScreenOption OPTIONS[] = {
+    {"--model", "Model", true, NULL, NULL},
+    {"--gpu", "GPU", true, NULL, "none"},
+    {"--context", "Context", true, NULL, NULL},
+    {"--batch", "Batch", true, NULL, NULL},
+    {"--pool", "KV pool", true, NULL, NULL},
+    {"--weights", "Weights", true, NULL, NULL},
+    {"--bandwidth", "Bandwidth", true, NULL, NULL},
+    {"--utilization", "GPU share", true, NULL, NULL},
+    {"--tp", "Tensor parallel", true, NULL, NULL},
+    {"--residual", "KIVI residual", true, NULL, NULL},
+    {"--block", "Paged block", true, NULL, NULL},
+    {"--mha", "As MHA", false, "on", NULL},
+};
+
 const ScreenDef SCREEN_CALC = {
+    .id = "calc",
     .name = "Calculator",
     .help = "Every number on the left can be changed: the table shows each format's bytes per "
             "element (metadata included), the cache per sequence and in total (binary and decimal "
@@ -330,4 +374,8 @@ const ScreenDef SCREEN_CALC = {
     .recompute = screen_calc_recompute,
     .layout = screen_calc_layout,
     .export = screen_calc_export,
+    .pin = screen_calc_pin,
+    .options = OPTIONS,
+    .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
+    .columns = screen_calc_columns,
 };

@@ -401,7 +401,13 @@ static int screen_gpu_export(void *st, FILE *csv, FILE *svg, Error *e)
     return 0;
 }
 
+static const ScreenOption OPTIONS[] = {
+    {"--model", "Model", true, NULL, NULL},
+    {"--batch", "Batch", true, NULL, NULL},
+};
+
 const ScreenDef SCREEN_GPU = {
+    .id = "gpu",
     .name = "GPU lab",
     .help = "Real decode-attention kernels over a quantized KV cache, timed on this machine: "
             "press r to sweep every format over contexts from 1k to the longest, one decode "
@@ -421,4 +427,6 @@ const ScreenDef SCREEN_GPU = {
     .keys = KEYS,
     .n_keys = sizeof KEYS / sizeof KEYS[0],
     .export = screen_gpu_export,
+    .options = OPTIONS,
+    .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
 };

@@ -531,7 +531,28 @@ static int screen_quant_export(void *st, FILE *csv, FILE *svg, Error *e)
     return 0;
 }
 
+static const Table *screen_quant_columns(void *st)
+{
+    return &((const Quant *)st)->table;
+}
+
+static const ScreenOption OPTIONS[] = {
+    {"--preset", "Keys", true, "worked 4x4", NULL},
+    {"--generate", "Keys", false, "generated", NULL},
+    {"--seed", "Seed", true, NULL, NULL},
+    {"--outlier-channels", "Outlier channels", true, NULL, NULL},
+    {"--outlier-scale", "Outlier scale", true, NULL, NULL},
+    {"--scheme", "Scheme", true, NULL, NULL},
+    {"--bits", "Bits", true, NULL, NULL},
+    {"--granularity", "Granularity", true, NULL, NULL},
+    {"--kivi", "Scheme", false, "kivi", NULL},
+    {"--group", "Group size", true, NULL, NULL},
+    {"--rope", "RoPE", true, NULL, NULL},
+    {"--rotate", "Hadamard", true, "on", NULL},
+};
+
 const ScreenDef SCREEN_QUANT = {
+    .id = "quant",
     .name = "Quantization error",
     .help = "Keys of one attention head, tokens down and channels across, with a few outlier "
             "channels many times larger than the rest (as real models have). Quantized per "
@@ -553,4 +574,7 @@ const ScreenDef SCREEN_QUANT = {
     .keys = KEYS,
     .n_keys = N_OF(KEYS),
     .export = screen_quant_export,
+    .options = OPTIONS,
+    .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
+    .columns = screen_quant_columns,
 };

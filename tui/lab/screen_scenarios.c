@@ -7,6 +7,7 @@
 #include "catalog.h"
 #include "doc.h"
 #include "paths.h"
+#include "pin.h"
 #include "scenario.h"
 #include "svg.h"
 #include "tui/report.h"
@@ -36,6 +37,12 @@ typedef struct {
     Table figs;                 // the figures the seed quotes, a row each
     bool stacked;               // too narrow for figs: each label on a line of its
     Table vals;                 // own, over its verdict and values
+    Pin pin;                    // the pinned baseline, when on
+    /* An exercise (sc.predict): its figures stay hidden until the learner
+     * has answered each, then show beside the answers. */
+    bool revealed;
+    size_t asked;               // the figures answered so far
+    char answer[SCENARIO_FIGURES_MAX][64];
 } Scen;
 
 static void *screen_scenarios_create(Error *e)
@@ -86,6 +93,8 @@ static int screen_scenarios_recompute(void *st, Error *e)
         s->sc = sc;
         s->base = sc.w;
         s->loaded = s->pick;
+        s->revealed = !sc.predict;          // asked again after another scenario or R
+        s->asked = 0;
         s->context = sc.w.context;
         s->batch = sc.w.batch;
         s->pool = sc.pool_given || !sc.has_gpu ? sc.w.pool : 0;     // 0: from the GPU
@@ -113,6 +122,68 @@ static int screen_scenarios_recompute(void *st, Error *e)
     return 0;
 }
 
+static void screen_scenarios_ask(Scen *s, Lab *lab);
+
+/* The prompt's answer for the next figure; the next is asked, or, after
+ * the last, the figures show. */
+static void screen_scenarios_answered(void *ctx, Lab *lab, const char *answer)
+{
+    Scen *s = ctx;
+    snprintf(s->answer[s->asked], sizeof s->answer[0], "%s", answer[0] ? answer : "-");
+    s->stale = true;
+    if (++s->asked < s->sc.n_figures) {
+        screen_scenarios_ask(s, lab);
+        return;
+    }
+    s->revealed = true;
+    lab_status(lab, false, "revealed: your answers (you) beside calc's and the seed's");
+}
+
+static void screen_scenarios_ask(Scen *s, Lab *lab)
+{
+    static char label[256];
+    snprintf(label, sizeof label, "%s (%s), with its unit: ", s->sc.figures[s->asked].label,
+             s->sc.figures[s->asked].format->id);
+    lab_prompt(lab, label, screen_scenarios_answered, s);
+}
+
+static int screen_scenarios_key(void *st, int ch, Lab *lab)
+{
+    Scen *s = st;
+    if (ch != 'a')
+        return KEY_IGNORED;
+    if (s->revealed) {
+        lab_status(lab, false, "%s", s->sc.predict ? "answered: R asks again" : "this scenario asks nothing");
+        return KEY_REDRAW;
+    }
+    screen_scenarios_ask(s, lab);
+    return KEY_REDRAW;
+}
+
+static const ScreenKey KEYS[] = {
+    {"a", "answer", "an exercise: answer its figures one by one, then they show"},
+};
+
+/* Back to the scenario's own inputs: its file is read again. */
+static void screen_scenarios_reset(void *st)
+{
+    ((Scen *)st)->loaded = -1;
+}
+
+static int screen_scenarios_pin(void *st, bool on, Error *e)
+{
+    Scen *s = st;
+    char what[200], a[64];
+    snprintf(what, sizeof what, "%s, %s tokens x %llu", s->choices[s->pick],
+             units_context(a, sizeof a, s->sc.w.context), (unsigned long long)s->sc.w.batch);
+    (void)e;                    // a scenario always has its figures
+    if (on)
+        pin_set(&s->pin, &s->rp, &s->res, what);
+    else
+        pin_clear(&s->pin);
+    return 0;
+}
+
 static bool screen_scenarios_edited(const Scen *s)
 {
     const Workload *a = &s->sc.w, *b = &s->base;
@@ -133,7 +204,10 @@ static const char *const MARK[] = {
  * verdicts and values alone (vals), to stand under each label. */
 static void screen_scenarios_figures_tables(Scen *s)
 {
-    table_header(&s->figs, "what the seed says", "format", "calc", "seed", "verdict", NULL);
+    if (s->sc.predict)
+        table_header(&s->figs, "what the seed says", "format", "you", "calc", "seed", "verdict", NULL);
+    else
+        table_header(&s->figs, "what the seed says", "format", "calc", "seed", "verdict", NULL);
     table_header(&s->vals, "verdict", "calc", "seed", NULL);
     for (size_t i = 0; i < s->sc.n_figures; i++) {
         const Figure *f = &s->sc.figures[i];
@@ -144,6 +218,8 @@ static void screen_scenarios_figures_tables(Scen *s)
         table_row(&s->figs);
         table_cell(&s->figs, "%s", f->label);
         table_cell(&s->figs, "%s", f->format->id);
+        if (s->sc.predict)
+            table_cell(&s->figs, "%s", s->answer[i][0] ? s->answer[i] : "-");
         table_cell(&s->figs, "%s", value);
         table_cell(&s->figs, "%s", seed);
         table_cell(&s->figs, "%s%s", MARK[figure_verdict_kind(v)], figure_verdict_name(v));
@@ -184,7 +260,10 @@ static void screen_scenarios_figures_doc(const Scen *s, Doc *d)
         doc_text(d, 0, crt_attr(ROLE_TITLE), s->figs.cell[0][0]);
         doc_table_row(d, &s->vals, 0, 0);
         for (size_t i = 0; i < s->sc.n_figures; i++) {
-            doc_text(d, 0, crt_attr(ROLE_NORMAL), s->sc.figures[i].label);
+            char label[256];
+            snprintf(label, sizeof label, "%s%s%s%s", s->sc.figures[i].label, s->sc.predict ? " (you: " : "",
+                     s->sc.predict ? s->answer[i] : "", s->sc.predict ? ")" : "");
+            doc_text(d, 0, crt_attr(ROLE_NORMAL), label);
             doc_table_row(d, &s->vals, i + 1, 0);
         }
     }
@@ -202,6 +281,21 @@ static void screen_scenarios_figures_doc(const Scen *s, Doc *d)
     }
 }
 
+/* An exercise before it is answered: what it asks, and the answers so
+ * far, with no figure of calc's or the seed's. */
+static void screen_scenarios_predict_doc(const Scen *s, Doc *d)
+{
+    char text[400];
+    doc_gap(d, 1);
+    doc_text(d, 0, crt_attr(ROLE_TITLE), "Predict first: the figures show once you have answered each "
+                                         "(a answers; Esc stops)");
+    for (size_t i = 0; i < s->sc.n_figures; i++) {
+        snprintf(text, sizeof text, "%zu. %s (%s): %s", i + 1, s->sc.figures[i].label, s->sc.figures[i].format->id,
+                 i < s->asked ? s->answer[i] : "?");
+        doc_text(d, 2, crt_attr(i == s->asked ? ROLE_FIELD_ON : ROLE_NORMAL), text);
+    }
+}
+
 static void screen_scenarios_layout(void *st, Doc *d)
 {
     Scen *s = st;
@@ -209,6 +303,10 @@ static void screen_scenarios_layout(void *st, Doc *d)
     doc_title(d, s->sc.title);
     doc_text(d, 0, crt_attr(ROLE_DIM), s->sc.source);
     doc_text(d, 0, crt_attr(ROLE_NORMAL), s->sc.story);
+    if (!s->revealed) {
+        screen_scenarios_predict_doc(s, d);
+        return;
+    }
     char text[400];
     if (screen_scenarios_edited(s))
         doc_text(d, 0, crt_attr(ROLE_WARN), "inputs changed from the scenario's: a figure they move "
@@ -218,6 +316,10 @@ static void screen_scenarios_layout(void *st, Doc *d)
     if (report_fit_warning(&s->res, text, sizeof text))
         doc_text(d, 0, crt_attr(ROLE_WARN), text);
     doc_gap(d, 1);
+    if (s->pin.on) {
+        pin_layout(&s->pin, &s->rp, &s->res, d);
+        doc_gap(d, 1);
+    }
     doc_table(d, &s->table);
     if (s->res.r[0].has_step) {
         char base[96];
@@ -232,7 +334,8 @@ static void screen_scenarios_layout(void *st, Doc *d)
 static int screen_scenarios_export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     Scen *s = st;
-    (void)e;
+    if (!s->revealed)
+        return error_set(e, "an exercise: answer it first (a), its figures are hidden until then");
     fprintf(csv, "figure,format,metric,calc,seed,verdict\n");
     for (size_t i = 0; i < s->sc.n_figures; i++) {
         const Figure *f = &s->sc.figures[i];
@@ -260,7 +363,24 @@ static int screen_scenarios_export(void *st, FILE *csv, FILE *svg, Error *e)
     return 0;
 }
 
+static const Table *screen_scenarios_columns(void *st)
+{
+    const Scen *s = st;
+    return s->revealed ? &s->table : NULL;     // an exercise's columns after it is answered
+}
+
+static const ScreenOption OPTIONS[] = {
+    {NULL, "Scenario", false, NULL, NULL},
+    {"--scenario", "Scenario", true, NULL, NULL},
+    {"--context", "Context", true, NULL, NULL},
+    {"--batch", "Batch", true, NULL, NULL},
+    {"--pool", "KV pool", true, NULL, NULL},
+    {"--weights", "Weights", true, NULL, NULL},
+    {"--bandwidth", "Bandwidth", true, NULL, NULL},
+};
+
 const ScreenDef SCREEN_SCENARIOS = {
+    .id = "scenarios",
     .name = "Scenarios",
     .help = "The walk-through scenarios of the lessons' sources: pick one with + and -, read its "
             "story, and compare each figure the source quotes with what kvlab computes; the "
@@ -275,4 +395,13 @@ const ScreenDef SCREEN_SCENARIOS = {
     .recompute = screen_scenarios_recompute,
     .layout = screen_scenarios_layout,
     .export = screen_scenarios_export,
+    .reset = screen_scenarios_reset,
+    .key = screen_scenarios_key,
+    .keys = KEYS,
+    .n_keys = sizeof KEYS / sizeof KEYS[0],
+    .origin = "the scenario's inputs",
+    .pin = screen_scenarios_pin,
+    .options = OPTIONS,
+    .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
+    .columns = screen_scenarios_columns,
 };

@@ -4,6 +4,7 @@
 
 #include "lab.h"
 
+extern const ScreenDef SCREEN_LESSONS;
 extern const ScreenDef SCREEN_SCENARIOS;
 extern const ScreenDef SCREEN_CALC;
 extern const ScreenDef SCREEN_QUANT;

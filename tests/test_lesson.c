@@ -9,6 +9,7 @@
 #include "query.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -730,6 +731,71 @@ START_TEST(cli_lessons_render)
 }
 END_TEST
 
+/* A figure's text ends in its unit; the unit written again after it
+ * ("122,533 tokens tokens") is found in TEXT, its white space collapsed
+ * first so that a repeat split over a wrapped line is found too.
+ * Returns the unit repeated, or NULL. */
+static const char *unit_repeated(const char *text)
+{
+    static const char *const UNITS[] = {"tokens", "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB",
+                                        "s", "ms", "us"};
+    size_t n = strlen(text);
+    char *flat = malloc(n + 1);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool space = text[i] == ' ' || text[i] == '\n' || text[i] == '\t';
+        if (!space)
+            flat[m++] = text[i];
+        else if (m > 0 && flat[m - 1] != ' ')
+            flat[m++] = ' ';
+    }
+    flat[m] = 0;
+    const char *found = NULL;
+    for (size_t u = 0; u < sizeof UNITS / sizeof *UNITS && !found; u++) {
+        char pat[32];
+        size_t len = (size_t)snprintf(pat, sizeof pat, " %s %s", UNITS[u], UNITS[u]);
+        for (const char *p = strstr(flat, pat); p && !found; p = strstr(p + 1, pat)) {
+            char after = p[len];
+            if (p > flat && p[-1] >= '0' && p[-1] <= '9' && !isalnum((unsigned char)after))
+                found = UNITS[u];
+        }
+    }
+    free(flat);
+    return found;
+}
+
+/* No shipped lesson, and no shipped exercise's question or solution, writes
+ * a figure's unit again after the figure, which already shows it. */
+START_TEST(shipped_units_not_repeated)
+{
+    ck_assert_ptr_null(unit_repeated("at 122,533 tokens; 41.94 GB or 39.06 GiB"));
+    ck_assert_str_eq(unit_repeated("at 122,533 tokens\n    tokens each"), "tokens");
+    ck_assert_str_eq(unit_repeated("takes 41.94 GB GB."), "GB");
+    static char names[64][256];
+    size_t n = shipped_lessons(names, 64);
+    for (size_t i = 0; i < n; i++) {
+        char id[256];
+        snprintf(id, sizeof id, "%.*s", (int)(strlen(names[i]) - 6), names[i] + 3);
+        RunResult r = run_kvlab((const char *[]){"lesson", "show", id, NULL}, NULL);
+        ck_assert_msg(r.status == 0, "%s: %d %s", id, r.status, r.err);
+        const char *unit = unit_repeated(r.out);
+        ck_assert_msg(!unit, "lesson %s: a figure followed by '%s' again", id, unit);
+        run_free(&r);
+    }
+    Shipped s;
+    shipped_open(&s);
+    for (size_t i = 0; i < s.x.n; i++) {
+        const char *id = s.x.ex[i].id;
+        RunResult r = run_kvlab((const char *[]){"exercise", "show", id, "--solution", NULL}, NULL);
+        ck_assert_msg(r.status == 0, "%s: %d %s", id, r.status, r.err);
+        const char *unit = unit_repeated(r.out);
+        ck_assert_msg(!unit, "exercise %s: a figure followed by '%s' again", id, unit);
+        run_free(&r);
+    }
+    shipped_close(&s);
+}
+END_TEST
+
 /* `kvlab glossary` lists the terms, shows one by any alias, and refuses an
  * unknown one with exit 2 and the nearest terms. */
 START_TEST(cli_glossary)
@@ -783,6 +849,7 @@ Suite *suite_lesson(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, cli_lesson);
     tcase_add_test(t, cli_lessons_render);
+    tcase_add_test(t, shipped_units_not_repeated);
     tcase_add_test(t, cli_glossary);
     suite_add_tcase(s, t);
     return s;

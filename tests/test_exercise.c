@@ -536,6 +536,28 @@ START_TEST(exercise_file_option)
 }
 END_TEST
 
+/* A check whose attempt cannot be saved still gives its verdict, then says
+ * "progress not saved" and why, and exits 3 (a run-time failure), right
+ * answer or wrong. */
+START_TEST(exercise_check_unsaved)
+{
+    progress_dir_setup();
+    char home[128];
+    snprintf(home, sizeof home, "%s/plain-file", progress_home);
+    write_file(home, "not a directory\n");
+    setenv("XDG_DATA_HOME", home, 1);
+    static const char *const ANSWERS[] = {"71", "72"};
+    for (size_t i = 0; i < N_OF(ANSWERS); i++) {
+        RunResult r = RUN("exercise", "check", "try-5", ANSWERS[i]);
+        ck_assert_msg(r.status == 3, "try-5 %s: exit %d (%s%s)", ANSWERS[i], r.status, r.out, r.err);
+        ck_assert_msg(strstr(r.out, "try-5:"), "%s", r.out);
+        ck_assert_msg(strstr(r.err, "progress not saved: ") && strstr(r.err, "Not a directory"), "%s", r.err);
+        run_free(&r);
+    }
+    progress_dir_teardown();
+}
+END_TEST
+
 /* What is saved loads back the same, on random progress. */
 START_TEST(progress_round_trip)
 {
@@ -659,6 +681,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, exercises_shipped);
     tcase_add_test(t, exercise_check_command);
     tcase_add_test(t, exercise_file_option);
+    tcase_add_test(t, exercise_check_unsaved);
     tcase_add_test(t, progress_round_trip);
     tcase_add_test(t, progress_crash_before_rename);
     tcase_add_test(t, progress_corrupt_kept);

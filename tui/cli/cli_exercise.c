@@ -56,15 +56,13 @@ static int cli_exercise_load(const Given *g, ExerciseSet *set, Error *e)
     return 0;
 }
 
-/* Progress, its notice on stderr; NULL (said why) where it cannot be had. */
-static Progress *cli_exercise_progress(char *path, size_t n)
+/* Progress, its notice on stderr; NULL (e saying why) where it cannot be
+ * had. */
+static Progress *cli_exercise_progress(char *path, size_t n, Error *e)
 {
     static Progress p;
-    Error e;
-    if (progress_path(path, n, &e) || progress_load(&p, path, &e)) {
-        cli_fail("exercise", 0, &e);
+    if (progress_path(path, n, e) || progress_load(&p, path, e))
         return NULL;
-    }
     if (p.notice[0]) {
         Error note;
         error_set(&note, "%s", p.notice);
@@ -114,7 +112,10 @@ static cJSON *cli_exercise_head_json(const Exercise *x)
 static int cli_exercise_list(const ExerciseSet *set, bool json)
 {
     char path[PROGRESS_PATH_MAX];
-    const Progress *p = cli_exercise_progress(path, sizeof path);
+    Error e;
+    const Progress *p = cli_exercise_progress(path, sizeof path, &e);
+    if (!p)
+        cli_fail("exercise", 0, &e);        // the list is shown without it
     if (json) {
         cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "exercises");
         for (size_t i = 0; i < set->n; i++) {
@@ -125,7 +126,6 @@ static int cli_exercise_list(const ExerciseSet *set, bool json)
             cJSON_AddNumberToObject(o, "attempts", it ? (double)it->attempts : 0);
             cJSON_AddItemToArray(arr, o);
         }
-        Error e;
         return json_emit(root, &e) ? cli_error("exercise", &e) : EXIT_OK;
     }
     Table t;
@@ -370,20 +370,23 @@ static int cli_exercise_check(const Exercise *x, const char *answer, bool soluti
     if (exercise_check(x, answer, &c, &e))
         return cli_error("exercise", &e);
     char path[PROGRESS_PATH_MAX];
-    Progress *p = cli_exercise_progress(path, sizeof path);
-    if (p) {
-        if (progress_attempt(p, x->id, c.correct)) {
-            error_set(&e, "the progress file holds all the entries it can; this attempt is not kept");
-            cli_fail("exercise", 0, &e);
-        } else if (progress_save(p, path, &e)) {
-            cli_fail("exercise", 0, &e);
-        }
-    }
+    Progress *p = cli_exercise_progress(path, sizeof path, &e);
+    bool saved = false;                     // where not, e says why
+    if (p && progress_attempt(p, x->id, c.correct))
+        error_runtime(&e, "the progress file holds all the entries it can");
+    else if (p)
+        saved = !progress_save(p, path, &e);
     if (json) {
         if (cli_exercise_verdict_json(x, &c, answer, solution))
             return EXIT_RUNTIME;
     } else {
         cli_exercise_verdict_text(x, &c, solution);
+    }
+    /* The verdict stands, but an attempt that is not kept is a failure the
+     * learner (or a script counting on the file) must hear of. */
+    if (!saved) {
+        error_prefix(&e, "progress not saved");
+        return cli_fail("exercise", EXIT_RUNTIME, &e);
     }
     return c.correct ? EXIT_OK : EXIT_NO;
 }

@@ -26,13 +26,37 @@ static const struct {
     {"slots", ""},     {"slot", ""},    {"sequences", ""}, {"seqs", ""},     {"elements", ""},
 };
 
-/* What may follow a size: "0.5625 B/elem", "320 KiB per token". */
-static const char *const PER[] = {"/elem", "/element", "/token", "/tok", "/seq", "/sequence", "per element",
-                                  "per token", "per sequence"};
+/* What may follow a size: "0.5625 B/elem", "320 KiB per token"; and the
+ * suffix of the metrics that are per that ("bytes_per_token"). */
+static const struct {
+    const char *spelling;
+    AnswerPer per;
+} PER[] = {
+    {"/elem", PER_ELEMENT}, {"/element", PER_ELEMENT}, {"per element", PER_ELEMENT},
+    {"/token", PER_TOKEN},  {"/tok", PER_TOKEN},       {"per token", PER_TOKEN},
+    {"/seq", PER_SEQUENCE}, {"/sequence", PER_SEQUENCE}, {"per sequence", PER_SEQUENCE},
+};
+static const char *const PER_METRIC_SUFFIX[] = {
+    [PER_NONE] = NULL, [PER_ELEMENT] = "_per_element", [PER_TOKEN] = "_per_token", [PER_SEQUENCE] = "_per_sequence"};
+static const char *const PER_NAME[] = {
+    [PER_NONE] = "", [PER_ELEMENT] = "element", [PER_TOKEN] = "token", [PER_SEQUENCE] = "sequence"};
+
+/* A b after an upper-case letter is a bit, as in Gb, Mb, Gib: bytes are B
+ * (or every letter in lower case, gb, as people type). */
+static bool bits_spelling(const char *text)
+{
+    size_t n = strlen(text);
+    if (!n || text[n - 1] != 'b')
+        return false;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (text[i] >= 'A' && text[i] <= 'Z')
+            return true;
+    return false;
+}
 
 static const QueryUnit *answer_unit(const char *text)
 {
-    if (!strcmp(text, "b"))
+    if (!strcmp(text, "b") || bits_spelling(text))
         return NULL;
     for (size_t i = 0; i < sizeof SPELLINGS / sizeof SPELLINGS[0]; i++)
         if (ascii_ieq(SPELLINGS[i].spelling, text))
@@ -75,6 +99,10 @@ int answer_parse(const char *text, Answer *a, Error *e)
     const char *p = text;
     while (ascii_isspace((unsigned char)*p))
         p++;
+    if (!*p)
+        return error_set(e, "no answer was given (write e.g. 20 GiB, 3.55x, 71)");
+    if (*p == '-' || *p == '+')
+        return error_set(e, "'%s': an answer has no sign (the figures asked for are never negative)", text);
     char whole[64], frac[64] = "";
     size_t nw = 0, nf = 0;
     if (answer_digits(&p, whole, sizeof whole, &nw, e))
@@ -120,22 +148,28 @@ int answer_parse(const char *text, Answer *a, Error *e)
         return error_set(e, "'%s': unknown unit", text);
     snprintf(unit, sizeof unit, "%.*s", (int)n, p);
     for (size_t i = 0; i < sizeof PER / sizeof PER[0]; i++) {
-        size_t lu = strlen(unit), lp = strlen(PER[i]);
-        if (lu > lp && ascii_ieq(unit + lu - lp, PER[i])) {
+        size_t lu = strlen(unit), lp = strlen(PER[i].spelling);
+        if (lu > lp && ascii_ieq(unit + lu - lp, PER[i].spelling)) {
             unit[lu - lp] = '\0';
             for (size_t k = strlen(unit); k && ascii_isspace((unsigned char)unit[k - 1]); k--)
                 unit[k - 1] = '\0';
             if (!unit[0] || !answer_unit(unit) || query_unit_family(answer_unit(unit)) != UNIT_SIZE)
-                return error_set(e, "'%s': '%s' follows a size (0.5625 B/elem)", text, PER[i]);
+                return error_set(e, "'%s': '%s' follows a size (0.5625 B/elem)", text, PER[i].spelling);
+            a->per = PER[i].per;
             break;
         }
     }
     if (!unit[0])
         return 0;
     a->unit = answer_unit(unit);
-    if (!a->unit)
-        return error_set(e, "'%s': unknown unit '%s' (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB, s, ms, us, x, %%)%s",
-                         text, unit, !strcmp(unit, "b") || ascii_ieq(unit, "bits") ? "; give bytes, not bits" : "");
+    if (!a->unit) {
+        bool bits = !strcmp(unit, "b") || bits_spelling(unit) || ascii_ieq(unit, "bits") || ascii_ieq(unit, "bit");
+        if (bits)
+            return error_set(e, "'%s': '%s' is bits; give bytes (B, GB, GiB ...)", text, unit);
+        return error_set(e, "'%s': '%s' is not a unit the answer can be in: after the number comes one unit (B, KB, "
+                            "MB, GB, TB, KiB, MiB, GiB, TiB, s, ms, us, x, %%) and nothing else",
+                         text, unit);
+    }
     return 0;
 }
 
@@ -451,6 +485,11 @@ int answer_check(const Query *q, const QueryUnit *asked, double tol, const Answe
                  Error *e)
 {
     memset(v, 0, sizeof *v);
+    /* "20 GiB per token" is not the whole cache, nor "320 KiB" per element. */
+    const char *suffix = PER_METRIC_SUFFIX[a->per], *id = metric_id(q->metric);
+    if (suffix && (strlen(id) < strlen(suffix) || strcmp(id + strlen(id) - strlen(suffix), suffix)))
+        return error_set(e, "the question asks for %s (%s), but a figure per %s was given", metric_id(q->metric),
+                         metric_help(q->metric), PER_NAME[a->per]);
     QueryValue t;
     if (query_eval(q, &t, e) || query_convert(t.exact, q->unit, asked, &v->truth, e) ||
         answer_in(a, asked, &v->given, e))

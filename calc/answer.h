@@ -20,13 +20,18 @@
 /* The relative tolerance of a number exercise that states none. */
 #define ANSWER_TOLERANCE_DEFAULT 0.005
 
+/* What a size is per, where the answer says: "0.5625 B/elem". */
+typedef enum { PER_NONE, PER_ELEMENT, PER_TOKEN, PER_SEQUENCE } AnswerPer;
+
 typedef struct {
     double value;               // the number as written
     const QueryUnit *unit;      // NULL: no unit written (taken as the question's)
+    AnswerPer per;              // what the size is per, as written
 } Answer;
 
 /* Reads a number (digits, commas between groups of three, a decimal point,
- * an exponent) and a unit; an error says what could not be read. */
+ * an exponent), a unit and what a size is per ("per token"); an error says
+ * what could not be read. Nothing may follow. */
 int answer_parse(const char *text, Answer *a, Error *e);
 
 /* ------------------------------------------------------------------------

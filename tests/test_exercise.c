@@ -40,6 +40,14 @@ static void parses_as(const char *text, double value, const char *unit)
         ck_assert_msg(!a.unit, "%s: a unit where none was written", text);
 }
 
+static Query query_of(const char *text)
+{
+    Query q;
+    Error e;
+    ck_assert_msg(query_parse(text, &q, &e) == 0, "%s: %s", text, e.msg);
+    return q;
+}
+
 /* Every spelling the checker promises reads as its number and unit. */
 START_TEST(answer_parse_fixed)
 {
@@ -78,7 +86,64 @@ START_TEST(answer_parse_refused)
     Answer a;
     Error e;
     answer_parse("20 bits", &a, &e);
-    ck_assert_msg(strstr(e.msg, "bytes, not bits"), "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "is bits; give bytes"), "%s", e.msg);
+}
+END_TEST
+
+/* An answer is one number and one unit of bytes, nothing after them: an
+ * empty answer, a sign, bits (Gb, Mib, bit) and trailing words are refused
+ * with a message saying which; all-lower-case gb is bytes, as typed. */
+START_TEST(answer_parse_refused_why)
+{
+    static const struct {
+        const char *text, *why;
+    } BAD[] = {
+        {"", "no answer"},          {"   ", "no answer"},      {"-20", "no sign"},          {"-inf", "no sign"},
+        {"+3 GiB", "no sign"},      {"20 Gb", "'Gb' is bits"}, {"20 Mib", "'Mib' is bits"}, {"5 TB", NULL},
+        {"1 bit", "'bit' is bits"}, {"20 GiB of KV", "nothing else"}, {"20 GiB per tokens", "nothing else"},
+    };
+    for (size_t i = 0; i < N_OF(BAD); i++) {
+        Answer a;
+        Error e;
+        if (!BAD[i].why) {
+            ck_assert_msg(answer_parse(BAD[i].text, &a, &e) == 0, "'%s': %s", BAD[i].text, e.msg);
+            continue;
+        }
+        ck_assert_msg(answer_parse(BAD[i].text, &a, &e) == -1, "'%s' accepted", BAD[i].text);
+        ck_assert_msg(strstr(e.msg, BAD[i].why), "'%s': '%s' lacks '%s'", BAD[i].text, e.msg, BAD[i].why);
+    }
+    parses_as("20 gb", 20, "GB");
+    parses_as("20 kb", 20, "KB");
+}
+END_TEST
+
+/* A size per element, token or sequence answers only a question about one
+ * ("20 GiB per token" is not the whole cache); the message names both. */
+START_TEST(answer_check_per)
+{
+    static const struct {
+        const char *query, *answer;
+        bool ok;
+    } CASES[] = {
+        {"gib --model llama-3.1-70b --context 4096 --batch 32", "20 GiB per token", false},
+        {"gib --model llama-3.1-70b --context 4096 --batch 32", "20 GiB/seq", false},
+        {"bytes_per_token --model llama-3.1-70b", "320 KiB per token", true},
+        {"bytes_per_token --model llama-3.1-70b", "320 KiB/elem", false},
+        {"bytes_per_element --format int8", "1.0625 B/elem", true},
+        {"gib_per_sequence --model llama-3.1-70b --context 4096", "1.25 GiB per sequence", true},
+        {"gib_per_sequence --model llama-3.1-70b --context 4096", "1.25 GiB", true},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        Query q = query_of(CASES[i].query);
+        Answer a = parsed(CASES[i].answer);
+        AnswerVerdict v;
+        Error e;
+        int rc = answer_check(&q, q.unit, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e);
+        ck_assert_msg(rc == (CASES[i].ok ? 0 : -1), "%s = '%s': %d %s", CASES[i].query, CASES[i].answer, rc,
+                      rc ? e.msg : "");
+        if (rc)
+            ck_assert_msg(strstr(e.msg, "per ") && strstr(e.msg, metric_id(q.metric)), "%s", e.msg);
+    }
 }
 END_TEST
 
@@ -117,14 +182,6 @@ START_TEST(answer_parse_random)
     }
 }
 END_TEST
-
-static Query query_of(const char *text)
-{
-    Query q;
-    Error e;
-    ck_assert_msg(query_parse(text, &q, &e) == 0, "%s: %s", text, e.msg);
-    return q;
-}
 
 /* The query's own value, written in another unit of its family, is right;
  * within the tolerance too; a whole count is right only exactly. */
@@ -460,6 +517,36 @@ START_TEST(exercise_check_command)
 }
 END_TEST
 
+/* After "--" every argument is a word, so an answer with a sign is read
+ * (and refused as an answer, not as an option); a missing answer is named
+ * as missing. */
+START_TEST(exercise_check_words)
+{
+    progress_dir_setup();
+    static const struct {
+        const char *const argv[6];
+        int status;
+        const char *err;
+    } CASES[] = {
+        {{"exercise", "check", "try-5", "--", "71"}, 0, ""},
+        {{"exercise", "--", "check", "try-5", "71"}, 0, ""},
+        {{"exercise", "check", "try-1", "--", "-20"}, 2, "no sign"},
+        {{"exercise", "check", "try-1", "--", "-inf"}, 2, "no sign"},
+        {{"exercise", "check", "try-1", "-inf"}, 2, "after --"},
+        {{"exercise", "check", "try-1", ""}, 2, "no answer"},
+        {{"exercise", "check", "try-1", "20 Gb"}, 2, "bits"},
+        {{"exercise", "check", "try-1", "20 GiB per token"}, 2, "per token"},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        RunResult r = run_kvlab(CASES[i].argv, NULL);
+        ck_assert_msg(r.status == CASES[i].status && strstr(r.err, CASES[i].err), "case %zu: exit %d (%s%s)", i,
+                      r.status, r.out, r.err);
+        run_free(&r);
+    }
+    progress_dir_teardown();
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Progress
  */
@@ -674,6 +761,8 @@ Suite *suite_exercise(void)
     tcase_add_test(t, answer_parse_fixed);
     tcase_add_test(t, answer_parse_refused);
     tcase_add_test(t, answer_parse_random);
+    tcase_add_test(t, answer_parse_refused_why);
+    tcase_add_test(t, answer_check_per);
     tcase_add_test(t, answer_check_units);
     tcase_add_test(t, mistakes_diagnosed);
     tcase_add_test(t, mistakes_fixed);
@@ -682,6 +771,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, exercise_check_command);
     tcase_add_test(t, exercise_file_option);
     tcase_add_test(t, exercise_check_unsaved);
+    tcase_add_test(t, exercise_check_words);
     tcase_add_test(t, progress_round_trip);
     tcase_add_test(t, progress_crash_before_rename);
     tcase_add_test(t, progress_corrupt_kept);

@@ -161,6 +161,7 @@ int answer_parse(const char *text, Answer *a, Error *e)
     }
     if (!unit[0])
         return 0;
+    snprintf(a->unit_text, sizeof a->unit_text, "%s", unit);
     a->unit = answer_unit(unit);
     if (!a->unit) {
         bool bits = !strcmp(unit, "b") || bits_spelling(unit) || ascii_ieq(unit, "bits") || ascii_ieq(unit, "bit");
@@ -474,9 +475,9 @@ static int answer_in(const Answer *a, const QueryUnit *asked, double *out, Error
     }
     Q one;
     if (query_convert(q_make(1, 1), a->unit, asked, &one, e))
-        return error_set(e, "the answer is a %s (%s%s), but %s was given", query_family_name(query_unit_family(asked)),
-                         query_unit_name(asked)[0] ? "in " : "a plain number", query_unit_name(asked),
-                         query_unit_name(a->unit));
+        return error_set(e, "the answer is a %s (%s%s), but '%s' is a %s", query_family_name(query_unit_family(asked)),
+                         query_unit_name(asked)[0] ? "in " : "a plain number", query_unit_name(asked), a->unit_text,
+                         query_family_name(query_unit_family(a->unit)));
     *out = a->value * q_to_double(one);
     return 0;
 }

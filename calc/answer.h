@@ -26,6 +26,7 @@ typedef enum { PER_NONE, PER_ELEMENT, PER_TOKEN, PER_SEQUENCE } AnswerPer;
 typedef struct {
     double value;               // the number as written
     const QueryUnit *unit;      // NULL: no unit written (taken as the question's)
+    char unit_text[24];         // the unit as written ("slots", "gb"); "" none
     AnswerPer per;              // what the size is per, as written
 } Answer;
 

@@ -147,6 +147,42 @@ START_TEST(answer_check_per)
 }
 END_TEST
 
+/* A unit of another family is refused with the unit as the learner wrote
+ * it and its family named (never an empty name), on random numbers and
+ * every pair of families. */
+START_TEST(answer_family_named)
+{
+    static const struct {
+        const char *query, *spelling;
+    } FAMILIES[] = {
+        {"slots --scenario pool-20gib", "slots"}, {"gib --scenario pool-20gib", "GiB"},
+        {"step_ms --model llama-3.1-8b --gpu h100-sxm", "ms"}, {"compression --format int4", "x"},
+        {"read_drop --model llama-3.1-8b --gpu h100-sxm --format int4", "%"},
+        {"crossover_context --model llama-3.1-8b", "tokens"},
+    };
+    Rng r = {test_seed() ^ 0xfa3};
+    for (size_t i = 0; i < N_OF(FAMILIES); i++)
+        for (size_t j = 0; j < N_OF(FAMILIES); j++) {
+            Query q = query_of(FAMILIES[i].query), g = query_of(FAMILIES[j].query);
+            if (query_unit_family(q.unit) == query_unit_family(g.unit))
+                continue;
+            char text[64];
+            snprintf(text, sizeof text, "%llu %s", (unsigned long long)rng_range(&r, 0, 100000),
+                     FAMILIES[j].spelling);
+            Answer a = parsed(text);
+            AnswerVerdict v;
+            Error e;
+            char want[64];
+            snprintf(want, sizeof want, "'%s' is a %s", FAMILIES[j].spelling,
+                     query_family_name(query_unit_family(g.unit)));
+            ck_assert_seeded(answer_check(&q, q.unit, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == -1, "%s", text);
+            ck_assert_seeded(strstr(e.msg, want) && strstr(e.msg, query_family_name(query_unit_family(q.unit))),
+                             "%s for %s: %s", text, FAMILIES[i].query, e.msg);
+            ck_assert_seeded(!strstr(e.msg, "  ") && !strstr(e.msg, "''"), "%s: %s", text, e.msg);
+        }
+}
+END_TEST
+
 /* Random values written with digit groups, decimals, exponents and any
  * unit read back as the same number and unit. */
 START_TEST(answer_parse_random)
@@ -763,6 +799,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, answer_parse_random);
     tcase_add_test(t, answer_parse_refused_why);
     tcase_add_test(t, answer_check_per);
+    tcase_add_test(t, answer_family_named);
     tcase_add_test(t, answer_check_units);
     tcase_add_test(t, mistakes_diagnosed);
     tcase_add_test(t, mistakes_fixed);

@@ -461,9 +461,17 @@ int mistake_value(const Query *q, const MistakeModel *const *ms, size_t n, const
  * Checking
  */
 
+/* Relative: what a double's rounding of a decimal answer and of its
+ * unit's conversion may move it, so that an answer on the tolerance's edge
+ * (19.9 and 20.1 for 20 within half a percent) is in, on both sides. */
+#define ANSWER_ROUNDING 1e-12
+
+/* |given - want| <= tol |want|; a tolerance of 0 (a whole count) is exact. */
 static bool within(double given, double want, double tol)
 {
-    return want == 0 ? given == 0 : fabs(given - want) <= tol * fabs(want);
+    if (tol == 0 || want == 0)
+        return given == want;
+    return fabs(given - want) <= (tol + ANSWER_ROUNDING) * fabs(want);
 }
 
 /* The answer in unit `asked`; -1 where its unit is of another family. */

@@ -248,6 +248,47 @@ START_TEST(answer_check_units)
 }
 END_TEST
 
+/* The tolerance is symmetric and its edges are in: on random decimal
+ * values t and tolerances, t (1 - tol) and t (1 + tol), written exactly in
+ * decimal, are right, and one unit of the last place beyond either edge is
+ * wrong; 19.9 and 20.1 GiB are both right for 20 GiB within half a percent. */
+START_TEST(answer_tolerance_edges)
+{
+    Rng r = {test_seed() ^ 0x70e};
+    const QueryUnit *gib = query_unit_by_name("GiB");
+    for (int it = 0; it < 2000; it++) {
+        uint64_t m = rng_range(&r, 1, 1000000), p = rng_range(&r, 1, 999);  // t = m / 10^k, tol = p / 10^4
+        int k = (int)rng_range(&r, 0, 4);
+        char truth[64], tol_text[16];
+        snprintf(truth, sizeof truth, "%llue-%d", (unsigned long long)m, k);
+        snprintf(tol_text, sizeof tol_text, "0.%04llu", (unsigned long long)p);
+        double tol = atof(tol_text);
+        for (int side = -1; side <= 1; side += 2) {
+            uint64_t edge = m * (10000 + (uint64_t)((int64_t)side * (int64_t)p));   // over 10^(k + 4)
+            char on[64], beyond[64];
+            snprintf(on, sizeof on, "%llue-%d GiB", (unsigned long long)edge, k + 4);
+            snprintf(beyond, sizeof beyond, "%llue-%d GiB", (unsigned long long)(edge + (uint64_t)side), k + 4);
+            Answer a = parsed(on), b = parsed(beyond);
+            ck_assert_seeded(answer_matches(&a, gib, truth, tol), "%s is not within %s of %s", on, tol_text, truth);
+            ck_assert_seeded(!answer_matches(&b, gib, truth, tol), "%s is within %s of %s", beyond, tol_text,
+                             truth);
+        }
+    }
+    Query q = query_of("gib --model llama-3.1-70b --context 4096 --batch 16");
+    static const struct {
+        const char *answer;
+        bool right;
+    } EDGES[] = {{"19.9", true}, {"20.1", true}, {"19.89", false}, {"20.11", false}, {"21.474836 GB", true}};
+    for (size_t i = 0; i < N_OF(EDGES); i++) {
+        Answer a = parsed(EDGES[i].answer);
+        AnswerVerdict v;
+        Error e;
+        ck_assert(answer_check(&q, gib, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0);
+        ck_assert_msg(v.correct == EDGES[i].right, "%s judged %s", EDGES[i].answer, v.correct ? "right" : "wrong");
+    }
+}
+END_TEST
+
 static const char *const MODELS[] = {"llama-3.1-8b", "llama-3.1-70b", "mistral-7b-v0.1", "llama-2-7b",
                                      "gemma-2-9b", "llama-3.1-405b"};
 static const char *const METRICS_TRIED[] = {"bytes", "gib", "gb_per_sequence", "bytes_per_sequence", "slots",
@@ -801,6 +842,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, answer_check_per);
     tcase_add_test(t, answer_family_named);
     tcase_add_test(t, answer_check_units);
+    tcase_add_test(t, answer_tolerance_edges);
     tcase_add_test(t, mistakes_diagnosed);
     tcase_add_test(t, mistakes_fixed);
     tcase_add_test(t, exercise_files_refused);

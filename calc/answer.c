@@ -466,12 +466,60 @@ int mistake_value(const Query *q, const MistakeModel *const *ms, size_t n, const
  * (19.9 and 20.1 for 20 within half a percent) is in, on both sides. */
 #define ANSWER_ROUNDING 1e-12
 
+/* A wrong answer within this many tolerances of the right one is "close":
+ * told by how much, not as a multiple. */
+#define ANSWER_CLOSE 10
+
 /* |given - want| <= tol |want|; a tolerance of 0 (a whole count) is exact. */
 static bool within(double given, double want, double tol)
 {
     if (tol == 0 || want == 0)
         return given == want;
     return fabs(given - want) <= (tol + ANSWER_ROUNDING) * fabs(want);
+}
+
+/* A relative distance as a percentage with the fewest significant digits
+ * (2 to 6) that tell it from the tolerance: "0.5%" and "0.50003%". */
+static const char *percent_text(double rel, double tol, char *buf, size_t n)
+{
+    char t[32];
+    snprintf(t, sizeof t, "%.6g", 100 * tol);
+    for (int sig = 2; sig <= 6; sig++) {
+        snprintf(buf, n, "%.*g", sig, 100 * rel);
+        if (strcmp(buf, t) || sig == 6)
+            break;
+    }
+    size_t l = strlen(buf);
+    snprintf(buf + l, n - l, "%%");
+    return buf;
+}
+
+/* How far a wrong answer is, in words: a multiple where it is far; where
+ * it is close, by how much and what is close enough; a whole count by how
+ * many, since it is right only exactly. */
+static void off_words(AnswerVerdict *v, double truth, double tol, bool exact_count)
+{
+    double diff = v->given - truth;
+    const char *side = diff > 0 ? "above" : "below";
+    bool close = fabs(v->off - 1) < ANSWER_CLOSE * tol;
+    if (exact_count && (truth == 0 || close)) {
+        char num[48];
+        if (fabs(diff) == floor(fabs(diff)) && fabs(diff) < 1e30)
+            u128_str(num, sizeof num, (u128)fabs(diff), true);
+        else
+            snprintf(num, sizeof num, "%.6g", fabs(diff));
+        snprintf(v->off_text, sizeof v->off_text, "is %s %s than the answer: a count is right only exactly", num,
+                 diff > 0 ? "more" : "less");
+    } else if (truth == 0) {
+        snprintf(v->off_text, sizeof v->off_text, "is %s the answer", side);
+    } else if (!close) {
+        snprintf(v->off_text, sizeof v->off_text, "is %.3g times the answer", v->off);
+    } else {
+        char p[32], t[32];
+        percent_text(fabs(diff / truth), tol, p, sizeof p);
+        snprintf(t, sizeof t, "%.6g%%", 100 * tol);
+        snprintf(v->off_text, sizeof v->off_text, "is %s %s the answer; within %s is right", p, side, t);
+    }
 }
 
 /* The answer in unit `asked`; -1 where its unit is of another family. */
@@ -513,11 +561,14 @@ int answer_check(const Query *q, const QueryUnit *asked, double tol, const Answe
              query_unit_name(shown));
     v->off = truth ? v->given / truth : 0;
     /* A whole count (slots, tokens) is answered exactly: 71.2 slots is not 71. */
-    if (query_unit_family(asked) == UNIT_COUNT && v->truth.num % v->truth.den == 0)
+    bool exact_count = query_unit_family(asked) == UNIT_COUNT && v->truth.num % v->truth.den == 0;
+    double asked_tol = tol;
+    if (exact_count)
         tol = 0;
     v->correct = !t.never && within(v->given, truth, tol);
     if (v->correct)
         return 0;
+    off_words(v, truth, asked_tol, exact_count);
     /* One mistake, then two at once; the first that matches is named. */
     for (size_t n = 1; n <= VERDICT_MISTAKES_MAX && !v->n_mistakes; n++)
         for (size_t i = 0; i < N_MISTAKES && !v->n_mistakes; i++)

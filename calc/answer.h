@@ -64,12 +64,14 @@ typedef struct {
     Q truth;                    // the query's value in the asked unit
     char truth_text[64];        // "41.94 GB" (the query's digits, in the asked unit)
     double given;               // the answer in the asked unit
-    char given_text[64];        // "10.48 GB"
+    char given_text[160];        // "10.48 GB": the learner's number and unit as written, digits grouped
     double off;                 // given / truth (0 where the truth is 0)
+    char off_text[128];         // how far a wrong answer is: "is 4 times the answer", "is 1 more than ..."
     size_t n_mistakes;          // 0: no model explains it
     const MistakeModel *mistakes[VERDICT_MISTAKES_MAX];
-    char mistaken_text[64];     // the value the mistakes give, in the asked unit
+    char mistaken_text[160];     // the value the mistakes give, in the learner's unit and places
 } AnswerVerdict;
+
 
 /* Checks the answer to q, asked in `asked` (a unit of the query's family)
  * within the relative tolerance tol. An answer in another family is an

@@ -289,6 +289,53 @@ START_TEST(answer_tolerance_edges)
 }
 END_TEST
 
+/* A wrong answer says how far it is: a whole count by how many more or
+ * less (it is right only exactly, its answer 0 too), a close figure by how
+ * many percent against the tolerance, a far one as a multiple; on random
+ * slot counts and offsets. */
+START_TEST(answer_distance)
+{
+    Rng r = {test_seed() ^ 0xd15};
+    const QueryUnit *count = query_unit_by_name("");
+    for (int it = 0; it < 30; it++) {
+        char text[160], ans[48];
+        snprintf(text, sizeof text, "slots --model llama-3.1-8b --context %llu --pool %lluGiB",
+                 (unsigned long long)rng_range(&r, 256, 4096), (unsigned long long)rng_range(&r, 100, 4000));
+        Query q = query_of(text);
+        QueryValue t;
+        Error e;
+        ck_assert(query_eval(&q, &t, &e) == 0);
+        uint64_t truth = (uint64_t)(t.exact.num / t.exact.den), d = rng_range(&r, 1, 3);
+        bool more = rng_range(&r, 0, 1) || truth < d;
+        snprintf(ans, sizeof ans, "%llu", (unsigned long long)(more ? truth + d : truth - d));
+        Answer a = parsed(ans);
+        AnswerVerdict v;
+        ck_assert(answer_check(&q, count, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0 && !v.correct);
+        char want[64];
+        snprintf(want, sizeof want, "is %llu %s than the answer", (unsigned long long)d, more ? "more" : "less");
+        ck_assert_seeded(strstr(v.off_text, want) && strstr(v.off_text, "only exactly"), "%s = %s: '%s'", text, ans,
+                         v.off_text);
+    }
+    static const struct {
+        const char *query, *unit, *answer, *off;
+    } CASES[] = {
+        {"slots --model llama-3.1-70b --context 128000 --pool 1GiB", "", "1", "is 1 more than the answer"},
+        {"gib --model llama-3.1-70b --context 4096 --batch 16", "GiB", "20.105", "is 0.53% above the answer; within 0.5% is right"},
+        {"gib --model llama-3.1-70b --context 4096 --batch 16", "GiB", "19.8999", "is 0.5005% below"},
+        {"gib --model llama-3.1-70b --context 4096 --batch 16", "GiB", "80", "is 4 times the answer"},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        Query c = query_of(CASES[i].query);
+        Answer a = parsed(CASES[i].answer);
+        AnswerVerdict v;
+        Error e;
+        ck_assert(answer_check(&c, query_unit_by_name(CASES[i].unit), ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0);
+        ck_assert_msg(!v.correct && strstr(v.off_text, CASES[i].off), "%s = %s: '%s'", CASES[i].query,
+                      CASES[i].answer, v.off_text);
+    }
+}
+END_TEST
+
 static const char *const MODELS[] = {"llama-3.1-8b", "llama-3.1-70b", "mistral-7b-v0.1", "llama-2-7b",
                                      "gemma-2-9b", "llama-3.1-405b"};
 static const char *const METRICS_TRIED[] = {"bytes", "gib", "gb_per_sequence", "bytes_per_sequence", "slots",
@@ -843,6 +890,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, answer_family_named);
     tcase_add_test(t, answer_check_units);
     tcase_add_test(t, answer_tolerance_edges);
+    tcase_add_test(t, answer_distance);
     tcase_add_test(t, mistakes_diagnosed);
     tcase_add_test(t, mistakes_fixed);
     tcase_add_test(t, exercise_files_refused);

@@ -17,9 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A wrong answer within this of the right one is "close", not "n times". */
-#define VERDICT_CLOSE 0.005
-
 enum { O_FILE, O_JSON, O_SOLUTION, O_YES, O_HELP, O_COUNT };
 
 static const OptSpec OPTS[O_COUNT] = {
@@ -298,12 +295,7 @@ static void cli_exercise_verdict_text(const Exercise *x, const ExerciseVerdict *
     } else if (c->correct) {
         printf("%s: right: %s (calc: %s)\n", x->id, c->number.given_text, c->number.truth_text);
     } else {
-        printf("%s: not right: %s", x->id, c->number.given_text);
-        if (c->number.off > 0 && fabs(c->number.off - 1) >= VERDICT_CLOSE)
-            printf(" is %.3g times the answer", c->number.off);
-        else if (query_unit_family(x->unit) == UNIT_COUNT)
-            printf(": close, but a count is a whole number");
-        putchar('\n');
+        printf("%s: not right: %s %s\n", x->id, c->number.given_text, c->number.off_text);
         if (c->number.n_mistakes) {
             printf("likely mistake: %s", mistake_name(c->number.mistakes[0]));
             if (c->number.n_mistakes > 1)
@@ -341,6 +333,8 @@ static int cli_exercise_verdict_json(const Exercise *x, const ExerciseVerdict *c
         cJSON_AddNumberToObject(o, "value", c->number.given);
         cJSON_AddNumberToObject(o, "expected", q_to_double(c->number.truth));
         cJSON_AddStringToObject(o, "expected_text", c->number.truth_text);
+        if (!c->correct)
+            cJSON_AddStringToObject(o, "off_text", c->number.off_text);
         cJSON_AddStringToObject(o, "unit", query_unit_name(x->unit));
         cJSON *arr = cJSON_AddArrayToObject(o, "mistakes");
         for (size_t i = 0; i < c->number.n_mistakes; i++) {

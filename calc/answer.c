@@ -138,6 +138,24 @@ int answer_parse(const char *text, Answer *a, Error *e)
     if (!isfinite(v))
         return error_set(e, "'%s' is too large", text);
     a->value = v;
+    /* The number as written, for echoing it: the digits grouped, the
+     * places as typed. */
+    char grouped[96];
+    size_t g = 0, lead = strspn(whole, "0");
+    const char *w = whole[lead] ? whole + lead : "0";
+    for (size_t i = 0, len = strlen(w); i < len && g + 2 < sizeof grouped; i++) {
+        if (i && (len - i) % 3 == 0)
+            grouped[g++] = ',';
+        grouped[g++] = w[i];
+    }
+    grouped[g] = '\0';
+    snprintf(a->number, sizeof a->number, "%s%s%s", grouped, nf ? "." : "", frac);
+    if (exp10) {
+        size_t l = strlen(a->number);
+        snprintf(a->number + l, sizeof a->number - l, "e%ld", exp10);
+    }
+    long places = (long)nf - exp10;
+    a->decimals = places < 0 ? 0 : places > 9 ? 9 : (int)places;
     while (ascii_isspace((unsigned char)*p))
         p++;
     char unit[64];
@@ -478,6 +496,13 @@ static bool within(double given, double want, double tol)
     return fabs(given - want) <= (tol + ANSWER_ROUNDING) * fabs(want);
 }
 
+const char *answer_join(const char *number, const QueryUnit *u, char *buf, size_t n)
+{
+    const char *name = u ? query_unit_name(u) : "";
+    snprintf(buf, n, "%s%s%s", number, !name[0] || query_unit_family(u) == UNIT_RATIO ? "" : " ", name);
+    return buf;
+}
+
 /* A relative distance as a percentage with the fewest significant digits
  * (2 to 6) that tell it from the tolerance: "0.5%" and "0.50003%". */
 static const char *percent_text(double rel, double tol, char *buf, size_t n)
@@ -554,11 +579,7 @@ int answer_check(const Query *q, const QueryUnit *asked, double tol, const Answe
     double truth = q_to_double(v->truth);
     query_value_text(v->truth, t.never, asked, q->digits, v->truth_text, sizeof v->truth_text);
     const QueryUnit *shown = a->unit ? a->unit : asked;
-    char num[48];
-    snprintf(num, sizeof num, "%.10g", a->value);
-    snprintf(v->given_text, sizeof v->given_text, "%s%s%s", num,
-             query_unit_family(shown) == UNIT_RATIO || !query_unit_name(shown)[0] ? "" : " ",
-             query_unit_name(shown));
+    answer_join(a->number, shown, v->given_text, sizeof v->given_text);
     v->off = truth ? v->given / truth : 0;
     /* A whole count (slots, tokens) is answered exactly: 71.2 slots is not 71. */
     bool exact_count = query_unit_family(asked) == UNIT_COUNT && v->truth.num % v->truth.den == 0;
@@ -583,7 +604,13 @@ int answer_check(const Query *q, const QueryUnit *asked, double tol, const Answe
                     v->n_mistakes = n;
                     v->mistakes[0] = ms[0];
                     v->mistakes[1] = n > 1 ? ms[1] : NULL;
-                    query_value_text(x, false, asked, q->digits, v->mistaken_text, sizeof v->mistaken_text);
+                    /* in the learner's unit, to the places the learner gave */
+                    Q shown_x;
+                    char num[64];
+                    if (query_convert(x, asked, shown, &shown_x, e))
+                        return -1;
+                    metric_value_text(shown_x, false, a->decimals, false, num, sizeof num);
+                    answer_join(num, shown, v->mistaken_text, sizeof v->mistaken_text);
                 }
             }
     return 0;

@@ -28,6 +28,8 @@ typedef struct {
     const QueryUnit *unit;      // NULL: no unit written (taken as the question's)
     char unit_text[24];         // the unit as written ("slots", "gb"); "" none
     AnswerPer per;              // what the size is per, as written
+    char number[128];           // the number as written, digits grouped: "21,474,836,480", "1.2e3"
+    int decimals;               // the places it is given to: 2 for "0.38", 0 for "1.2e3"
 } Answer;
 
 /* Reads a number (digits, commas between groups of three, a decimal point,
@@ -64,14 +66,17 @@ typedef struct {
     Q truth;                    // the query's value in the asked unit
     char truth_text[64];        // "41.94 GB" (the query's digits, in the asked unit)
     double given;               // the answer in the asked unit
-    char given_text[160];        // "10.48 GB": the learner's number and unit as written, digits grouped
+    char given_text[160];       // "10.48 GB": the learner's number and unit as written, digits grouped
     double off;                 // given / truth (0 where the truth is 0)
     char off_text[128];         // how far a wrong answer is: "is 4 times the answer", "is 1 more than ..."
     size_t n_mistakes;          // 0: no model explains it
     const MistakeModel *mistakes[VERDICT_MISTAKES_MAX];
-    char mistaken_text[160];     // the value the mistakes give, in the learner's unit and places
+    char mistaken_text[160];    // the value the mistakes give, in the learner's unit and places
 } AnswerVerdict;
 
+/* A number and its unit as the checker writes them: "3.55x", "71",
+ * "20 GiB" (no space before a ratio's unit; a count has none). */
+const char *answer_join(const char *number, const QueryUnit *u, char *buf, size_t n);
 
 /* Checks the answer to q, asked in `asked` (a unit of the query's family)
  * within the relative tolerance tol. An answer in another family is an

@@ -289,6 +289,55 @@ START_TEST(answer_tolerance_edges)
 }
 END_TEST
 
+/* A number is echoed as the learner wrote it, digits grouped ("131,072 B",
+ * never 1.31072e+05), and a mistake's figure is given in the learner's
+ * unit to the learner's places; on random numbers and fixed cases. */
+START_TEST(answer_echoed)
+{
+    Rng r = {test_seed() ^ 0xec0};
+    Query q = query_of("gib --model llama-3.1-70b --context 4096 --batch 16");
+    for (int it = 0; it < 500; it++) {
+        uint64_t whole = rng_range(&r, 0, UINT64_MAX / 2);
+        unsigned places = (unsigned)rng_range(&r, 0, 3);
+        char w[48], text[96], want[96];
+        u128_str(w, sizeof w, whole, rng_range(&r, 0, 1));
+        u128_str(want, sizeof want, whole, true);
+        snprintf(text, sizeof text, "%s%s%.*s B", w, places ? "." : "", (int)places, "250");
+        size_t l = strlen(want);
+        snprintf(want + l, sizeof want - l, "%s%.*s B", places ? "." : "", (int)places, "250");
+        Answer a = parsed(text);
+        AnswerVerdict v;
+        Error e;
+        ck_assert(answer_check(&q, query_unit_by_name("GiB"), ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0);
+        ck_assert_seeded(!strcmp(v.given_text, want), "'%s' echoed as '%s'", text, v.given_text);
+        ck_assert_seeded(v.correct || v.off_text[0], "'%s': no distance", text);
+    }
+    static const struct {
+        const char *query, *unit, *answer, *given, *mistaken;
+    } CASES[] = {
+        {"read_drop --model llama-3.1-8b --gpu h100-sxm --context 8k --batch 16 --format fp8_e4m3", "%", "0.2584",
+         "0.2584%", "0.2584%"},
+        {"bytes_per_element:B:7 --format fp8_e4m3", "B", "8 B", "8 B", "8 B"},
+        {"gib --model llama-3.1-70b --context 4096 --batch 16", "GiB", "21.47", "21.47 GiB", "21.47 GiB"},
+        {"gb --model llama-3.1-70b --context 4096 --batch 16", "GB", "20", "20 GB", "20 GB"},
+        {"bytes --model llama-3.1-70b --context 4096 --batch 16", "B", "1073741824e1", "1,073,741,824e1 B",
+         "10,737,418,240 B"},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        Query c = query_of(CASES[i].query);
+        Answer a = parsed(CASES[i].answer);
+        AnswerVerdict v;
+        Error e;
+        ck_assert_msg(answer_check(&c, query_unit_by_name(CASES[i].unit), ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0,
+                      "%s", e.msg);
+        ck_assert_msg(!v.correct && v.n_mistakes, "%s: %s not diagnosed", CASES[i].query, CASES[i].answer);
+        ck_assert_msg(!strcmp(v.given_text, CASES[i].given) && !strcmp(v.mistaken_text, CASES[i].mistaken),
+                      "%s: '%s' echoed '%s', mistake gives '%s'", CASES[i].query, CASES[i].answer, v.given_text,
+                      v.mistaken_text);
+    }
+}
+END_TEST
+
 /* A wrong answer says how far it is: a whole count by how many more or
  * less (it is right only exactly, its answer 0 too), a close figure by how
  * many percent against the tolerance, a far one as a multiple; on random
@@ -671,6 +720,33 @@ START_TEST(exercise_check_words)
 }
 END_TEST
 
+/* The "answer with" line of every shipped number exercise shows an answer
+ * as the checker reads it: NUMBER and the unit joined as an answer is
+ * written ("NUMBERx", "NUMBER", 'NUMBER GiB'), no stray blank or quote. */
+START_TEST(exercise_answer_form)
+{
+    ExerciseSet set = shipped();
+    for (size_t i = 0; i < set.n; i++) {
+        const Exercise *x = &set.ex[i];
+        if (!x->has_query)
+            continue;
+        RunResult r = RUN("exercise", "show", x->id);
+        const char *line = strstr(r.out, "answer with: kvlab exercise check ");
+        ck_assert_msg(line, "%s: %s", x->id, r.out);
+        char form[64], want[64];
+        line += strlen("answer with: kvlab exercise check ") + strlen(x->id) + 1;
+        snprintf(form, sizeof form, "%.*s", (int)strcspn(line, "\n"), line);
+        answer_join("NUMBER", x->unit, want, sizeof want);
+        bool quoted = strchr(want, ' ') != NULL;
+        ck_assert_msg(quoted ? form[0] == '\'' && !strncmp(form + 1, want, strlen(want)) && !strcmp(form + 1 + strlen(want), "'")
+                             : !strcmp(form, want),
+                      "%s: '%s', not '%s'", x->id, form, want);
+        run_free(&r);
+    }
+    exercise_set_free(&set);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Progress
  */
@@ -890,6 +966,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, answer_family_named);
     tcase_add_test(t, answer_check_units);
     tcase_add_test(t, answer_tolerance_edges);
+    tcase_add_test(t, answer_echoed);
     tcase_add_test(t, answer_distance);
     tcase_add_test(t, mistakes_diagnosed);
     tcase_add_test(t, mistakes_fixed);
@@ -899,6 +976,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, exercise_file_option);
     tcase_add_test(t, exercise_check_unsaved);
     tcase_add_test(t, exercise_check_words);
+    tcase_add_test(t, exercise_answer_form);
     tcase_add_test(t, progress_round_trip);
     tcase_add_test(t, progress_crash_before_rename);
     tcase_add_test(t, progress_corrupt_kept);

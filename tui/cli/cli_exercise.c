@@ -214,10 +214,12 @@ static void cli_exercise_question(const Exercise *x)
     putchar('\n');
     if (x->kind == EXERCISE_CHOICE)
         printf("answer with: kvlab exercise check %s LETTER\n", x->id);
-    else if (x->has_query && query_unit_name(x->unit)[0])
-        printf("answer with: kvlab exercise check %s 'NUMBER %s'\n", x->id, query_unit_name(x->unit));
-    else if (x->has_query)
-        printf("answer with: kvlab exercise check %s NUMBER\n", x->id);
+    else if (x->has_query) {
+        char form[64];
+        answer_join("NUMBER", x->unit, form, sizeof form);
+        printf("answer with: kvlab exercise check %s %s%s%s\n", x->id, strchr(form, ' ') ? "'" : "", form,
+               strchr(form, ' ') ? "'" : "");
+    }
 }
 
 static cJSON *cli_exercise_json(const Exercise *x, bool solution)
@@ -333,6 +335,7 @@ static int cli_exercise_verdict_json(const Exercise *x, const ExerciseVerdict *c
         cJSON_AddNumberToObject(o, "value", c->number.given);
         cJSON_AddNumberToObject(o, "expected", q_to_double(c->number.truth));
         cJSON_AddStringToObject(o, "expected_text", c->number.truth_text);
+        cJSON_AddStringToObject(o, "answer_text", c->number.given_text);
         if (!c->correct)
             cJSON_AddStringToObject(o, "off_text", c->number.off_text);
         cJSON_AddStringToObject(o, "unit", query_unit_name(x->unit));

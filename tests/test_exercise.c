@@ -747,6 +747,42 @@ START_TEST(exercise_answer_form)
 }
 END_TEST
 
+/* The solution, as text and as JSON, tells the source's own answer and,
+ * where it is wrong, what the source got wrong; without --solution
+ * neither is shown (a right one is the answer). */
+START_TEST(exercise_show_seed)
+{
+    progress_dir_setup();
+    ExerciseSet set = shipped();
+    size_t seen = 0;
+    for (size_t i = 0; i < set.n; i++) {
+        const Exercise *x = &set.ex[i];
+        if (!x->seed_answer[0])
+            continue;
+        seen++;
+        RunResult r = RUN("exercise", "show", x->id, "--solution", "--json");
+        cJSON *j = cJSON_Parse(r.out);
+        ck_assert_msg(j != NULL, "%s: %s", x->id, r.out);
+        const cJSON *sa = cJSON_GetObjectItem(j, "seed_answer"), *se = cJSON_GetObjectItem(j, "seed_error");
+        ck_assert_msg(cJSON_IsString(sa) && !strcmp(sa->valuestring, x->seed_answer), "%s: %s", x->id, r.out);
+        ck_assert_msg(x->seed_error[0] ? cJSON_IsString(se) && se->valuestring[0] : !se, "%s: %s", x->id, r.out);
+        cJSON_Delete(j);
+        run_free(&r);
+        r = RUN("exercise", "show", x->id, "--solution");
+        char want[128];
+        snprintf(want, sizeof want, "the source's answer: %s, %s", x->seed_answer, x->seed_error[0] ? "wrong" : "right");
+        ck_assert_msg(strstr(r.out, want), "%s: %s", x->id, r.out);
+        run_free(&r);
+        r = RUN("exercise", "show", x->id, "--json");
+        ck_assert_msg(!strstr(r.out, "seed_answer") && !strstr(r.out, "seed_error"), "%s: %s", x->id, r.out);
+        run_free(&r);
+    }
+    ck_assert(seen > 0);
+    exercise_set_free(&set);
+    progress_dir_teardown();
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * Progress
  */
@@ -977,6 +1013,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, exercise_check_unsaved);
     tcase_add_test(t, exercise_check_words);
     tcase_add_test(t, exercise_answer_form);
+    tcase_add_test(t, exercise_show_seed);
     tcase_add_test(t, progress_round_trip);
     tcase_add_test(t, progress_crash_before_rename);
     tcase_add_test(t, progress_corrupt_kept);

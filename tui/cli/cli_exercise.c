@@ -154,6 +154,10 @@ static void cli_exercise_solution(const Exercise *x)
 {
     if (x->solution[0])
         cli_exercise_line("solution: ", x->solution);
+    if (x->seed_answer[0]) {
+        printf("the source's answer: %s, %s", x->seed_answer, x->seed_error[0] ? "wrong: " : "right");
+        cli_exercise_line(NULL, x->seed_error);
+    }
     if (x->kind == EXERCISE_CHOICE) {
         for (size_t i = 0; i < x->n_choices; i++)
             if (x->choices[i].correct) {
@@ -254,6 +258,11 @@ static cJSON *cli_exercise_json(const Exercise *x, bool solution)
     if (solution) {
         if (x->solution[0])
             cJSON_AddItemToObject(o, "solution", cli_exercise_text_json(x->solution));
+        /* the source's own answer (with the solution: where right, it is the answer) */
+        if (x->seed_answer[0])
+            cJSON_AddStringToObject(o, "seed_answer", x->seed_answer);
+        if (x->seed_error[0])
+            cJSON_AddItemToObject(o, "seed_error", cli_exercise_text_json(x->seed_error));
         if (x->has_query) {
             char text[QUERY_TEXT_MAX + 64];
             QueryValue v;

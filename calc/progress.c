@@ -102,18 +102,64 @@ static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
     (void)ctx;
     Progress *p = out;
     static const char *const ROOT_KEYS[] = {"version", "exercises", "lessons", NULL};
-    uint64_t version;
-    int rc = json_object(d, d->root, "the progress file", e) || json_known_fields(d, d->root, ROOT_KEYS, e) ||
-                     json_uint(d, d->root, "version", FIELD_REQUIRED, PROGRESS_VERSION, PROGRESS_VERSION, &version,
-                               e) ||
-                     read_items(d, d->root, "exercises", false, p, e) || read_items(d, d->root, "lessons", true, p, e)
+    uint64_t version = 0;
+    int rc = json_object(d, d->root, "the progress file", e) ||
+                     json_uint(d, d->root, "version", FIELD_REQUIRED, 1, UINT32_MAX, &version, e)
                  ? -1
                  : 0;
+    if (!rc && version > PROGRESS_VERSION) {
+        p->newer = true;        // not ours to read, nor to call corrupt
+        rc = error_runtime(e, "%s is progress of version %llu, written by a newer kvlab (this one reads version %d)",
+                           d->path, (unsigned long long)version, PROGRESS_VERSION);
+    }
+    if (!rc && (json_known_fields(d, d->root, ROOT_KEYS, e) || read_items(d, d->root, "exercises", false, p, e) ||
+                read_items(d, d->root, "lessons", true, p, e)))
+        rc = -1;
     jsondoc_done(d);
     return rc;
 }
 
-/* Renames the unreadable file aside under a name that says when. */
+/* The file's text (heap), or -1 where it cannot be read: that is not
+ * corruption, and the file is left alone. *text NULL: there is none. */
+static int read_text(const char *path, char **text, size_t *len, Error *e)
+{
+    *text = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : error_runtime(e, "%s cannot be read: %s", path, strerror(errno));
+    struct stat st;
+    const char *why = fstat(fd, &st)                        ? strerror(errno)
+                      : !S_ISREG(st.st_mode)                ? "not a regular file"
+                      : st.st_size > (off_t)JSON_FILE_MAX ? "larger than a progress file can be"
+                                                            : NULL;
+    if (why) {
+        close(fd);
+        return error_runtime(e, "%s cannot be read: %s", path, why);
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    size_t got = 0;
+    while (buf && got < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    int err = errno;
+    close(fd);
+    if (!buf || got != (size_t)st.st_size) {
+        free(buf);
+        return error_runtime(e, "%s cannot be read: %s", path, buf ? strerror(err) : "out of memory");
+    }
+    buf[got] = '\0';
+    *text = buf;
+    *len = got;
+    return 0;
+}
+
+/* Renames the file that is not progress aside under a name that says when. */
 static int keep_aside(Progress *p, const char *path, const Error *why, Error *e)
 {
     char aside[PROGRESS_PATH_MAX + 64], stamp[32];
@@ -134,20 +180,29 @@ static int keep_aside(Progress *p, const char *path, const Error *why, Error *e)
     return 0;
 }
 
-int progress_load(Progress *p, const char *path, Error *e)
+int progress_load(Progress *p, const char *path, ProgressMode mode, Error *e)
 {
     memset(p, 0, sizeof *p);
-    if (access(path, F_OK) != 0) {
-        if (errno == ENOENT)
-            return 0;
-        return error_runtime(e, "%s: %s", path, strerror(errno));
-    }
+    char *text;
+    size_t len;
+    if (read_text(path, &text, &len, e))
+        return -1;
+    if (!text)
+        return 0;               // no progress yet
     Error why;
-    if (!jsondoc_read(p, sizeof *p, from_doc, NULL, path, NULL, 0, &why))
+    int rc = jsondoc_read(p, sizeof *p, from_doc, NULL, path, text, len, &why);
+    free(text);
+    if (!rc)
         return 0;
-    if (why.runtime && access(path, R_OK) != 0)
-        return error_runtime(e, "%s", why.msg);     // unreadable, not corrupt: leave it be
+    bool newer = p->newer;
     memset(p, 0, sizeof *p);
+    if (newer && mode == PROGRESS_UPDATE)
+        return error_runtime(e, "%s; it is left as it is", why.msg);
+    if (newer || mode == PROGRESS_READ) {
+        snprintf(p->notice, sizeof p->notice, "%s%s%s; it is left as it is", newer ? "" : "the progress file could not be read as progress (",
+                 why.msg, newer ? "" : ")");
+        return 0;
+    }
     return keep_aside(p, path, &why, e);
 }
 

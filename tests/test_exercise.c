@@ -663,7 +663,7 @@ START_TEST(exercise_check_command)
     Error e;
     static Progress p;
     ck_assert(progress_path(path, sizeof path, &e) == 0);
-    ck_assert(progress_load(&p, path, &e) == 0);
+    ck_assert(progress_load(&p, path, PROGRESS_UPDATE, &e) == 0);
     const ProgressItem *it = progress_find_exercise(&p, "try-1");
     ck_assert(it && it->done && it->attempts == 2);
     it = progress_find_exercise(&p, "try-2");
@@ -901,7 +901,7 @@ START_TEST(progress_round_trip)
         progress_lesson(&p, id + 3)->read = rng_range(&r, 0, 1);
     }
     ck_assert_msg(progress_save(&p, path, &e) == 0, "%s", e.msg);
-    ck_assert_msg(progress_load(&q, path, &e) == 0, "%s", e.msg);
+    ck_assert_msg(progress_load(&q, path, PROGRESS_UPDATE, &e) == 0, "%s", e.msg);
     ck_assert(!q.notice[0]);
     ck_assert_int_eq(q.n_exercises, p.n_exercises);
     ck_assert_int_eq(q.n_lessons, p.n_lessons);
@@ -937,7 +937,7 @@ START_TEST(progress_crash_before_rename)
     }
     int status;
     ck_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    ck_assert(progress_load(&q, path, &e) == 0);
+    ck_assert(progress_load(&q, path, PROGRESS_UPDATE, &e) == 0);
     ck_assert(!q.notice[0]);
     ck_assert(progress_find_exercise(&q, "old") && progress_find_exercise(&q, "old")->attempts == 7);
     ck_assert(!progress_find_exercise(&q, "new"));
@@ -954,15 +954,15 @@ START_TEST(progress_corrupt_kept)
     Error e;
     ck_assert(progress_path(path, sizeof path, &e) == 0);
     static Progress p;
-    ck_assert(progress_load(&p, path, &e) == 0 && p.n_exercises == 0 && !p.notice[0]);
+    ck_assert(progress_load(&p, path, PROGRESS_UPDATE, &e) == 0 && p.n_exercises == 0 && !p.notice[0]);
     static const char *const CORRUPT[] = {"{\"version\": 1, \"exercises\": {\"a\": {\"done\": tru", "[]",
-                                          "{\"version\": 2}", "{\"version\": 1, \"exercises\": {\"a\": {\"x\": 1}}}"};
+                                          "{\"version\": 0}", "{\"version\": 1, \"exercises\": {\"a\": {\"x\": 1}}}"};
     for (size_t i = 0; i < sizeof CORRUPT / sizeof CORRUPT[0]; i++) {
         char dir[PROGRESS_PATH_MAX];
         snprintf(dir, sizeof dir, "%s/kvlab", progress_home);
         mkdir(dir, 0700);
         write_file(path, CORRUPT[i]);
-        ck_assert_msg(progress_load(&p, path, &e) == 0, "%s", e.msg);
+        ck_assert_msg(progress_load(&p, path, PROGRESS_UPDATE, &e) == 0, "%s", e.msg);
         ck_assert(p.n_exercises == 0);
         ck_assert_msg(strstr(p.notice, "progress.json.corrupt-"), "case %zu: notice '%s'", i, p.notice);
         ck_assert(access(path, F_OK) != 0);
@@ -985,6 +985,91 @@ START_TEST(progress_corrupt_kept)
     ck_assert_int_eq(r.status, 0);
     ck_assert_msg(strstr(r.err, "corrupt-"), "%s", r.err);
     run_free(&r);
+    progress_dir_teardown();
+}
+END_TEST
+
+static char *slurp(const char *path)
+{
+    static char buf[512];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static size_t entries(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+    FILE *f = popen(cmd, "r");
+    ck_assert(f != NULL);
+    unsigned long n = 0;
+    ck_assert(fscanf(f, "%lu", &n) == 1);
+    pclose(f);
+    return n;
+}
+
+/* Nothing is renamed by a command that only shows progress; a file that
+ * cannot be read (not a regular file; no permission) is not corrupt, and
+ * a file of a newer version is not ours: both are left as they are, with
+ * a message naming why, and a check then exits 3 with its verdict. */
+START_TEST(progress_left_alone)
+{
+    progress_dir_setup();
+    char path[PROGRESS_PATH_MAX], dir[PROGRESS_PATH_MAX];
+    Error e;
+    ck_assert(progress_path(path, sizeof path, &e) == 0);
+    snprintf(dir, sizeof dir, "%s/kvlab", progress_home);
+    mkdir(dir, 0700);
+    static const struct {
+        const char *text;           // NULL: a directory where the file should be
+        bool as_root;               // whether the case holds for root too
+        mode_t mode;
+        const char *list_says, *check_says;
+        int check_status;
+    } CASES[] = {
+        {"{\"version\": 2, \"exercises\": {}, \"badges\": []}", true, 0600, "newer kvlab", "newer kvlab", 3},
+        {"{\"version\": 7}", true, 0600, "version 7", "version 7", 3},
+        {"{oops", true, 0600, "left as it is", "corrupt-", 0},
+        {NULL, true, 0700, "not a regular file", "not a regular file", 3},
+        {"{\"version\": 1}", false, 0000, "Permission denied", "Permission denied", 3},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        if (!CASES[i].as_root && geteuid() == 0)
+            continue;               // root reads any file
+        if (CASES[i].text)
+            write_file(path, CASES[i].text);
+        else
+            ck_assert(mkdir(path, 0700) == 0);
+        ck_assert(chmod(path, CASES[i].mode) == 0);
+        RunResult r = RUN("exercise", "list");
+        ck_assert_msg(r.status == 0 && strstr(r.err, CASES[i].list_says), "case %zu: list exit %d: %s", i, r.status,
+                      r.err);
+        run_free(&r);
+        ck_assert_msg(entries(dir) == 1, "case %zu: list renamed or wrote a file", i);
+        if (CASES[i].text && CASES[i].mode) {
+            char *now = slurp(path);
+            ck_assert_msg(now && !strcmp(now, CASES[i].text), "case %zu: the file changed", i);
+        }
+        r = RUN("exercise", "check", "try-5", "71");
+        ck_assert_msg(r.status == CASES[i].check_status && strstr(r.out, "try-5: right") &&
+                          strstr(r.err, CASES[i].check_says),
+                      "case %zu: check exit %d: %s%s", i, r.status, r.out, r.err);
+        run_free(&r);
+        if (CASES[i].check_status) {
+            ck_assert_msg(entries(dir) == 1, "case %zu: check renamed or wrote a file", i);
+            ck_assert(chmod(path, 0700) == 0);
+            if (CASES[i].text)
+                ck_assert_msg(!strcmp(slurp(path), CASES[i].text), "case %zu: the file changed", i);
+        }
+        char cmd[PROGRESS_PATH_MAX + 32];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'/*", dir);
+        ck_assert(system(cmd) == 0);
+    }
     progress_dir_teardown();
 }
 END_TEST
@@ -1017,6 +1102,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, progress_round_trip);
     tcase_add_test(t, progress_crash_before_rename);
     tcase_add_test(t, progress_corrupt_kept);
+    tcase_add_test(t, progress_left_alone);
     suite_add_tcase(s, t);
     return s;
 }

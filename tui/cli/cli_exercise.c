@@ -55,10 +55,10 @@ static int cli_exercise_load(const Given *g, ExerciseSet *set, Error *e)
 
 /* Progress, its notice on stderr; NULL (e saying why) where it cannot be
  * had. */
-static Progress *cli_exercise_progress(char *path, size_t n, Error *e)
+static Progress *cli_exercise_progress(char *path, size_t n, ProgressMode mode, Error *e)
 {
     static Progress p;
-    if (progress_path(path, n, e) || progress_load(&p, path, e))
+    if (progress_path(path, n, e) || progress_load(&p, path, mode, e))
         return NULL;
     if (p.notice[0]) {
         Error note;
@@ -110,7 +110,7 @@ static int cli_exercise_list(const ExerciseSet *set, bool json)
 {
     char path[PROGRESS_PATH_MAX];
     Error e;
-    const Progress *p = cli_exercise_progress(path, sizeof path, &e);
+    const Progress *p = cli_exercise_progress(path, sizeof path, PROGRESS_READ, &e);
     if (!p)
         cli_fail("exercise", 0, &e);        // the list is shown without it
     if (json) {
@@ -376,7 +376,7 @@ static int cli_exercise_check(const Exercise *x, const char *answer, bool soluti
     if (exercise_check(x, answer, &c, &e))
         return cli_error("exercise", &e);
     char path[PROGRESS_PATH_MAX];
-    Progress *p = cli_exercise_progress(path, sizeof path, &e);
+    Progress *p = cli_exercise_progress(path, sizeof path, PROGRESS_UPDATE, &e);
     bool saved = false;                     // where not, e says why
     if (p && progress_attempt(p, x->id, c.correct))
         error_runtime(&e, "the progress file holds all the entries it can");

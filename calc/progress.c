@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -319,4 +320,44 @@ int progress_save(const Progress *p, const char *path, Error *e)
 {
     char tmp[PROGRESS_PATH_MAX + 16];
     return progress_write_temp(p, path, tmp, sizeof tmp, e) || progress_commit(tmp, path, e) ? -1 : 0;
+}
+
+/* The directory of path, open and locked exclusively; -1 on an error. The
+ * lock goes with the descriptor's close. */
+static int lock_dir(const char *path, Error *e)
+{
+    char dir[PROGRESS_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return error_runtime(e, "cannot open %s to lock it: %s", dir, strerror(errno));
+    while (flock(fd, LOCK_EX)) {
+        if (errno == EINTR)
+            continue;
+        int err = errno;
+        close(fd);
+        return error_runtime(e, "cannot lock %s: %s", dir, strerror(err));
+    }
+    return fd;
+}
+
+int progress_record(Progress *p, const char *path, const char *id, bool correct, Error *e)
+{
+    if (make_dirs(path, e))
+        return -1;
+    int lock = lock_dir(path, e);
+    if (lock < 0)
+        return -1;
+    int rc = progress_load(p, path, PROGRESS_UPDATE, e);
+    if (!rc && progress_attempt(p, id, correct))
+        rc = error_runtime(e, "the progress file holds all the entries it can");
+    if (!rc)
+        rc = progress_save(p, path, e);
+    close(lock);
+    return rc;
 }

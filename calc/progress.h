@@ -71,6 +71,12 @@ ProgressItem *progress_lesson(Progress *p, const char *id);
 /* One more attempt at the exercise, done once right; -1 when the file
  * holds as many entries as it can. */
 int progress_attempt(Progress *p, const char *id, bool correct);
+/* One attempt recorded in the file at path: under an exclusive lock on its
+ * directory (flock), so that checks run at once (the lab and the command
+ * line, or several shells) each see the others' attempts; loads
+ * (PROGRESS_UPDATE), adds the attempt, saves. p holds what was saved, and
+ * its notice. -1 (nothing saved) where the file cannot be had or written. */
+int progress_record(Progress *p, const char *path, const char *id, bool correct, Error *e);
 /* The entry where there is one, else NULL. */
 const ProgressItem *progress_find_exercise(const Progress *p, const char *id);
 

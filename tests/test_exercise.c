@@ -913,6 +913,53 @@ START_TEST(progress_round_trip)
 }
 END_TEST
 
+/* Attempts recorded at once by several processes are all kept: on random
+ * ids and counts, the file ends with every attempt of every process. */
+START_TEST(progress_concurrent)
+{
+    progress_dir_setup();
+    char path[PROGRESS_PATH_MAX];
+    Error e;
+    ck_assert(progress_path(path, sizeof path, &e) == 0);
+    enum { PROCS = 6, EACH = 40, IDS = 5 };
+    uint64_t seed = test_seed() ^ 0xf10c;
+    unsigned long want[IDS] = {0};
+    pid_t pids[PROCS];
+    for (int k = 0; k < PROCS; k++) {
+        Rng r = {seed + (uint64_t)k};
+        for (int i = 0; i < EACH; i++)
+            want[rng_range(&r, 0, IDS - 1)]++;
+        pids[k] = fork();
+        ck_assert(pids[k] >= 0);
+        if (pids[k] == 0) {
+            static Progress p;
+            Rng c = {seed + (uint64_t)k};
+            for (int i = 0; i < EACH; i++) {
+                char id[16];
+                snprintf(id, sizeof id, "ex-%llu", (unsigned long long)rng_range(&c, 0, IDS - 1));
+                if (progress_record(&p, path, id, false, &e))
+                    _exit(1);
+            }
+            _exit(0);
+        }
+    }
+    for (int k = 0; k < PROCS; k++) {
+        int status;
+        ck_assert(waitpid(pids[k], &status, 0) == pids[k] && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    static Progress q;
+    ck_assert(progress_load(&q, path, PROGRESS_READ, &e) == 0 && !q.notice[0]);
+    for (int i = 0; i < IDS; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "ex-%d", i);
+        const ProgressItem *it = progress_find_exercise(&q, id);
+        ck_assert_seeded((it ? it->attempts : 0) == want[i], "%s: %lu attempts kept of %lu", id,
+                         it ? it->attempts : 0, want[i]);
+    }
+    progress_dir_teardown();
+}
+END_TEST
+
 /* A crash after the new text is written and before the rename leaves the
  * old file whole. */
 START_TEST(progress_crash_before_rename)
@@ -1100,6 +1147,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, exercise_answer_form);
     tcase_add_test(t, exercise_show_seed);
     tcase_add_test(t, progress_round_trip);
+    tcase_add_test(t, progress_concurrent);
     tcase_add_test(t, progress_crash_before_rename);
     tcase_add_test(t, progress_corrupt_kept);
     tcase_add_test(t, progress_left_alone);

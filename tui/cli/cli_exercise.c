@@ -53,18 +53,25 @@ static int cli_exercise_load(const Given *g, ExerciseSet *set, Error *e)
     return 0;
 }
 
-/* Progress, its notice on stderr; NULL (e saying why) where it cannot be
- * had. */
-static Progress *cli_exercise_progress(char *path, size_t n, ProgressMode mode, Error *e)
+/* What became of a corrupt progress file, on stderr. */
+static void cli_exercise_notice(const Progress *p)
 {
-    static Progress p;
-    if (progress_path(path, n, e) || progress_load(&p, path, mode, e))
-        return NULL;
-    if (p.notice[0]) {
+    if (p->notice[0]) {
         Error note;
-        error_set(&note, "%s", p.notice);
+        error_set(&note, "%s", p->notice);
         cli_fail("exercise", 0, &note);
     }
+}
+
+/* Progress to show (nothing on disk is touched), its notice on stderr;
+ * NULL (e saying why) where it cannot be had. */
+static const Progress *cli_exercise_progress(Error *e)
+{
+    static Progress p;
+    char path[PROGRESS_PATH_MAX];
+    if (progress_path(path, sizeof path, e) || progress_load(&p, path, PROGRESS_READ, e))
+        return NULL;
+    cli_exercise_notice(&p);
     return &p;
 }
 
@@ -108,9 +115,8 @@ static cJSON *cli_exercise_head_json(const Exercise *x)
 
 static int cli_exercise_list(const ExerciseSet *set, bool json)
 {
-    char path[PROGRESS_PATH_MAX];
     Error e;
-    const Progress *p = cli_exercise_progress(path, sizeof path, PROGRESS_READ, &e);
+    const Progress *p = cli_exercise_progress(&e);
     if (!p)
         cli_fail("exercise", 0, &e);        // the list is shown without it
     if (json) {
@@ -376,12 +382,9 @@ static int cli_exercise_check(const Exercise *x, const char *answer, bool soluti
     if (exercise_check(x, answer, &c, &e))
         return cli_error("exercise", &e);
     char path[PROGRESS_PATH_MAX];
-    Progress *p = cli_exercise_progress(path, sizeof path, PROGRESS_UPDATE, &e);
-    bool saved = false;                     // where not, e says why
-    if (p && progress_attempt(p, x->id, c.correct))
-        error_runtime(&e, "the progress file holds all the entries it can");
-    else if (p)
-        saved = !progress_save(p, path, &e);
+    static Progress p;
+    bool saved = !progress_path(path, sizeof path, &e) && !progress_record(&p, path, x->id, c.correct, &e);
+    cli_exercise_notice(&p);
     if (json) {
         if (cli_exercise_verdict_json(x, &c, answer, solution))
             return EXIT_RUNTIME;

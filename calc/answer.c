@@ -206,6 +206,7 @@ typedef struct {
     Format f;
     Q factor;
     bool invert;                // the ratio upside down
+    size_t variant;             // which of the model's variants (another format: which format)
 } Mistaken;
 
 struct MistakeModel {
@@ -213,6 +214,7 @@ struct MistakeModel {
     const char *name;
     const char *why;
     bool (*apply)(Mistaken *m);
+    size_t (*variants)(void);   // how many variants the model has; NULL: one
 };
 
 static bool sized(const Mistaken *m)
@@ -372,39 +374,53 @@ static bool whole_for_saving(Mistaken *m)
     return false;
 }
 
+/* The figure of another format: the same query worked out for the format
+ * named by the variant. */
+static bool other_format(Mistaken *m)
+{
+    const Format *f = format_at(m->variant);
+    if (!f || !strcmp(f->id, m->f.id))
+        return false;
+    m->f = *f;
+    return true;
+}
+
 static const MistakeModel MISTAKES[] = {
     {"gb_as_gib", "GB read as GiB", "the figure in GB (10^9 bytes) was written as GiB (2^30 bytes), 7% too large",
-     gb_as_gib},
+     gb_as_gib, NULL},
     {"gib_as_gb", "GiB read as GB", "the figure in GiB (2^30 bytes) was written as GB (10^9 bytes), 7% too small",
-     gib_as_gb},
+     gib_as_gb, NULL},
     {"k_or_v_only", "only K or only V counted",
-     "the cache holds a key and a value vector per token, head and layer: the factor 2 was left out", k_or_v_only},
+     "the cache holds a key and a value vector per token, head and layer: the factor 2 was left out", k_or_v_only, NULL},
     {"q_heads_as_kv", "query heads used for KV heads",
      "with grouped-query attention several query heads share one KV head; the cache stores only the KV heads",
-     q_heads_as_kv},
+     q_heads_as_kv, NULL},
     {"metadata_left_out", "metadata left out",
-     "the format's scales (per group, per vector or per tensor) take bytes too", metadata_left_out},
+     "the format's scales (per group, per vector or per tensor) take bytes too", metadata_left_out, NULL},
     {"one_sequence_for_all", "one sequence given for all",
-     "the question is about the whole batch; this is one sequence's figure", one_sequence_for_all},
+     "the question is about the whole batch; this is one sequence's figure", one_sequence_for_all, NULL},
     {"all_for_one_sequence", "all sequences given for one",
-     "the question is about one sequence; this is the whole batch's figure", all_for_one_sequence},
+     "the question is about one sequence; this is the whole batch's figure", all_for_one_sequence, NULL},
     {"slots_rounded_up", "slots rounded up",
-     "a sequence that does not fit whole cannot be served: slots are rounded down", slots_rounded_up},
+     "a sequence that does not fit whole cannot be served: slots are rounded down", slots_rounded_up, NULL},
     {"bits_for_bytes", "bits used as bytes", "the bits per element were counted as bytes, eight times too many",
-     bits_for_bytes},
+     bits_for_bytes, NULL},
     {"elements_for_bytes", "elements counted as bytes",
      "the count of elements was taken for bytes: each element takes the format's bytes (2 in BF16)",
-     elements_for_bytes},
+     elements_for_bytes, NULL},
     {"bytes_for_bits", "bytes divided by 8 again", "bytes were divided by 8 as if they were bits",
-     bytes_for_bits},
+     bytes_for_bits, NULL},
     {"ratio_inverted", "the ratio upside down", "the ratio was taken the other way round: this format over BF16",
-     ratio_inverted},
+     ratio_inverted, NULL},
     {"fraction_for_percent", "a fraction given for a percentage",
-     "the figure is a percentage (38% is written 38, not 0.38)", fraction_for_percent},
+     "the figure is a percentage (38% is written 38, not 0.38)", fraction_for_percent, NULL},
     {"percent_for_fraction", "a percentage given for a ratio", "the figure is a ratio (0.38x is written 0.38, not 38)",
-     percent_for_fraction},
+     percent_for_fraction, NULL},
     {"whole_for_saving", "the whole given for the saving",
-     "the question asks for the difference between two sizes; this is the larger of them", whole_for_saving},
+     "the question asks for the difference between two sizes; this is the larger of them", whole_for_saving, NULL},
+    {"other_format", "another format's figure",
+     "the figure was worked out for another storage format (its bits and metadata) than the one asked", other_format,
+     format_count},
 };
 
 #define N_MISTAKES (sizeof MISTAKES / sizeof MISTAKES[0])
@@ -442,17 +458,33 @@ const char *mistake_why(const MistakeModel *m)
     return m->why;
 }
 
-int mistake_value(const Query *q, const MistakeModel *const *ms, size_t n, const QueryUnit *in, Q *out,
-                  Error *e)
+size_t mistake_variants(const MistakeModel *m)
+{
+    return m->variants ? m->variants() : 1;
+}
+
+const char *mistake_label(const MistakeModel *m, size_t variant, char *buf, size_t n)
+{
+    if (m->apply == other_format && format_at(variant))
+        snprintf(buf, n, "%s: %s's", m->name, format_at(variant)->name);
+    else
+        snprintf(buf, n, "%s", m->name);
+    return buf;
+}
+
+int mistake_value(const Query *q, const MistakeModel *const *ms, const size_t *variants, size_t n,
+                  const QueryUnit *in, Q *out, Error *e)
 {
     static QuerySetup s;
     const Format *f;
     if (query_workload(q, &s, &f, e))
         return -1;
-    Mistaken m = {q, q->metric, s.w, *f, q_make(1, 1), false};
-    for (size_t i = 0; i < n; i++)
+    Mistaken m = {q, q->metric, s.w, *f, q_make(1, 1), false, 0};
+    for (size_t i = 0; i < n; i++) {
+        m.variant = variants ? variants[i] : 0;
         if (!ms[i]->apply(&m))
             return 0;
+    }
     static Query mq;
     mq = *q;
     mq.metric = m.metric;
@@ -590,13 +622,28 @@ int answer_check(const Query *q, const QueryUnit *asked, double tol, const Answe
     if (v->correct)
         return 0;
     off_words(v, truth, asked_tol, exact_count);
-    /* One mistake, then two at once; the first that matches is named. */
+    /* Every model with each of its variants; one mistake, then two (of two
+     * models) at once; the first that matches is named, so a single
+     * explanation is preferred over a pair. */
+    static struct {
+        const MistakeModel *m;
+        size_t variant;
+    } cand[N_MISTAKES + 64];
+    size_t nc = 0;
+    for (size_t i = 0; i < N_MISTAKES; i++)
+        for (size_t k = 0; k < mistake_variants(&MISTAKES[i]) && nc < sizeof cand / sizeof cand[0]; k++) {
+            cand[nc].m = &MISTAKES[i];
+            cand[nc++].variant = k;
+        }
     for (size_t n = 1; n <= VERDICT_MISTAKES_MAX && !v->n_mistakes; n++)
-        for (size_t i = 0; i < N_MISTAKES && !v->n_mistakes; i++)
-            for (size_t j = n == 1 ? i : i + 1; j < (n == 1 ? i + 1 : N_MISTAKES) && !v->n_mistakes; j++) {
-                const MistakeModel *ms[2] = {&MISTAKES[i], &MISTAKES[j]};
+        for (size_t i = 0; i < nc && !v->n_mistakes; i++)
+            for (size_t j = n == 1 ? i : i + 1; j < (n == 1 ? i + 1 : nc) && !v->n_mistakes; j++) {
+                if (n > 1 && cand[i].m == cand[j].m)
+                    continue;
+                const MistakeModel *ms[2] = {cand[i].m, cand[j].m};
+                size_t vs[2] = {cand[i].variant, cand[j].variant};
                 Q x;
-                int rc = mistake_value(q, ms, n, asked, &x, e);
+                int rc = mistake_value(q, ms, vs, n, asked, &x, e);
                 if (rc < 0)
                     return -1;
                 double mv = rc ? q_to_double(x) : 0;
@@ -604,6 +651,8 @@ int answer_check(const Query *q, const QueryUnit *asked, double tol, const Answe
                     v->n_mistakes = n;
                     v->mistakes[0] = ms[0];
                     v->mistakes[1] = n > 1 ? ms[1] : NULL;
+                    v->variants[0] = vs[0];
+                    v->variants[1] = n > 1 ? vs[1] : 0;
                     /* in the learner's unit, to the places the learner gave */
                     Q shown_x;
                     char num[64];

@@ -48,13 +48,19 @@ const MistakeModel *mistake_by_id(const char *id);
 const char *mistake_id(const MistakeModel *m);     // "gb_as_gib"
 const char *mistake_name(const MistakeModel *m);   // "GB read as GiB"
 const char *mistake_why(const MistakeModel *m);    // what goes wrong, one sentence
+/* A model has variants where it is one mistake of several kinds: another
+ * format's figure has one per format. Most have one. */
+size_t mistake_variants(const MistakeModel *m);
+/* The name with the variant: "another format's figure: BF16's". */
+const char *mistake_label(const MistakeModel *m, size_t variant, char *buf, size_t n);
 
-/* The query's value in unit `in` had the mistakes ms[0 .. n) been made
- * (each applied to the query's workload and format). Returns 1 with *out
- * set, 0 where a mistake does not apply to this query or changes nothing,
- * -1 on an error of the query itself. */
-int mistake_value(const Query *q, const MistakeModel *const *ms, size_t n, const QueryUnit *in, Q *out,
-                  Error *e);
+/* The query's value in unit `in` had the mistakes ms[0 .. n) been made,
+ * each in its variant (variants NULL: the first of each), applied to the
+ * query's workload and format. Returns 1 with *out set, 0 where a mistake
+ * does not apply to this query or changes nothing, -1 on an error of the
+ * query itself. */
+int mistake_value(const Query *q, const MistakeModel *const *ms, const size_t *variants, size_t n,
+                  const QueryUnit *in, Q *out, Error *e);
 
 /* ------------------------------------------------------------------------
  * Checking
@@ -71,6 +77,7 @@ typedef struct {
     char off_text[128];         // how far a wrong answer is: "is 4 times the answer", "is 1 more than ..."
     size_t n_mistakes;          // 0: no model explains it
     const MistakeModel *mistakes[VERDICT_MISTAKES_MAX];
+    size_t variants[VERDICT_MISTAKES_MAX];     // each mistake's variant (mistake_label)
     char mistaken_text[160];    // the value the mistakes give, in the learner's unit and places
 } AnswerVerdict;
 

@@ -420,7 +420,7 @@ START_TEST(mistakes_diagnosed)
         for (size_t m = 0; m < mistake_count(); m++) {
             const MistakeModel *mm = mistake_at(m);
             Q x;
-            int rc = mistake_value(&q, &mm, 1, asked, &x, &e);
+            int rc = mistake_value(&q, &mm, NULL, 1, asked, &x, &e);
             ck_assert_seeded(rc >= 0, "%s: %s", text, e.msg);
             if (!rc)
                 continue;
@@ -434,7 +434,7 @@ START_TEST(mistakes_diagnosed)
             met[m]++;
             ck_assert_seeded(v.n_mistakes > 0, "%s: %s (%s) not diagnosed", text, mistake_id(mm), num);
             Q y;
-            ck_assert(mistake_value(&q, v.mistakes, v.n_mistakes, asked, &y, &e) == 1);
+            ck_assert(mistake_value(&q, v.mistakes, v.variants, v.n_mistakes, asked, &y, &e) == 1);
             ck_assert_seeded(fabs(q_to_double(y) - q_to_double(x)) <= ANSWER_TOLERANCE_DEFAULT * q_to_double(x),
                              "%s: %s diagnosed as %s", text, mistake_id(mm), mistake_id(v.mistakes[0]));
             named[m] += v.n_mistakes == 1 && v.mistakes[0] == mm;
@@ -444,6 +444,54 @@ START_TEST(mistakes_diagnosed)
         ck_assert_seeded(met[m] > 0, "mistake %s never applied", mistake_id(mistake_at(m)));
         ck_assert_seeded(named[m] > 0, "mistake %s never named", mistake_id(mistake_at(m)));
     }
+}
+END_TEST
+
+/* Another format's figure, for every format, is named as one mistake (a
+ * single explanation before any pair) with the format it is of, or as
+ * another single model that gives the same value; on random workloads. */
+START_TEST(mistakes_other_format)
+{
+    Rng r = {test_seed() ^ 0x0f0};
+    const MistakeModel *of = mistake_by_id("other_format");
+    ck_assert(of && mistake_variants(of) == format_count());
+    size_t named = 0;
+    for (int it = 0; it < 25; it++) {
+        char text[QUERY_TEXT_MAX];
+        const char *metric = METRICS_TRIED[rng_range(&r, 0, N_OF(METRICS_TRIED) - 1)];
+        snprintf(text, sizeof text, "%s --model %s --gpu h100-sxm --pool %lluGiB --context %llu --batch %llu --format %s",
+                 metric, MODELS[rng_range(&r, 0, N_OF(MODELS) - 1)], (unsigned long long)rng_range(&r, 1, 60),
+                 (unsigned long long)rng_range(&r, 100, 40000), (unsigned long long)rng_range(&r, 2, 48),
+                 format_at(rng_range(&r, 0, format_count() - 1))->id);
+        Query q;
+        QueryValue t;
+        Error e;
+        if (query_parse(text, &q, &e) || query_eval(&q, &t, &e))
+            continue;
+        for (size_t k = 0; k < format_count(); k++) {
+            Q x;
+            int rc = mistake_value(&q, &of, &k, 1, q.unit, &x, &e);
+            ck_assert_seeded(rc >= 0, "%s: %s", text, e.msg);
+            if (!rc)
+                continue;
+            char num[64];
+            snprintf(num, sizeof num, "%.15g", q_to_double(x));
+            Answer a = parsed(num);
+            AnswerVerdict v;
+            ck_assert(answer_check(&q, q.unit, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0);
+            if (v.correct)
+                continue;
+            ck_assert_seeded(v.n_mistakes == 1, "%s: %s's figure %s explained by %zu mistakes", text,
+                             format_at(k)->id, num, v.n_mistakes);
+            if (v.mistakes[0] == of) {
+                char label[128];
+                mistake_label(of, v.variants[0], label, sizeof label);
+                ck_assert_seeded(strstr(label, format_at(v.variants[0])->name), "%s", label);
+                named++;
+            }
+        }
+    }
+    ck_assert_seeded(named > 0, "another format's figure never named");
 }
 END_TEST
 
@@ -471,6 +519,8 @@ START_TEST(mistakes_fixed)
          "percent_for_fraction"},
         {"saved_gib --model llama-3.1-70b --context 4096 --batch 32 --format fp8_e4m3", "GiB", "40",
          "whole_for_saving"},
+        {"slots --scenario pool-20gib --format nvfp4", "", "20", "other_format"},
+        {"slots --scenario pool-20gib --format nvfp4", "", "75", "other_format"},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         Query q = query_of(CASES[i].query);
@@ -1138,6 +1188,7 @@ Suite *suite_exercise(void)
     tcase_add_test(t, answer_distance);
     tcase_add_test(t, mistakes_diagnosed);
     tcase_add_test(t, mistakes_fixed);
+    tcase_add_test(t, mistakes_other_format);
     tcase_add_test(t, exercise_files_refused);
     tcase_add_test(t, exercises_shipped);
     tcase_add_test(t, exercise_check_command);

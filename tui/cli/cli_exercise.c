@@ -313,10 +313,13 @@ static void cli_exercise_verdict_text(const Exercise *x, const ExerciseVerdict *
         printf("%s: right: %s (calc: %s)\n", x->id, c->number.given_text, c->number.truth_text);
     } else {
         printf("%s: not right: %s %s\n", x->id, c->number.given_text, c->number.off_text);
+        char label[2][128];
+        for (size_t i = 0; i < c->number.n_mistakes; i++)
+            mistake_label(c->number.mistakes[i], c->number.variants[i], label[i], sizeof label[i]);
         if (c->number.n_mistakes) {
-            printf("likely mistake: %s", mistake_name(c->number.mistakes[0]));
+            printf("likely mistake: %s", label[0]);
             if (c->number.n_mistakes > 1)
-                printf(", and %s", mistake_name(c->number.mistakes[1]));
+                printf(", and %s", label[1]);
             printf(" (that gives %s)\n", c->number.mistaken_text);
             for (size_t i = 0; i < c->number.n_mistakes; i++)
                 printf("  %s\n", mistake_why(c->number.mistakes[i]));
@@ -358,7 +361,9 @@ static int cli_exercise_verdict_json(const Exercise *x, const ExerciseVerdict *c
         for (size_t i = 0; i < c->number.n_mistakes; i++) {
             cJSON *m = cJSON_CreateObject();
             cJSON_AddStringToObject(m, "id", mistake_id(c->number.mistakes[i]));
-            cJSON_AddStringToObject(m, "name", mistake_name(c->number.mistakes[i]));
+            char label[128];
+            cJSON_AddStringToObject(m, "name", mistake_label(c->number.mistakes[i], c->number.variants[i], label,
+                                                             sizeof label));
             cJSON_AddStringToObject(m, "why", mistake_why(c->number.mistakes[i]));
             cJSON_AddItemToArray(arr, m);
         }

@@ -120,44 +120,18 @@ static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
     return rc;
 }
 
-/* The file's text (heap), or -1 where it cannot be read: that is not
- * corruption, and the file is left alone. *text NULL: there is none. */
-static int read_text(const char *path, char **text, size_t *len, Error *e)
+/* Whether there is a file to read (1) or none (0); -1 where it cannot be
+ * read (permission, not a regular file): that is not corruption, and the
+ * file is left alone. */
+static int readable(const char *path, Error *e)
 {
-    *text = NULL;
-    *len = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return errno == ENOENT ? 0 : error_runtime(e, "%s cannot be read: %s", path, strerror(errno));
     struct stat st;
-    const char *why = fstat(fd, &st)                        ? strerror(errno)
-                      : !S_ISREG(st.st_mode)                ? "not a regular file"
-                      : st.st_size > (off_t)JSON_FILE_MAX ? "larger than a progress file can be"
-                                                            : NULL;
-    if (why) {
-        close(fd);
-        return error_runtime(e, "%s cannot be read: %s", path, why);
-    }
-    char *buf = malloc((size_t)st.st_size + 1);
-    size_t got = 0;
-    while (buf && got < (size_t)st.st_size) {
-        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    int err = errno;
+    const char *why = fstat(fd, &st) ? strerror(errno) : !S_ISREG(st.st_mode) ? "not a regular file" : NULL;
     close(fd);
-    if (!buf || got != (size_t)st.st_size) {
-        free(buf);
-        return error_runtime(e, "%s cannot be read: %s", path, buf ? strerror(err) : "out of memory");
-    }
-    buf[got] = '\0';
-    *text = buf;
-    *len = got;
-    return 0;
+    return why ? error_runtime(e, "%s cannot be read: %s", path, why) : 1;
 }
 
 /* Renames the file that is not progress aside under a name that says when. */
@@ -184,17 +158,14 @@ static int keep_aside(Progress *p, const char *path, const Error *why, Error *e)
 int progress_load(Progress *p, const char *path, ProgressMode mode, Error *e)
 {
     memset(p, 0, sizeof *p);
-    char *text;
-    size_t len;
-    if (read_text(path, &text, &len, e))
-        return -1;
-    if (!text)
-        return 0;               // no progress yet
+    int there = readable(path, e);
+    if (there <= 0)
+        return there;           // no progress yet, or none to be had
     Error why;
-    int rc = jsondoc_read(p, sizeof *p, from_doc, NULL, path, text, len, &why);
-    free(text);
-    if (!rc)
+    if (!jsondoc_read(p, sizeof *p, from_doc, NULL, path, NULL, 0, &why))
         return 0;
+    if (why.runtime && !p->newer)
+        return error_runtime(e, "%s", why.msg);     // a failed read, not a corrupt file
     bool newer = p->newer;
     memset(p, 0, sizeof *p);
     if (newer && mode == PROGRESS_UPDATE)

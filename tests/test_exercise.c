@@ -48,6 +48,18 @@ static Query query_of(const char *text)
     return q;
 }
 
+/* The verdict on answer to query asked in unit; the check must run. */
+static AnswerVerdict verdict_of(const char *query, const char *unit, const char *answer)
+{
+    Query q = query_of(query);
+    Answer a = parsed(answer);
+    AnswerVerdict v;
+    Error e;
+    ck_assert_msg(answer_check(&q, query_unit_by_name(unit), ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0, "%s = %s: %s",
+                  query, answer, e.msg);
+    return v;
+}
+
 /* Every spelling the checker promises reads as its number and unit. */
 START_TEST(answer_parse_fixed)
 {
@@ -324,12 +336,7 @@ START_TEST(answer_echoed)
          "10,737,418,240 B"},
     };
     for (size_t i = 0; i < N_OF(CASES); i++) {
-        Query c = query_of(CASES[i].query);
-        Answer a = parsed(CASES[i].answer);
-        AnswerVerdict v;
-        Error e;
-        ck_assert_msg(answer_check(&c, query_unit_by_name(CASES[i].unit), ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0,
-                      "%s", e.msg);
+        AnswerVerdict v = verdict_of(CASES[i].query, CASES[i].unit, CASES[i].answer);
         ck_assert_msg(!v.correct && v.n_mistakes, "%s: %s not diagnosed", CASES[i].query, CASES[i].answer);
         ck_assert_msg(!strcmp(v.given_text, CASES[i].given) && !strcmp(v.mistaken_text, CASES[i].mistaken),
                       "%s: '%s' echoed '%s', mistake gives '%s'", CASES[i].query, CASES[i].answer, v.given_text,
@@ -374,11 +381,7 @@ START_TEST(answer_distance)
         {"gib --model llama-3.1-70b --context 4096 --batch 16", "GiB", "80", "is 4 times the answer"},
     };
     for (size_t i = 0; i < N_OF(CASES); i++) {
-        Query c = query_of(CASES[i].query);
-        Answer a = parsed(CASES[i].answer);
-        AnswerVerdict v;
-        Error e;
-        ck_assert(answer_check(&c, query_unit_by_name(CASES[i].unit), ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0);
+        AnswerVerdict v = verdict_of(CASES[i].query, CASES[i].unit, CASES[i].answer);
         ck_assert_msg(!v.correct && strstr(v.off_text, CASES[i].off), "%s = %s: '%s'", CASES[i].query,
                       CASES[i].answer, v.off_text);
     }
@@ -393,6 +396,36 @@ static const char *const METRICS_TRIED[] = {"bytes", "gib", "gb_per_sequence", "
                                             "compression", "capacity_ratio", "read_drop"};
 static const char *const UNITS_ASKED[] = {"GiB", "GB", "B", "MiB"};
 
+/* A random query over the models, metrics and formats tried; false where
+ * calc has no such figure (e.g. the weights outgrow the GPU). */
+static bool random_query(Rng *r, char *text, size_t n, Query *q)
+{
+    const Format *f = format_at(rng_range(r, 0, format_count() - 1));
+    const char *metric = METRICS_TRIED[rng_range(r, 0, N_OF(METRICS_TRIED) - 1)];
+    snprintf(text, n, "%s --model %s --gpu h100-sxm --pool %lluGiB --context %llu --batch %llu --format %s", metric,
+             MODELS[rng_range(r, 0, N_OF(MODELS) - 1)], (unsigned long long)rng_range(r, 1, 60),
+             (unsigned long long)rng_range(r, 100, 40000), (unsigned long long)rng_range(r, 2, 48), f->id);
+    QueryValue t;
+    Error e;
+    return !query_parse(text, q, &e) && !query_eval(q, &t, &e);
+}
+
+/* The answer mistake m (in its variant) gives to q, in `asked`, checked:
+ * 0 where the mistake does not apply, else 1 with *x, num and v. */
+static int mistaken_answer(const Query *q, const MistakeModel *m, size_t variant, const QueryUnit *asked, Q *x,
+                           char *num, size_t n, AnswerVerdict *v)
+{
+    Error e;
+    int rc = mistake_value(q, &m, &variant, 1, asked, x, &e);
+    ck_assert_msg(rc >= 0, "%s (seed %llu)", e.msg, (unsigned long long)test_seed());
+    if (!rc)
+        return 0;
+    snprintf(num, n, "%.15g", q_to_double(*x));
+    Answer a = parsed(num);
+    ck_assert(answer_check(q, asked, ANSWER_TOLERANCE_DEFAULT, &a, v, &e) == 0);
+    return 1;
+}
+
 /* On random workloads, an answer worked out under any one mistake model is
  * judged wrong and diagnosed as that mistake, or as one that gives the same
  * value; every model is met. */
@@ -402,33 +435,21 @@ START_TEST(mistakes_diagnosed)
     size_t met[64] = {0}, named[64] = {0};
     ck_assert(mistake_count() <= 64);
     for (int it = 0; it < 40; it++) {
-        const Format *f = format_at(rng_range(&r, 0, format_count() - 1));
         char text[QUERY_TEXT_MAX];
-        const char *metric = METRICS_TRIED[rng_range(&r, 0, sizeof METRICS_TRIED / sizeof METRICS_TRIED[0] - 1)];
-        snprintf(text, sizeof text, "%s --model %s --gpu h100-sxm --pool %lluGiB --context %llu --batch %llu --format %s",
-                 metric, MODELS[rng_range(&r, 0, sizeof MODELS / sizeof MODELS[0] - 1)],
-                 (unsigned long long)rng_range(&r, 1, 60), (unsigned long long)rng_range(&r, 100, 40000),
-                 (unsigned long long)rng_range(&r, 2, 48), f->id);
         Query q;
-        QueryValue t;
         Error e;
-        if (query_parse(text, &q, &e) || query_eval(&q, &t, &e))
-            continue;               // e.g. the weights outgrow this GPU
+        if (!random_query(&r, text, sizeof text, &q))
+            continue;
         const QueryUnit *asked = q.unit;
         if (query_unit_family(asked) == UNIT_SIZE)
             asked = query_unit_by_name(UNITS_ASKED[rng_range(&r, 0, 3)]);
         for (size_t m = 0; m < mistake_count(); m++) {
             const MistakeModel *mm = mistake_at(m);
             Q x;
-            int rc = mistake_value(&q, &mm, NULL, 1, asked, &x, &e);
-            ck_assert_seeded(rc >= 0, "%s: %s", text, e.msg);
-            if (!rc)
-                continue;
             char num[64];
-            snprintf(num, sizeof num, "%.15g", q_to_double(x));
-            Answer a = parsed(num);
             AnswerVerdict v;
-            ck_assert(answer_check(&q, asked, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0);
+            if (!mistaken_answer(&q, mm, 0, asked, &x, num, sizeof num, &v))
+                continue;
             if (v.correct)
                 continue;           // the mistake makes no difference within the tolerance here
             met[m]++;
@@ -458,27 +479,15 @@ START_TEST(mistakes_other_format)
     size_t named = 0;
     for (int it = 0; it < 25; it++) {
         char text[QUERY_TEXT_MAX];
-        const char *metric = METRICS_TRIED[rng_range(&r, 0, N_OF(METRICS_TRIED) - 1)];
-        snprintf(text, sizeof text, "%s --model %s --gpu h100-sxm --pool %lluGiB --context %llu --batch %llu --format %s",
-                 metric, MODELS[rng_range(&r, 0, N_OF(MODELS) - 1)], (unsigned long long)rng_range(&r, 1, 60),
-                 (unsigned long long)rng_range(&r, 100, 40000), (unsigned long long)rng_range(&r, 2, 48),
-                 format_at(rng_range(&r, 0, format_count() - 1))->id);
         Query q;
-        QueryValue t;
-        Error e;
-        if (query_parse(text, &q, &e) || query_eval(&q, &t, &e))
+        if (!random_query(&r, text, sizeof text, &q))
             continue;
         for (size_t k = 0; k < format_count(); k++) {
             Q x;
-            int rc = mistake_value(&q, &of, &k, 1, q.unit, &x, &e);
-            ck_assert_seeded(rc >= 0, "%s: %s", text, e.msg);
-            if (!rc)
-                continue;
             char num[64];
-            snprintf(num, sizeof num, "%.15g", q_to_double(x));
-            Answer a = parsed(num);
             AnswerVerdict v;
-            ck_assert(answer_check(&q, q.unit, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0);
+            if (!mistaken_answer(&q, of, k, q.unit, &x, num, sizeof num, &v))
+                continue;
             if (v.correct)
                 continue;
             ck_assert_seeded(v.n_mistakes == 1, "%s: %s's figure %s explained by %zu mistakes", text,
@@ -523,12 +532,7 @@ START_TEST(mistakes_fixed)
         {"slots --scenario pool-20gib --format nvfp4", "", "75", "other_format"},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
-        Query q = query_of(CASES[i].query);
-        Answer a = parsed(CASES[i].answer);
-        AnswerVerdict v;
-        Error e;
-        ck_assert_msg(answer_check(&q, query_unit_by_name(CASES[i].unit), ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0,
-                      "%s", e.msg);
+        AnswerVerdict v = verdict_of(CASES[i].query, CASES[i].unit, CASES[i].answer);
         ck_assert_msg(!v.correct && v.n_mistakes == 1 && !strcmp(mistake_id(v.mistakes[0]), CASES[i].mistake),
                       "%s = %s: %s, not %s", CASES[i].query, CASES[i].answer,
                       v.n_mistakes ? mistake_id(v.mistakes[0]) : "none", CASES[i].mistake);

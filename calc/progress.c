@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,18 +104,38 @@ static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
     (void)ctx;
     Progress *p = out;
     static const char *const ROOT_KEYS[] = {"version", "exercises", "lessons", NULL};
-    uint64_t version;
-    int rc = json_object(d, d->root, "the progress file", e) || json_known_fields(d, d->root, ROOT_KEYS, e) ||
-                     json_uint(d, d->root, "version", FIELD_REQUIRED, PROGRESS_VERSION, PROGRESS_VERSION, &version,
-                               e) ||
-                     read_items(d, d->root, "exercises", false, p, e) || read_items(d, d->root, "lessons", true, p, e)
+    uint64_t version = 0;
+    int rc = json_object(d, d->root, "the progress file", e) ||
+                     json_uint(d, d->root, "version", FIELD_REQUIRED, 1, UINT32_MAX, &version, e)
                  ? -1
                  : 0;
+    if (!rc && version > PROGRESS_VERSION) {
+        p->newer = true;        // not ours to read, nor to call corrupt
+        rc = error_runtime(e, "%s is progress of version %llu, written by a newer kvlab (this one reads version %d)",
+                           d->path, (unsigned long long)version, PROGRESS_VERSION);
+    }
+    if (!rc && (json_known_fields(d, d->root, ROOT_KEYS, e) || read_items(d, d->root, "exercises", false, p, e) ||
+                read_items(d, d->root, "lessons", true, p, e)))
+        rc = -1;
     jsondoc_done(d);
     return rc;
 }
 
-/* Renames the unreadable file aside under a name that says when. */
+/* Whether there is a file to read (1) or none (0); -1 where it cannot be
+ * read (permission, not a regular file): that is not corruption, and the
+ * file is left alone. */
+static int readable(const char *path, Error *e)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : error_runtime(e, "%s cannot be read: %s", path, strerror(errno));
+    struct stat st;
+    const char *why = fstat(fd, &st) ? strerror(errno) : !S_ISREG(st.st_mode) ? "not a regular file" : NULL;
+    close(fd);
+    return why ? error_runtime(e, "%s cannot be read: %s", path, why) : 1;
+}
+
+/* Renames the file that is not progress aside under a name that says when. */
 static int keep_aside(Progress *p, const char *path, const Error *why, Error *e)
 {
     char aside[PROGRESS_PATH_MAX + 64], stamp[32];
@@ -135,20 +156,26 @@ static int keep_aside(Progress *p, const char *path, const Error *why, Error *e)
     return 0;
 }
 
-int progress_load(Progress *p, const char *path, Error *e)
+int progress_load(Progress *p, const char *path, ProgressMode mode, Error *e)
 {
     memset(p, 0, sizeof *p);
-    if (access(path, F_OK) != 0) {
-        if (errno == ENOENT)
-            return 0;
-        return error_runtime(e, "%s: %s", path, strerror(errno));
-    }
+    int there = readable(path, e);
+    if (there <= 0)
+        return there;           // no progress yet, or none to be had
     Error why;
     if (!jsondoc_read(p, sizeof *p, from_doc, NULL, path, NULL, 0, &why))
         return 0;
-    if (why.runtime && access(path, R_OK) != 0)
-        return error_runtime(e, "%s", why.msg);     // unreadable, not corrupt: leave it be
+    if (why.runtime && !p->newer)
+        return error_runtime(e, "%s", why.msg);     // a failed read, not a corrupt file
+    bool newer = p->newer;
     memset(p, 0, sizeof *p);
+    if (newer && mode == PROGRESS_UPDATE)
+        return error_runtime(e, "%s; it is left as it is", why.msg);
+    if (newer || mode == PROGRESS_READ) {
+        snprintf(p->notice, sizeof p->notice, "%s%s%s; it is left as it is", newer ? "" : "the progress file could not be read as progress (",
+                 why.msg, newer ? "" : ")");
+        return 0;
+    }
     return keep_aside(p, path, &why, e);
 }
 
@@ -198,4 +225,44 @@ int progress_save(const Progress *p, const char *path, Error *e)
 {
     char tmp[PROGRESS_PATH_MAX + 16];
     return progress_write_temp(p, path, tmp, sizeof tmp, e) || progress_commit(tmp, path, e) ? -1 : 0;
+}
+
+/* The directory of path, open and locked exclusively; -1 on an error. The
+ * lock goes with the descriptor's close. */
+static int lock_dir(const char *path, Error *e)
+{
+    char dir[PROGRESS_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    int fd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return error_runtime(e, "cannot open %s to lock it: %s", dir, strerror(errno));
+    while (flock(fd, LOCK_EX)) {
+        if (errno == EINTR)
+            continue;
+        int err = errno;
+        close(fd);
+        return error_runtime(e, "cannot lock %s: %s", dir, strerror(err));
+    }
+    return fd;
+}
+
+int progress_record(Progress *p, const char *path, const char *id, bool correct, Error *e)
+{
+    if (make_dirs(path, e))
+        return -1;
+    int lock = lock_dir(path, e);
+    if (lock < 0)
+        return -1;
+    int rc = progress_load(p, path, PROGRESS_UPDATE, e);
+    if (!rc && progress_attempt(p, id, correct))
+        rc = error_runtime(e, "the progress file holds all the entries it can");
+    if (!rc)
+        rc = progress_save(p, path, e);
+    close(lock);
+    return rc;
 }

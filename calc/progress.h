@@ -8,8 +8,12 @@
  * Progress is never silently lost: the file is replaced atomically (a
  * temporary file in the same directory, fsync, rename, fsync of the
  * directory), so a crash leaves the old file or the new one; a file that
- * cannot be read is renamed aside (progress.json.corrupt-YYYYMMDD-HHMMSS),
- * the caller gets a notice to show, and progress starts afresh. */
+ * is not progress (broken JSON, an unknown field) is renamed aside
+ * (progress.json.corrupt-YYYYMMDD-HHMMSS) before it is written over, the
+ * caller gets a notice to show, and progress starts afresh. A file that
+ * cannot be read (permission, not a regular file) is not corrupt, and one
+ * of a newer version is not ours to judge: both are left as they are, and
+ * nothing is written over them. */
 #ifndef KVLAB_PROGRESS_H
 #define KVLAB_PROGRESS_H
 
@@ -35,16 +39,23 @@ typedef struct {
     ProgressItem exercises[PROGRESS_ITEMS_MAX];
     ProgressItem lessons[PROGRESS_ITEMS_MAX];
     char notice[2 * PROGRESS_PATH_MAX + ERROR_MSG_MAX + 256];  // "" or what became of a corrupt file
+    bool newer;                 // the file is of a newer version (left as it is)
 } Progress;
 
 /* $XDG_DATA_HOME/kvlab/progress.json, or ~/.local/share/kvlab/...; an
  * error where neither XDG_DATA_HOME nor HOME is an absolute path. */
 int progress_path(char *buf, size_t n, Error *e);
 
-/* Reads path into p. A missing file is empty progress. A file that cannot
- * be read as progress is renamed aside and p->notice says so (returns 0);
- * -1 only where it cannot even be kept aside (nothing is then written). */
-int progress_load(Progress *p, const char *path, Error *e);
+/* What a load is for: showing progress (nothing on disk is touched), or
+ * updating it (a corrupt file is renamed aside, to be written afresh). */
+typedef enum { PROGRESS_READ, PROGRESS_UPDATE } ProgressMode;
+
+/* Reads path into p. A missing file is empty progress. A file that is not
+ * progress is, with PROGRESS_UPDATE, renamed aside, and with PROGRESS_READ
+ * left where it is; p->notice says which (returns 0, p empty). -1 where
+ * the file cannot be read, is of a newer version while updating, or
+ * cannot be kept aside: nothing may then be written over it. */
+int progress_load(Progress *p, const char *path, ProgressMode mode, Error *e);
 
 /* Writes p to path atomically, making the directory where missing. */
 int progress_save(const Progress *p, const char *path, Error *e);
@@ -60,6 +71,12 @@ ProgressItem *progress_lesson(Progress *p, const char *id);
 /* One more attempt at the exercise, done once right; -1 when the file
  * holds as many entries as it can. */
 int progress_attempt(Progress *p, const char *id, bool correct);
+/* One attempt recorded in the file at path: under an exclusive lock on its
+ * directory (flock), so that checks run at once (the lab and the command
+ * line, or several shells) each see the others' attempts; loads
+ * (PROGRESS_UPDATE), adds the attempt, saves. p holds what was saved, and
+ * its notice. -1 (nothing saved) where the file cannot be had or written. */
+int progress_record(Progress *p, const char *path, const char *id, bool correct, Error *e);
 /* The entry where there is one, else NULL. */
 const ProgressItem *progress_find_exercise(const Progress *p, const char *id);
 

@@ -40,6 +40,26 @@ static void parses_as(const char *text, double value, const char *unit)
         ck_assert_msg(!a.unit, "%s: a unit where none was written", text);
 }
 
+static Query query_of(const char *text)
+{
+    Query q;
+    Error e;
+    ck_assert_msg(query_parse(text, &q, &e) == 0, "%s: %s", text, e.msg);
+    return q;
+}
+
+/* The verdict on answer to query asked in unit; the check must run. */
+static AnswerVerdict verdict_of(const char *query, const char *unit, const char *answer)
+{
+    Query q = query_of(query);
+    Answer a = parsed(answer);
+    AnswerVerdict v;
+    Error e;
+    ck_assert_msg(answer_check(&q, query_unit_by_name(unit), ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0, "%s = %s: %s",
+                  query, answer, e.msg);
+    return v;
+}
+
 /* Every spelling the checker promises reads as its number and unit. */
 START_TEST(answer_parse_fixed)
 {
@@ -78,7 +98,100 @@ START_TEST(answer_parse_refused)
     Answer a;
     Error e;
     answer_parse("20 bits", &a, &e);
-    ck_assert_msg(strstr(e.msg, "bytes, not bits"), "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "is bits; give bytes"), "%s", e.msg);
+}
+END_TEST
+
+/* An answer is one number and one unit of bytes, nothing after them: an
+ * empty answer, a sign, bits (Gb, Mib, bit) and trailing words are refused
+ * with a message saying which; all-lower-case gb is bytes, as typed. */
+START_TEST(answer_parse_refused_why)
+{
+    static const struct {
+        const char *text, *why;
+    } BAD[] = {
+        {"", "no answer"},          {"   ", "no answer"},      {"-20", "no sign"},          {"-inf", "no sign"},
+        {"+3 GiB", "no sign"},      {"20 Gb", "'Gb' is bits"}, {"20 Mib", "'Mib' is bits"}, {"5 TB", NULL},
+        {"1 bit", "'bit' is bits"}, {"20 GiB of KV", "nothing else"}, {"20 GiB per tokens", "nothing else"},
+    };
+    for (size_t i = 0; i < N_OF(BAD); i++) {
+        Answer a;
+        Error e;
+        if (!BAD[i].why) {
+            ck_assert_msg(answer_parse(BAD[i].text, &a, &e) == 0, "'%s': %s", BAD[i].text, e.msg);
+            continue;
+        }
+        ck_assert_msg(answer_parse(BAD[i].text, &a, &e) == -1, "'%s' accepted", BAD[i].text);
+        ck_assert_msg(strstr(e.msg, BAD[i].why), "'%s': '%s' lacks '%s'", BAD[i].text, e.msg, BAD[i].why);
+    }
+    parses_as("20 gb", 20, "GB");
+    parses_as("20 kb", 20, "KB");
+}
+END_TEST
+
+/* A size per element, token or sequence answers only a question about one
+ * ("20 GiB per token" is not the whole cache); the message names both. */
+START_TEST(answer_check_per)
+{
+    static const struct {
+        const char *query, *answer;
+        bool ok;
+    } CASES[] = {
+        {"gib --model llama-3.1-70b --context 4096 --batch 32", "20 GiB per token", false},
+        {"gib --model llama-3.1-70b --context 4096 --batch 32", "20 GiB/seq", false},
+        {"bytes_per_token --model llama-3.1-70b", "320 KiB per token", true},
+        {"bytes_per_token --model llama-3.1-70b", "320 KiB/elem", false},
+        {"bytes_per_element --format int8", "1.0625 B/elem", true},
+        {"gib_per_sequence --model llama-3.1-70b --context 4096", "1.25 GiB per sequence", true},
+        {"gib_per_sequence --model llama-3.1-70b --context 4096", "1.25 GiB", true},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        Query q = query_of(CASES[i].query);
+        Answer a = parsed(CASES[i].answer);
+        AnswerVerdict v;
+        Error e;
+        int rc = answer_check(&q, q.unit, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e);
+        ck_assert_msg(rc == (CASES[i].ok ? 0 : -1), "%s = '%s': %d %s", CASES[i].query, CASES[i].answer, rc,
+                      rc ? e.msg : "");
+        if (rc)
+            ck_assert_msg(strstr(e.msg, "per ") && strstr(e.msg, metric_id(q.metric)), "%s", e.msg);
+    }
+}
+END_TEST
+
+/* A unit of another family is refused with the unit as the learner wrote
+ * it and its family named (never an empty name), on random numbers and
+ * every pair of families. */
+START_TEST(answer_family_named)
+{
+    static const struct {
+        const char *query, *spelling;
+    } FAMILIES[] = {
+        {"slots --scenario pool-20gib", "slots"}, {"gib --scenario pool-20gib", "GiB"},
+        {"step_ms --model llama-3.1-8b --gpu h100-sxm", "ms"}, {"compression --format int4", "x"},
+        {"read_drop --model llama-3.1-8b --gpu h100-sxm --format int4", "%"},
+        {"crossover_context --model llama-3.1-8b", "tokens"},
+    };
+    Rng r = {test_seed() ^ 0xfa3};
+    for (size_t i = 0; i < N_OF(FAMILIES); i++)
+        for (size_t j = 0; j < N_OF(FAMILIES); j++) {
+            Query q = query_of(FAMILIES[i].query), g = query_of(FAMILIES[j].query);
+            if (query_unit_family(q.unit) == query_unit_family(g.unit))
+                continue;
+            char text[64];
+            snprintf(text, sizeof text, "%llu %s", (unsigned long long)rng_range(&r, 0, 100000),
+                     FAMILIES[j].spelling);
+            Answer a = parsed(text);
+            AnswerVerdict v;
+            Error e;
+            char want[64];
+            snprintf(want, sizeof want, "'%s' is a %s", FAMILIES[j].spelling,
+                     query_family_name(query_unit_family(g.unit)));
+            ck_assert_seeded(answer_check(&q, q.unit, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == -1, "%s", text);
+            ck_assert_seeded(strstr(e.msg, want) && strstr(e.msg, query_family_name(query_unit_family(q.unit))),
+                             "%s for %s: %s", text, FAMILIES[i].query, e.msg);
+            ck_assert_seeded(!strstr(e.msg, "  ") && !strstr(e.msg, "''"), "%s: %s", text, e.msg);
+        }
 }
 END_TEST
 
@@ -118,14 +231,6 @@ START_TEST(answer_parse_random)
 }
 END_TEST
 
-static Query query_of(const char *text)
-{
-    Query q;
-    Error e;
-    ck_assert_msg(query_parse(text, &q, &e) == 0, "%s: %s", text, e.msg);
-    return q;
-}
-
 /* The query's own value, written in another unit of its family, is right;
  * within the tolerance too; a whole count is right only exactly. */
 START_TEST(answer_check_units)
@@ -155,6 +260,134 @@ START_TEST(answer_check_units)
 }
 END_TEST
 
+/* The tolerance is symmetric and its edges are in: on random decimal
+ * values t and tolerances, t (1 - tol) and t (1 + tol), written exactly in
+ * decimal, are right, and one unit of the last place beyond either edge is
+ * wrong; 19.9 and 20.1 GiB are both right for 20 GiB within half a percent. */
+START_TEST(answer_tolerance_edges)
+{
+    Rng r = {test_seed() ^ 0x70e};
+    const QueryUnit *gib = query_unit_by_name("GiB");
+    for (int it = 0; it < 2000; it++) {
+        uint64_t m = rng_range(&r, 1, 1000000), p = rng_range(&r, 1, 999);  // t = m / 10^k, tol = p / 10^4
+        int k = (int)rng_range(&r, 0, 4);
+        char truth[64], tol_text[16];
+        snprintf(truth, sizeof truth, "%llue-%d", (unsigned long long)m, k);
+        snprintf(tol_text, sizeof tol_text, "0.%04llu", (unsigned long long)p);
+        double tol = atof(tol_text);
+        for (int side = -1; side <= 1; side += 2) {
+            uint64_t edge = m * (10000 + (uint64_t)((int64_t)side * (int64_t)p));   // over 10^(k + 4)
+            char on[64], beyond[64];
+            snprintf(on, sizeof on, "%llue-%d GiB", (unsigned long long)edge, k + 4);
+            snprintf(beyond, sizeof beyond, "%llue-%d GiB", (unsigned long long)(edge + (uint64_t)side), k + 4);
+            Answer a = parsed(on), b = parsed(beyond);
+            ck_assert_seeded(answer_matches(&a, gib, truth, tol), "%s is not within %s of %s", on, tol_text, truth);
+            ck_assert_seeded(!answer_matches(&b, gib, truth, tol), "%s is within %s of %s", beyond, tol_text,
+                             truth);
+        }
+    }
+    Query q = query_of("gib --model llama-3.1-70b --context 4096 --batch 16");
+    static const struct {
+        const char *answer;
+        bool right;
+    } EDGES[] = {{"19.9", true}, {"20.1", true}, {"19.89", false}, {"20.11", false}, {"21.474836 GB", true}};
+    for (size_t i = 0; i < N_OF(EDGES); i++) {
+        Answer a = parsed(EDGES[i].answer);
+        AnswerVerdict v;
+        Error e;
+        ck_assert(answer_check(&q, gib, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0);
+        ck_assert_msg(v.correct == EDGES[i].right, "%s judged %s", EDGES[i].answer, v.correct ? "right" : "wrong");
+    }
+}
+END_TEST
+
+/* A number is echoed as the learner wrote it, digits grouped ("131,072 B",
+ * never 1.31072e+05), and a mistake's figure is given in the learner's
+ * unit to the learner's places; on random numbers and fixed cases. */
+START_TEST(answer_echoed)
+{
+    Rng r = {test_seed() ^ 0xec0};
+    Query q = query_of("gib --model llama-3.1-70b --context 4096 --batch 16");
+    for (int it = 0; it < 500; it++) {
+        uint64_t whole = rng_range(&r, 0, UINT64_MAX / 2);
+        unsigned places = (unsigned)rng_range(&r, 0, 3);
+        char w[48], text[96], want[96];
+        u128_str(w, sizeof w, whole, rng_range(&r, 0, 1));
+        u128_str(want, sizeof want, whole, true);
+        snprintf(text, sizeof text, "%s%s%.*s B", w, places ? "." : "", (int)places, "250");
+        size_t l = strlen(want);
+        snprintf(want + l, sizeof want - l, "%s%.*s B", places ? "." : "", (int)places, "250");
+        Answer a = parsed(text);
+        AnswerVerdict v;
+        Error e;
+        ck_assert(answer_check(&q, query_unit_by_name("GiB"), ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0);
+        ck_assert_seeded(!strcmp(v.given_text, want), "'%s' echoed as '%s'", text, v.given_text);
+        ck_assert_seeded(v.correct || v.off_text[0], "'%s': no distance", text);
+    }
+    static const struct {
+        const char *query, *unit, *answer, *given, *mistaken;
+    } CASES[] = {
+        {"read_drop --model llama-3.1-8b --gpu h100-sxm --context 8k --batch 16 --format fp8_e4m3", "%", "0.2584",
+         "0.2584%", "0.2584%"},
+        {"bytes_per_element:B:7 --format fp8_e4m3", "B", "8 B", "8 B", "8 B"},
+        {"gib --model llama-3.1-70b --context 4096 --batch 16", "GiB", "21.47", "21.47 GiB", "21.47 GiB"},
+        {"gb --model llama-3.1-70b --context 4096 --batch 16", "GB", "20", "20 GB", "20 GB"},
+        {"bytes --model llama-3.1-70b --context 4096 --batch 16", "B", "1073741824e1", "1,073,741,824e1 B",
+         "10,737,418,240 B"},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        AnswerVerdict v = verdict_of(CASES[i].query, CASES[i].unit, CASES[i].answer);
+        ck_assert_msg(!v.correct && v.n_mistakes, "%s: %s not diagnosed", CASES[i].query, CASES[i].answer);
+        ck_assert_msg(!strcmp(v.given_text, CASES[i].given) && !strcmp(v.mistaken_text, CASES[i].mistaken),
+                      "%s: '%s' echoed '%s', mistake gives '%s'", CASES[i].query, CASES[i].answer, v.given_text,
+                      v.mistaken_text);
+    }
+}
+END_TEST
+
+/* A wrong answer says how far it is: a whole count by how many more or
+ * less (it is right only exactly, its answer 0 too), a close figure by how
+ * many percent against the tolerance, a far one as a multiple; on random
+ * slot counts and offsets. */
+START_TEST(answer_distance)
+{
+    Rng r = {test_seed() ^ 0xd15};
+    const QueryUnit *count = query_unit_by_name("");
+    for (int it = 0; it < 30; it++) {
+        char text[160], ans[48];
+        snprintf(text, sizeof text, "slots --model llama-3.1-8b --context %llu --pool %lluGiB",
+                 (unsigned long long)rng_range(&r, 256, 4096), (unsigned long long)rng_range(&r, 100, 4000));
+        Query q = query_of(text);
+        QueryValue t;
+        Error e;
+        ck_assert(query_eval(&q, &t, &e) == 0);
+        uint64_t truth = (uint64_t)(t.exact.num / t.exact.den), d = rng_range(&r, 1, 3);
+        bool more = rng_range(&r, 0, 1) || truth < d;
+        snprintf(ans, sizeof ans, "%llu", (unsigned long long)(more ? truth + d : truth - d));
+        Answer a = parsed(ans);
+        AnswerVerdict v;
+        ck_assert(answer_check(&q, count, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0 && !v.correct);
+        char want[64];
+        snprintf(want, sizeof want, "is %llu %s than the answer", (unsigned long long)d, more ? "more" : "less");
+        ck_assert_seeded(strstr(v.off_text, want) && strstr(v.off_text, "only exactly"), "%s = %s: '%s'", text, ans,
+                         v.off_text);
+    }
+    static const struct {
+        const char *query, *unit, *answer, *off;
+    } CASES[] = {
+        {"slots --model llama-3.1-70b --context 128000 --pool 1GiB", "", "1", "is 1 more than the answer"},
+        {"gib --model llama-3.1-70b --context 4096 --batch 16", "GiB", "20.105", "is 0.53% above the answer; within 0.5% is right"},
+        {"gib --model llama-3.1-70b --context 4096 --batch 16", "GiB", "19.8999", "is 0.5005% below"},
+        {"gib --model llama-3.1-70b --context 4096 --batch 16", "GiB", "80", "is 4 times the answer"},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        AnswerVerdict v = verdict_of(CASES[i].query, CASES[i].unit, CASES[i].answer);
+        ck_assert_msg(!v.correct && strstr(v.off_text, CASES[i].off), "%s = %s: '%s'", CASES[i].query,
+                      CASES[i].answer, v.off_text);
+    }
+}
+END_TEST
+
 static const char *const MODELS[] = {"llama-3.1-8b", "llama-3.1-70b", "mistral-7b-v0.1", "llama-2-7b",
                                      "gemma-2-9b", "llama-3.1-405b"};
 static const char *const METRICS_TRIED[] = {"bytes", "gib", "gb_per_sequence", "bytes_per_sequence", "slots",
@@ -162,6 +395,36 @@ static const char *const METRICS_TRIED[] = {"bytes", "gib", "gb_per_sequence", "
                                             "gib_per_sequence", "bytes_per_token", "gqa_saved_gib", "speedup",
                                             "compression", "capacity_ratio", "read_drop"};
 static const char *const UNITS_ASKED[] = {"GiB", "GB", "B", "MiB"};
+
+/* A random query over the models, metrics and formats tried; false where
+ * calc has no such figure (e.g. the weights outgrow the GPU). */
+static bool random_query(Rng *r, char *text, size_t n, Query *q)
+{
+    const Format *f = format_at(rng_range(r, 0, format_count() - 1));
+    const char *metric = METRICS_TRIED[rng_range(r, 0, N_OF(METRICS_TRIED) - 1)];
+    snprintf(text, n, "%s --model %s --gpu h100-sxm --pool %lluGiB --context %llu --batch %llu --format %s", metric,
+             MODELS[rng_range(r, 0, N_OF(MODELS) - 1)], (unsigned long long)rng_range(r, 1, 60),
+             (unsigned long long)rng_range(r, 100, 40000), (unsigned long long)rng_range(r, 2, 48), f->id);
+    QueryValue t;
+    Error e;
+    return !query_parse(text, q, &e) && !query_eval(q, &t, &e);
+}
+
+/* The answer mistake m (in its variant) gives to q, in `asked`, checked:
+ * 0 where the mistake does not apply, else 1 with *x, num and v. */
+static int mistaken_answer(const Query *q, const MistakeModel *m, size_t variant, const QueryUnit *asked, Q *x,
+                           char *num, size_t n, AnswerVerdict *v)
+{
+    Error e;
+    int rc = mistake_value(q, &m, &variant, 1, asked, x, &e);
+    ck_assert_msg(rc >= 0, "%s (seed %llu)", e.msg, (unsigned long long)test_seed());
+    if (!rc)
+        return 0;
+    snprintf(num, n, "%.15g", q_to_double(*x));
+    Answer a = parsed(num);
+    ck_assert(answer_check(q, asked, ANSWER_TOLERANCE_DEFAULT, &a, v, &e) == 0);
+    return 1;
+}
 
 /* On random workloads, an answer worked out under any one mistake model is
  * judged wrong and diagnosed as that mistake, or as one that gives the same
@@ -172,39 +435,27 @@ START_TEST(mistakes_diagnosed)
     size_t met[64] = {0}, named[64] = {0};
     ck_assert(mistake_count() <= 64);
     for (int it = 0; it < 40; it++) {
-        const Format *f = format_at(rng_range(&r, 0, format_count() - 1));
         char text[QUERY_TEXT_MAX];
-        const char *metric = METRICS_TRIED[rng_range(&r, 0, sizeof METRICS_TRIED / sizeof METRICS_TRIED[0] - 1)];
-        snprintf(text, sizeof text, "%s --model %s --gpu h100-sxm --pool %lluGiB --context %llu --batch %llu --format %s",
-                 metric, MODELS[rng_range(&r, 0, sizeof MODELS / sizeof MODELS[0] - 1)],
-                 (unsigned long long)rng_range(&r, 1, 60), (unsigned long long)rng_range(&r, 100, 40000),
-                 (unsigned long long)rng_range(&r, 2, 48), f->id);
         Query q;
-        QueryValue t;
         Error e;
-        if (query_parse(text, &q, &e) || query_eval(&q, &t, &e))
-            continue;               // e.g. the weights outgrow this GPU
+        if (!random_query(&r, text, sizeof text, &q))
+            continue;
         const QueryUnit *asked = q.unit;
         if (query_unit_family(asked) == UNIT_SIZE)
             asked = query_unit_by_name(UNITS_ASKED[rng_range(&r, 0, 3)]);
         for (size_t m = 0; m < mistake_count(); m++) {
             const MistakeModel *mm = mistake_at(m);
             Q x;
-            int rc = mistake_value(&q, &mm, 1, asked, &x, &e);
-            ck_assert_seeded(rc >= 0, "%s: %s", text, e.msg);
-            if (!rc)
-                continue;
             char num[64];
-            snprintf(num, sizeof num, "%.15g", q_to_double(x));
-            Answer a = parsed(num);
             AnswerVerdict v;
-            ck_assert(answer_check(&q, asked, ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0);
+            if (!mistaken_answer(&q, mm, 0, asked, &x, num, sizeof num, &v))
+                continue;
             if (v.correct)
                 continue;           // the mistake makes no difference within the tolerance here
             met[m]++;
             ck_assert_seeded(v.n_mistakes > 0, "%s: %s (%s) not diagnosed", text, mistake_id(mm), num);
             Q y;
-            ck_assert(mistake_value(&q, v.mistakes, v.n_mistakes, asked, &y, &e) == 1);
+            ck_assert(mistake_value(&q, v.mistakes, v.variants, v.n_mistakes, asked, &y, &e) == 1);
             ck_assert_seeded(fabs(q_to_double(y) - q_to_double(x)) <= ANSWER_TOLERANCE_DEFAULT * q_to_double(x),
                              "%s: %s diagnosed as %s", text, mistake_id(mm), mistake_id(v.mistakes[0]));
             named[m] += v.n_mistakes == 1 && v.mistakes[0] == mm;
@@ -214,6 +465,42 @@ START_TEST(mistakes_diagnosed)
         ck_assert_seeded(met[m] > 0, "mistake %s never applied", mistake_id(mistake_at(m)));
         ck_assert_seeded(named[m] > 0, "mistake %s never named", mistake_id(mistake_at(m)));
     }
+}
+END_TEST
+
+/* Another format's figure, for every format, is named as one mistake (a
+ * single explanation before any pair) with the format it is of, or as
+ * another single model that gives the same value; on random workloads. */
+START_TEST(mistakes_other_format)
+{
+    Rng r = {test_seed() ^ 0x0f0};
+    const MistakeModel *of = mistake_by_id("other_format");
+    ck_assert(of && mistake_variants(of) == format_count());
+    size_t named = 0;
+    for (int it = 0; it < 25; it++) {
+        char text[QUERY_TEXT_MAX];
+        Query q;
+        if (!random_query(&r, text, sizeof text, &q))
+            continue;
+        for (size_t k = 0; k < format_count(); k++) {
+            Q x;
+            char num[64];
+            AnswerVerdict v;
+            if (!mistaken_answer(&q, of, k, q.unit, &x, num, sizeof num, &v))
+                continue;
+            if (v.correct)
+                continue;
+            ck_assert_seeded(v.n_mistakes == 1, "%s: %s's figure %s explained by %zu mistakes", text,
+                             format_at(k)->id, num, v.n_mistakes);
+            if (v.mistakes[0] == of) {
+                char label[128];
+                mistake_label(of, v.variants[0], label, sizeof label);
+                ck_assert_seeded(strstr(label, format_at(v.variants[0])->name), "%s", label);
+                named++;
+            }
+        }
+    }
+    ck_assert_seeded(named > 0, "another format's figure never named");
 }
 END_TEST
 
@@ -241,14 +528,11 @@ START_TEST(mistakes_fixed)
          "percent_for_fraction"},
         {"saved_gib --model llama-3.1-70b --context 4096 --batch 32 --format fp8_e4m3", "GiB", "40",
          "whole_for_saving"},
+        {"slots --scenario pool-20gib --format nvfp4", "", "20", "other_format"},
+        {"slots --scenario pool-20gib --format nvfp4", "", "75", "other_format"},
     };
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
-        Query q = query_of(CASES[i].query);
-        Answer a = parsed(CASES[i].answer);
-        AnswerVerdict v;
-        Error e;
-        ck_assert_msg(answer_check(&q, query_unit_by_name(CASES[i].unit), ANSWER_TOLERANCE_DEFAULT, &a, &v, &e) == 0,
-                      "%s", e.msg);
+        AnswerVerdict v = verdict_of(CASES[i].query, CASES[i].unit, CASES[i].answer);
         ck_assert_msg(!v.correct && v.n_mistakes == 1 && !strcmp(mistake_id(v.mistakes[0]), CASES[i].mistake),
                       "%s = %s: %s, not %s", CASES[i].query, CASES[i].answer,
                       v.n_mistakes ? mistake_id(v.mistakes[0]) : "none", CASES[i].mistake);
@@ -433,7 +717,7 @@ START_TEST(exercise_check_command)
     Error e;
     static Progress p;
     ck_assert(progress_path(path, sizeof path, &e) == 0);
-    ck_assert(progress_load(&p, path, &e) == 0);
+    ck_assert(progress_load(&p, path, PROGRESS_UPDATE, &e) == 0);
     const ProgressItem *it = progress_find_exercise(&p, "try-1");
     ck_assert(it && it->done && it->attempts == 2);
     it = progress_find_exercise(&p, "try-2");
@@ -456,6 +740,99 @@ START_TEST(exercise_check_command)
     ck_assert_int_eq(r.status, 0);
     ck_assert(strstr(r.out, "\"try-5\""));
     run_free(&r);
+    progress_dir_teardown();
+}
+END_TEST
+
+/* After "--" every argument is a word, so an answer with a sign is read
+ * (and refused as an answer, not as an option); a missing answer is named
+ * as missing. */
+START_TEST(exercise_check_words)
+{
+    progress_dir_setup();
+    static const struct {
+        const char *const argv[6];
+        int status;
+        const char *err;
+    } CASES[] = {
+        {{"exercise", "check", "try-5", "--", "71"}, 0, ""},
+        {{"exercise", "--", "check", "try-5", "71"}, 0, ""},
+        {{"exercise", "check", "try-1", "--", "-20"}, 2, "no sign"},
+        {{"exercise", "check", "try-1", "--", "-inf"}, 2, "no sign"},
+        {{"exercise", "check", "try-1", "-inf"}, 2, "after --"},
+        {{"exercise", "check", "try-1", ""}, 2, "no answer"},
+        {{"exercise", "check", "try-1", "20 Gb"}, 2, "bits"},
+        {{"exercise", "check", "try-1", "20 GiB per token"}, 2, "per token"},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        RunResult r = run_kvlab(CASES[i].argv, NULL);
+        ck_assert_msg(r.status == CASES[i].status && strstr(r.err, CASES[i].err), "case %zu: exit %d (%s%s)", i,
+                      r.status, r.out, r.err);
+        run_free(&r);
+    }
+    progress_dir_teardown();
+}
+END_TEST
+
+/* The "answer with" line of every shipped number exercise shows an answer
+ * as the checker reads it: NUMBER and the unit joined as an answer is
+ * written ("NUMBERx", "NUMBER", 'NUMBER GiB'), no stray blank or quote. */
+START_TEST(exercise_answer_form)
+{
+    ExerciseSet set = shipped();
+    for (size_t i = 0; i < set.n; i++) {
+        const Exercise *x = &set.ex[i];
+        if (!x->has_query)
+            continue;
+        RunResult r = RUN("exercise", "show", x->id);
+        const char *line = strstr(r.out, "answer with: kvlab exercise check ");
+        ck_assert_msg(line, "%s: %s", x->id, r.out);
+        char form[64], want[64];
+        line += strlen("answer with: kvlab exercise check ") + strlen(x->id) + 1;
+        snprintf(form, sizeof form, "%.*s", (int)strcspn(line, "\n"), line);
+        answer_join("NUMBER", x->unit, want, sizeof want);
+        bool quoted = strchr(want, ' ') != NULL;
+        ck_assert_msg(quoted ? form[0] == '\'' && !strncmp(form + 1, want, strlen(want)) && !strcmp(form + 1 + strlen(want), "'")
+                             : !strcmp(form, want),
+                      "%s: '%s', not '%s'", x->id, form, want);
+        run_free(&r);
+    }
+    exercise_set_free(&set);
+}
+END_TEST
+
+/* The solution, as text and as JSON, tells the source's own answer and,
+ * where it is wrong, what the source got wrong; without --solution
+ * neither is shown (a right one is the answer). */
+START_TEST(exercise_show_seed)
+{
+    progress_dir_setup();
+    ExerciseSet set = shipped();
+    size_t seen = 0;
+    for (size_t i = 0; i < set.n; i++) {
+        const Exercise *x = &set.ex[i];
+        if (!x->seed_answer[0])
+            continue;
+        seen++;
+        RunResult r = RUN("exercise", "show", x->id, "--solution", "--json");
+        cJSON *j = cJSON_Parse(r.out);
+        ck_assert_msg(j != NULL, "%s: %s", x->id, r.out);
+        const cJSON *sa = cJSON_GetObjectItem(j, "seed_answer"), *se = cJSON_GetObjectItem(j, "seed_error");
+        ck_assert_msg(cJSON_IsString(sa) && !strcmp(sa->valuestring, x->seed_answer), "%s: %s", x->id, r.out);
+        ck_assert_msg(x->seed_error[0] ? cJSON_IsString(se) && se->valuestring[0] : !se, "%s: %s", x->id, r.out);
+        cJSON_Delete(j);
+        run_free(&r);
+        r = RUN("exercise", "show", x->id, "--solution");
+        char want[128];
+        snprintf(want, sizeof want, "the source's answer: %s, %s", x->seed_answer, x->seed_error[0] ? "wrong" : "right");
+        ck_assert_msg(strstr(r.out, want), "%s: %s", x->id, r.out);
+        run_free(&r);
+        r = RUN("exercise", "show", x->id, "--json");
+        ck_assert_msg(!strstr(r.out, "seed_answer") && !strstr(r.out, "seed_error"), "%s: %s", x->id, r.out);
+        run_free(&r);
+    }
+    ck_assert(seen > 0);
+    exercise_set_free(&set);
     progress_dir_teardown();
 }
 END_TEST
@@ -536,6 +913,28 @@ START_TEST(exercise_file_option)
 }
 END_TEST
 
+/* A check whose attempt cannot be saved still gives its verdict, then says
+ * "progress not saved" and why, and exits 3 (a run-time failure), right
+ * answer or wrong. */
+START_TEST(exercise_check_unsaved)
+{
+    progress_dir_setup();
+    char home[128];
+    snprintf(home, sizeof home, "%s/plain-file", progress_home);
+    write_file(home, "not a directory\n");
+    setenv("XDG_DATA_HOME", home, 1);
+    static const char *const ANSWERS[] = {"71", "72"};
+    for (size_t i = 0; i < N_OF(ANSWERS); i++) {
+        RunResult r = RUN("exercise", "check", "try-5", ANSWERS[i]);
+        ck_assert_msg(r.status == 3, "try-5 %s: exit %d (%s%s)", ANSWERS[i], r.status, r.out, r.err);
+        ck_assert_msg(strstr(r.out, "try-5:"), "%s", r.out);
+        ck_assert_msg(strstr(r.err, "progress not saved: ") && strstr(r.err, "Not a directory"), "%s", r.err);
+        run_free(&r);
+    }
+    progress_dir_teardown();
+}
+END_TEST
+
 /* What is saved loads back the same, on random progress. */
 START_TEST(progress_round_trip)
 {
@@ -556,13 +955,60 @@ START_TEST(progress_round_trip)
         progress_lesson(&p, id + 3)->read = rng_range(&r, 0, 1);
     }
     ck_assert_msg(progress_save(&p, path, &e) == 0, "%s", e.msg);
-    ck_assert_msg(progress_load(&q, path, &e) == 0, "%s", e.msg);
+    ck_assert_msg(progress_load(&q, path, PROGRESS_UPDATE, &e) == 0, "%s", e.msg);
     ck_assert(!q.notice[0]);
     ck_assert_int_eq(q.n_exercises, p.n_exercises);
     ck_assert_int_eq(q.n_lessons, p.n_lessons);
     for (size_t i = 0; i < p.n_exercises; i++) {
         const ProgressItem *a = &p.exercises[i], *b = progress_find_exercise(&q, a->id);
         ck_assert_seeded(b && b->done == a->done && b->attempts == a->attempts, "%s", a->id);
+    }
+    progress_dir_teardown();
+}
+END_TEST
+
+/* Attempts recorded at once by several processes are all kept: on random
+ * ids and counts, the file ends with every attempt of every process. */
+START_TEST(progress_concurrent)
+{
+    progress_dir_setup();
+    char path[PROGRESS_PATH_MAX];
+    Error e;
+    ck_assert(progress_path(path, sizeof path, &e) == 0);
+    enum { PROCS = 6, EACH = 40, IDS = 5 };
+    uint64_t seed = test_seed() ^ 0xf10c;
+    unsigned long want[IDS] = {0};
+    pid_t pids[PROCS];
+    for (int k = 0; k < PROCS; k++) {
+        Rng r = {seed + (uint64_t)k};
+        for (int i = 0; i < EACH; i++)
+            want[rng_range(&r, 0, IDS - 1)]++;
+        pids[k] = fork();
+        ck_assert(pids[k] >= 0);
+        if (pids[k] == 0) {
+            static Progress p;
+            Rng c = {seed + (uint64_t)k};
+            for (int i = 0; i < EACH; i++) {
+                char id[16];
+                snprintf(id, sizeof id, "ex-%llu", (unsigned long long)rng_range(&c, 0, IDS - 1));
+                if (progress_record(&p, path, id, false, &e))
+                    _exit(1);
+            }
+            _exit(0);
+        }
+    }
+    for (int k = 0; k < PROCS; k++) {
+        int status;
+        ck_assert(waitpid(pids[k], &status, 0) == pids[k] && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    static Progress q;
+    ck_assert(progress_load(&q, path, PROGRESS_READ, &e) == 0 && !q.notice[0]);
+    for (int i = 0; i < IDS; i++) {
+        char id[16];
+        snprintf(id, sizeof id, "ex-%d", i);
+        const ProgressItem *it = progress_find_exercise(&q, id);
+        ck_assert_seeded((it ? it->attempts : 0) == want[i], "%s: %lu attempts kept of %lu", id,
+                         it ? it->attempts : 0, want[i]);
     }
     progress_dir_teardown();
 }
@@ -592,7 +1038,7 @@ START_TEST(progress_crash_before_rename)
     }
     int status;
     ck_assert(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    ck_assert(progress_load(&q, path, &e) == 0);
+    ck_assert(progress_load(&q, path, PROGRESS_UPDATE, &e) == 0);
     ck_assert(!q.notice[0]);
     ck_assert(progress_find_exercise(&q, "old") && progress_find_exercise(&q, "old")->attempts == 7);
     ck_assert(!progress_find_exercise(&q, "new"));
@@ -609,15 +1055,15 @@ START_TEST(progress_corrupt_kept)
     Error e;
     ck_assert(progress_path(path, sizeof path, &e) == 0);
     static Progress p;
-    ck_assert(progress_load(&p, path, &e) == 0 && p.n_exercises == 0 && !p.notice[0]);
+    ck_assert(progress_load(&p, path, PROGRESS_UPDATE, &e) == 0 && p.n_exercises == 0 && !p.notice[0]);
     static const char *const CORRUPT[] = {"{\"version\": 1, \"exercises\": {\"a\": {\"done\": tru", "[]",
-                                          "{\"version\": 2}", "{\"version\": 1, \"exercises\": {\"a\": {\"x\": 1}}}"};
+                                          "{\"version\": 0}", "{\"version\": 1, \"exercises\": {\"a\": {\"x\": 1}}}"};
     for (size_t i = 0; i < sizeof CORRUPT / sizeof CORRUPT[0]; i++) {
         char dir[PROGRESS_PATH_MAX];
         snprintf(dir, sizeof dir, "%s/kvlab", progress_home);
         mkdir(dir, 0700);
         write_file(path, CORRUPT[i]);
-        ck_assert_msg(progress_load(&p, path, &e) == 0, "%s", e.msg);
+        ck_assert_msg(progress_load(&p, path, PROGRESS_UPDATE, &e) == 0, "%s", e.msg);
         ck_assert(p.n_exercises == 0);
         ck_assert_msg(strstr(p.notice, "progress.json.corrupt-"), "case %zu: notice '%s'", i, p.notice);
         ck_assert(access(path, F_OK) != 0);
@@ -644,6 +1090,91 @@ START_TEST(progress_corrupt_kept)
 }
 END_TEST
 
+static char *slurp(const char *path)
+{
+    static char buf[512];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static size_t entries(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+    FILE *f = popen(cmd, "r");
+    ck_assert(f != NULL);
+    unsigned long n = 0;
+    ck_assert(fscanf(f, "%lu", &n) == 1);
+    pclose(f);
+    return n;
+}
+
+/* Nothing is renamed by a command that only shows progress; a file that
+ * cannot be read (not a regular file; no permission) is not corrupt, and
+ * a file of a newer version is not ours: both are left as they are, with
+ * a message naming why, and a check then exits 3 with its verdict. */
+START_TEST(progress_left_alone)
+{
+    progress_dir_setup();
+    char path[PROGRESS_PATH_MAX], dir[PROGRESS_PATH_MAX];
+    Error e;
+    ck_assert(progress_path(path, sizeof path, &e) == 0);
+    snprintf(dir, sizeof dir, "%s/kvlab", progress_home);
+    mkdir(dir, 0700);
+    static const struct {
+        const char *text;           // NULL: a directory where the file should be
+        bool as_root;               // whether the case holds for root too
+        mode_t mode;
+        const char *list_says, *check_says;
+        int check_status;
+    } CASES[] = {
+        {"{\"version\": 2, \"exercises\": {}, \"badges\": []}", true, 0600, "newer kvlab", "newer kvlab", 3},
+        {"{\"version\": 7}", true, 0600, "version 7", "version 7", 3},
+        {"{oops", true, 0600, "left as it is", "corrupt-", 0},
+        {NULL, true, 0700, "not a regular file", "not a regular file", 3},
+        {"{\"version\": 1}", false, 0000, "Permission denied", "Permission denied", 3},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        if (!CASES[i].as_root && geteuid() == 0)
+            continue;               // root reads any file
+        if (CASES[i].text)
+            write_file(path, CASES[i].text);
+        else
+            ck_assert(mkdir(path, 0700) == 0);
+        ck_assert(chmod(path, CASES[i].mode) == 0);
+        RunResult r = RUN("exercise", "list");
+        ck_assert_msg(r.status == 0 && strstr(r.err, CASES[i].list_says), "case %zu: list exit %d: %s", i, r.status,
+                      r.err);
+        run_free(&r);
+        ck_assert_msg(entries(dir) == 1, "case %zu: list renamed or wrote a file", i);
+        if (CASES[i].text && CASES[i].mode) {
+            char *now = slurp(path);
+            ck_assert_msg(now && !strcmp(now, CASES[i].text), "case %zu: the file changed", i);
+        }
+        r = RUN("exercise", "check", "try-5", "71");
+        ck_assert_msg(r.status == CASES[i].check_status && strstr(r.out, "try-5: right") &&
+                          strstr(r.err, CASES[i].check_says),
+                      "case %zu: check exit %d: %s%s", i, r.status, r.out, r.err);
+        run_free(&r);
+        if (CASES[i].check_status) {
+            ck_assert_msg(entries(dir) == 1, "case %zu: check renamed or wrote a file", i);
+            ck_assert(chmod(path, 0700) == 0);
+            if (CASES[i].text)
+                ck_assert_msg(!strcmp(slurp(path), CASES[i].text), "case %zu: the file changed", i);
+        }
+        char cmd[PROGRESS_PATH_MAX + 32];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'/*", dir);
+        ck_assert(system(cmd) == 0);
+    }
+    progress_dir_teardown();
+}
+END_TEST
+
 Suite *suite_exercise(void)
 {
     Suite *s = suite_create("exercise");
@@ -652,16 +1183,29 @@ Suite *suite_exercise(void)
     tcase_add_test(t, answer_parse_fixed);
     tcase_add_test(t, answer_parse_refused);
     tcase_add_test(t, answer_parse_random);
+    tcase_add_test(t, answer_parse_refused_why);
+    tcase_add_test(t, answer_check_per);
+    tcase_add_test(t, answer_family_named);
     tcase_add_test(t, answer_check_units);
+    tcase_add_test(t, answer_tolerance_edges);
+    tcase_add_test(t, answer_echoed);
+    tcase_add_test(t, answer_distance);
     tcase_add_test(t, mistakes_diagnosed);
     tcase_add_test(t, mistakes_fixed);
+    tcase_add_test(t, mistakes_other_format);
     tcase_add_test(t, exercise_files_refused);
     tcase_add_test(t, exercises_shipped);
     tcase_add_test(t, exercise_check_command);
     tcase_add_test(t, exercise_file_option);
+    tcase_add_test(t, exercise_check_unsaved);
+    tcase_add_test(t, exercise_check_words);
+    tcase_add_test(t, exercise_answer_form);
+    tcase_add_test(t, exercise_show_seed);
     tcase_add_test(t, progress_round_trip);
+    tcase_add_test(t, progress_concurrent);
     tcase_add_test(t, progress_crash_before_rename);
     tcase_add_test(t, progress_corrupt_kept);
+    tcase_add_test(t, progress_left_alone);
     suite_add_tcase(s, t);
     return s;
 }

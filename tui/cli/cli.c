@@ -15,9 +15,14 @@ int opt_next(Args *a, const OptSpec *specs, size_t n, const char **value, Error 
     if (a->i >= a->argc)
         return OPT_END;
     const char *arg = a->argv[a->i++];
-    if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
-        if (arg[0] == '-' && arg[1] != '\0' && strcmp(arg, "--") != 0 && !(arg[1] >= '0' && arg[1] <= '9'))
-            return error_set(e, "unknown option '%s' (options start with --; see kvlab %s --help)",
+    if (!a->words_only && !strcmp(arg, "--")) {
+        a->words_only = true;
+        return opt_next(a, specs, n, value, e);
+    }
+    if (a->words_only || strncmp(arg, "--", 2) != 0) {
+        if (!a->words_only && arg[0] == '-' && arg[1] != '\0' && !(arg[1] >= '0' && arg[1] <= '9'))
+            return error_set(e, "unknown option '%s' (options start with --; a word that begins with - goes "
+                                "after --; see kvlab %s --help)",
                              arg, a->cmd), OPT_ERROR;
         *value = arg;
         return OPT_POSITIONAL;
@@ -90,7 +95,7 @@ void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n)
 
 int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g)
 {
-    Args a = {argc, argv, 0, c->name};
+    Args a = {argc, argv, 0, c->name, false};
     Error e;
     if (opt_gather(&a, c->opts, c->n_opts, c->repeat_opt, c->max_words, g, &e))
         return cli_error(c->name, &e);

@@ -37,13 +37,15 @@ typedef struct {
     char **argv;
     int i;              // next argument to read
     const char *cmd;    // "calc", for messages
+    bool words_only;    // past "--": every argument is a word
 } Args;
 
 enum { OPT_END = -1, OPT_ERROR = -2, OPT_POSITIONAL = -3 };
 
 /* Returns the index of the next option in specs and its value (NULL for a
  * flag), OPT_POSITIONAL with the word in *value, OPT_END, or OPT_ERROR with
- * a message naming the argument. Accepts --name value and --name=value. */
+ * a message naming the argument. Accepts --name value and --name=value;
+ * after "--" every argument is a word ("-20" too). */
 int opt_next(Args *a, const OptSpec *specs, size_t n, const char **value, Error *e);
 void opt_usage(FILE *out, const char *synopsis, const OptSpec *specs, size_t n);
 

@@ -17,9 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A wrong answer within this of the right one is "close", not "n times". */
-#define VERDICT_CLOSE 0.005
-
 enum { O_FILE, O_JSON, O_SOLUTION, O_YES, O_HELP, O_COUNT };
 
 static const OptSpec OPTS[O_COUNT] = {
@@ -56,20 +53,25 @@ static int cli_exercise_load(const Given *g, ExerciseSet *set, Error *e)
     return 0;
 }
 
-/* Progress, its notice on stderr; NULL (said why) where it cannot be had. */
-static Progress *cli_exercise_progress(char *path, size_t n)
+/* What became of a corrupt progress file, on stderr. */
+static void cli_exercise_notice(const Progress *p)
 {
-    static Progress p;
-    Error e;
-    if (progress_path(path, n, &e) || progress_load(&p, path, &e)) {
-        cli_fail("exercise", 0, &e);
-        return NULL;
-    }
-    if (p.notice[0]) {
+    if (p->notice[0]) {
         Error note;
-        error_set(&note, "%s", p.notice);
+        error_set(&note, "%s", p->notice);
         cli_fail("exercise", 0, &note);
     }
+}
+
+/* Progress to show (nothing on disk is touched), its notice on stderr;
+ * NULL (e saying why) where it cannot be had. */
+static const Progress *cli_exercise_progress(Error *e)
+{
+    static Progress p;
+    char path[PROGRESS_PATH_MAX];
+    if (progress_path(path, sizeof path, e) || progress_load(&p, path, PROGRESS_READ, e))
+        return NULL;
+    cli_exercise_notice(&p);
     return &p;
 }
 
@@ -113,8 +115,10 @@ static cJSON *cli_exercise_head_json(const Exercise *x)
 
 static int cli_exercise_list(const ExerciseSet *set, bool json)
 {
-    char path[PROGRESS_PATH_MAX];
-    const Progress *p = cli_exercise_progress(path, sizeof path);
+    Error e;
+    const Progress *p = cli_exercise_progress(&e);
+    if (!p)
+        cli_fail("exercise", 0, &e);        // the list is shown without it
     if (json) {
         cJSON *root = cJSON_CreateObject(), *arr = cJSON_AddArrayToObject(root, "exercises");
         for (size_t i = 0; i < set->n; i++) {
@@ -125,7 +129,6 @@ static int cli_exercise_list(const ExerciseSet *set, bool json)
             cJSON_AddNumberToObject(o, "attempts", it ? (double)it->attempts : 0);
             cJSON_AddItemToArray(arr, o);
         }
-        Error e;
         return json_emit(root, &e) ? cli_error("exercise", &e) : EXIT_OK;
     }
     Table t;
@@ -157,6 +160,10 @@ static void cli_exercise_solution(const Exercise *x)
 {
     if (x->solution[0])
         cli_exercise_line("solution: ", x->solution);
+    if (x->seed_answer[0]) {
+        printf("the source's answer: %s, %s", x->seed_answer, x->seed_error[0] ? "wrong: " : "right");
+        cli_exercise_line(NULL, x->seed_error);
+    }
     if (x->kind == EXERCISE_CHOICE) {
         for (size_t i = 0; i < x->n_choices; i++)
             if (x->choices[i].correct) {
@@ -217,10 +224,12 @@ static void cli_exercise_question(const Exercise *x)
     putchar('\n');
     if (x->kind == EXERCISE_CHOICE)
         printf("answer with: kvlab exercise check %s LETTER\n", x->id);
-    else if (x->has_query && query_unit_name(x->unit)[0])
-        printf("answer with: kvlab exercise check %s 'NUMBER %s'\n", x->id, query_unit_name(x->unit));
-    else if (x->has_query)
-        printf("answer with: kvlab exercise check %s NUMBER\n", x->id);
+    else if (x->has_query) {
+        char form[64];
+        answer_join("NUMBER", x->unit, form, sizeof form);
+        printf("answer with: kvlab exercise check %s %s%s%s\n", x->id, strchr(form, ' ') ? "'" : "", form,
+               strchr(form, ' ') ? "'" : "");
+    }
 }
 
 static cJSON *cli_exercise_json(const Exercise *x, bool solution)
@@ -255,6 +264,11 @@ static cJSON *cli_exercise_json(const Exercise *x, bool solution)
     if (solution) {
         if (x->solution[0])
             cJSON_AddItemToObject(o, "solution", cli_exercise_text_json(x->solution));
+        /* the source's own answer (with the solution: where right, it is the answer) */
+        if (x->seed_answer[0])
+            cJSON_AddStringToObject(o, "seed_answer", x->seed_answer);
+        if (x->seed_error[0])
+            cJSON_AddItemToObject(o, "seed_error", cli_exercise_text_json(x->seed_error));
         if (x->has_query) {
             char text[QUERY_TEXT_MAX + 64];
             QueryValue v;
@@ -298,16 +312,14 @@ static void cli_exercise_verdict_text(const Exercise *x, const ExerciseVerdict *
     } else if (c->correct) {
         printf("%s: right: %s (calc: %s)\n", x->id, c->number.given_text, c->number.truth_text);
     } else {
-        printf("%s: not right: %s", x->id, c->number.given_text);
-        if (c->number.off > 0 && fabs(c->number.off - 1) >= VERDICT_CLOSE)
-            printf(" is %.3g times the answer", c->number.off);
-        else if (query_unit_family(x->unit) == UNIT_COUNT)
-            printf(": close, but a count is a whole number");
-        putchar('\n');
+        printf("%s: not right: %s %s\n", x->id, c->number.given_text, c->number.off_text);
+        char label[2][128];
+        for (size_t i = 0; i < c->number.n_mistakes; i++)
+            mistake_label(c->number.mistakes[i], c->number.variants[i], label[i], sizeof label[i]);
         if (c->number.n_mistakes) {
-            printf("likely mistake: %s", mistake_name(c->number.mistakes[0]));
+            printf("likely mistake: %s", label[0]);
             if (c->number.n_mistakes > 1)
-                printf(", and %s", mistake_name(c->number.mistakes[1]));
+                printf(", and %s", label[1]);
             printf(" (that gives %s)\n", c->number.mistaken_text);
             for (size_t i = 0; i < c->number.n_mistakes; i++)
                 printf("  %s\n", mistake_why(c->number.mistakes[i]));
@@ -341,12 +353,17 @@ static int cli_exercise_verdict_json(const Exercise *x, const ExerciseVerdict *c
         cJSON_AddNumberToObject(o, "value", c->number.given);
         cJSON_AddNumberToObject(o, "expected", q_to_double(c->number.truth));
         cJSON_AddStringToObject(o, "expected_text", c->number.truth_text);
+        cJSON_AddStringToObject(o, "answer_text", c->number.given_text);
+        if (!c->correct)
+            cJSON_AddStringToObject(o, "off_text", c->number.off_text);
         cJSON_AddStringToObject(o, "unit", query_unit_name(x->unit));
         cJSON *arr = cJSON_AddArrayToObject(o, "mistakes");
         for (size_t i = 0; i < c->number.n_mistakes; i++) {
             cJSON *m = cJSON_CreateObject();
             cJSON_AddStringToObject(m, "id", mistake_id(c->number.mistakes[i]));
-            cJSON_AddStringToObject(m, "name", mistake_name(c->number.mistakes[i]));
+            char label[128];
+            cJSON_AddStringToObject(m, "name", mistake_label(c->number.mistakes[i], c->number.variants[i], label,
+                                                             sizeof label));
             cJSON_AddStringToObject(m, "why", mistake_why(c->number.mistakes[i]));
             cJSON_AddItemToArray(arr, m);
         }
@@ -370,20 +387,20 @@ static int cli_exercise_check(const Exercise *x, const char *answer, bool soluti
     if (exercise_check(x, answer, &c, &e))
         return cli_error("exercise", &e);
     char path[PROGRESS_PATH_MAX];
-    Progress *p = cli_exercise_progress(path, sizeof path);
-    if (p) {
-        if (progress_attempt(p, x->id, c.correct)) {
-            error_set(&e, "the progress file holds all the entries it can; this attempt is not kept");
-            cli_fail("exercise", 0, &e);
-        } else if (progress_save(p, path, &e)) {
-            cli_fail("exercise", 0, &e);
-        }
-    }
+    static Progress p;
+    bool saved = !progress_path(path, sizeof path, &e) && !progress_record(&p, path, x->id, c.correct, &e);
+    cli_exercise_notice(&p);
     if (json) {
         if (cli_exercise_verdict_json(x, &c, answer, solution))
             return EXIT_RUNTIME;
     } else {
         cli_exercise_verdict_text(x, &c, solution);
+    }
+    /* The verdict stands, but an attempt that is not kept is a failure the
+     * learner (or a script counting on the file) must hear of. */
+    if (!saved) {
+        error_prefix(&e, "progress not saved");
+        return cli_fail("exercise", EXIT_RUNTIME, &e);
     }
     return c.correct ? EXIT_OK : EXIT_NO;
 }

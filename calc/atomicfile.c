@@ -11,8 +11,7 @@
 
 #define ATOMICFILE_PATH_MAX 4096
 
-/* The directories above path that are missing. */
-static int atomicfile_make_dirs(const char *path, Error *e)
+int atomicfile_make_dirs(const char *path, Error *e)
 {
     char dir[ATOMICFILE_PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);

@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+/* The directories above path that are missing, made (mode 0700). */
+int atomicfile_make_dirs(const char *path, Error *e);
 /* The first half: text and a newline in a temporary file beside path,
  * synced; its name in tmp (n bytes). A crash after it leaves path as it
  * was. */

@@ -63,12 +63,22 @@ int progress_attempt(Progress *p, const char *id, bool correct)
     return 0;
 }
 
+static const ProgressItem *progress_find(const ProgressItem *items, size_t n, const char *id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(items[i].id, id))
+            return &items[i];
+    return NULL;
+}
+
 const ProgressItem *progress_find_exercise(const Progress *p, const char *id)
 {
-    for (size_t i = 0; i < p->n_exercises; i++)
-        if (!strcmp(p->exercises[i].id, id))
-            return &p->exercises[i];
-    return NULL;
+    return progress_find(p->exercises, p->n_exercises, id);
+}
+
+const ProgressItem *progress_find_lesson(const Progress *p, const char *id)
+{
+    return progress_find(p->lessons, p->n_lessons, id);
 }
 
 /* ------------------------------------------------------------------------
@@ -251,18 +261,52 @@ static int lock_dir(const char *path, Error *e)
     return fd;
 }
 
-int progress_record(Progress *p, const char *path, const char *id, bool correct, Error *e)
+/* Loads the file at path under the lock on its directory, applies the
+ * change, and saves: the one way the file is updated in place. */
+static int progress_update(Progress *p, const char *path, int (*change)(Progress *, const void *),
+                           const void *arg, Error *e)
 {
-    if (make_dirs(path, e))
+    if (atomicfile_make_dirs(path, e))
         return -1;
     int lock = lock_dir(path, e);
     if (lock < 0)
         return -1;
     int rc = progress_load(p, path, PROGRESS_UPDATE, e);
-    if (!rc && progress_attempt(p, id, correct))
+    if (!rc && change(p, arg))
         rc = error_runtime(e, "the progress file holds all the entries it can");
     if (!rc)
         rc = progress_save(p, path, e);
     close(lock);
     return rc;
+}
+
+typedef struct {
+    const char *id;
+    bool correct;
+} Attempt;
+
+static int progress_change_attempt(Progress *p, const void *arg)
+{
+    const Attempt *a = arg;
+    return progress_attempt(p, a->id, a->correct);
+}
+
+static int progress_change_read(Progress *p, const void *arg)
+{
+    ProgressItem *it = progress_lesson(p, arg);
+    if (!it)
+        return -1;
+    it->read = true;
+    return 0;
+}
+
+int progress_record(Progress *p, const char *path, const char *id, bool correct, Error *e)
+{
+    Attempt a = {id, correct};
+    return progress_update(p, path, progress_change_attempt, &a, e);
+}
+
+int progress_record_read(Progress *p, const char *path, const char *lesson, Error *e)
+{
+    return progress_update(p, path, progress_change_read, lesson, e);
 }

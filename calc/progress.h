@@ -77,7 +77,10 @@ int progress_attempt(Progress *p, const char *id, bool correct);
  * (PROGRESS_UPDATE), adds the attempt, saves. p holds what was saved, and
  * its notice. -1 (nothing saved) where the file cannot be had or written. */
 int progress_record(Progress *p, const char *path, const char *id, bool correct, Error *e);
+/* The lesson marked read in the file at path, in the same way. */
+int progress_record_read(Progress *p, const char *path, const char *lesson, Error *e);
 /* The entry where there is one, else NULL. */
 const ProgressItem *progress_find_exercise(const Progress *p, const char *id);
+const ProgressItem *progress_find_lesson(const Progress *p, const char *id);
 
 #endif

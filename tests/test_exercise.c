@@ -967,8 +967,9 @@ START_TEST(progress_round_trip)
 }
 END_TEST
 
-/* Attempts recorded at once by several processes are all kept: on random
- * ids and counts, the file ends with every attempt of every process. */
+/* Attempts and lessons read, recorded at once by several processes (the lab
+ * and the command line) are all kept: on random ids and counts, the file
+ * ends with every attempt and every lesson read of every process. */
 START_TEST(progress_concurrent)
 {
     progress_dir_setup();
@@ -993,6 +994,10 @@ START_TEST(progress_concurrent)
                 snprintf(id, sizeof id, "ex-%llu", (unsigned long long)rng_range(&c, 0, IDS - 1));
                 if (progress_record(&p, path, id, false, &e))
                     _exit(1);
+                char lesson[16];
+                snprintf(lesson, sizeof lesson, "lesson-%d", k);
+                if (i == EACH / 2 && progress_record_read(&p, path, lesson, &e))
+                    _exit(1);
             }
             _exit(0);
         }
@@ -1009,6 +1014,12 @@ START_TEST(progress_concurrent)
         const ProgressItem *it = progress_find_exercise(&q, id);
         ck_assert_seeded((it ? it->attempts : 0) == want[i], "%s: %lu attempts kept of %lu", id,
                          it ? it->attempts : 0, want[i]);
+    }
+    for (int k = 0; k < PROCS; k++) {
+        char lesson[16];
+        snprintf(lesson, sizeof lesson, "lesson-%d", k);
+        const ProgressItem *it = progress_find_lesson(&q, lesson);
+        ck_assert_seeded(it && it->read, "%s: read mark lost", lesson);
     }
     progress_dir_teardown();
 }

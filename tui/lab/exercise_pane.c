@@ -82,9 +82,7 @@ static void exercise_pane_answered(void *ctx, Lab *lab, const char *answer)
                           exercise_pane_text(x->seed_error, t, sizeof t));
     p->answered = true;
     p->hint = p->hint || !p->correct;
-    if (progress_attempt(teach_progress(), x->id, p->correct))
-        lab_status(lab, true, "progress not saved: the progress file holds as many exercises as it can");
-    else if (teach_save(&e))
+    if (teach_attempt(x->id, p->correct, &e))
         lab_status(lab, true, "progress not saved: %s", e.msg);
     else
         lab_status(lab, false, "%s", p->correct ? "right: counted as done" : "not right: see the hint");

@@ -233,13 +233,10 @@ static void screen_lessons_open(Lessons *s, size_t i, Lab *lab)
     }
     for (size_t x = 0; x < l->n_exercises; x++)
         screen_lessons_add(s, ITEM_EXERCISE, x);
-    ProgressItem *it = progress_lesson(teach_progress(), l->id);
+    const ProgressItem *it = progress_find_lesson(teach_progress(), l->id);
     Error e;
-    if (it && !it->read) {
-        it->read = true;
-        if (teach_save(&e))
-            lab_status(lab, true, "progress not saved: %s", e.msg);
-    }
+    if ((!it || !it->read) && teach_mark_read(l->id, &e))
+        lab_status(lab, true, "progress not saved: %s", e.msg);
 }
 
 /* ------------------------------------------------------------------------

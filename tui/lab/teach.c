@@ -23,7 +23,7 @@ int teach_load(Error *e)
         Error why;
         memset(&teach.progress, 0, sizeof teach.progress);
         if (progress_path(teach.path, sizeof teach.path, &why) ||
-            progress_load(&teach.progress, teach.path, &why)) {
+            progress_load(&teach.progress, teach.path, PROGRESS_READ, &why)) {
             teach.path[0] = '\0';           // nothing is written over what could not be read
             snprintf(teach.progress.notice, sizeof teach.progress.notice, "progress is not kept: %s", why.msg);
         }
@@ -50,9 +50,18 @@ const char *teach_notice(void)
     return teach.progress.notice;
 }
 
-int teach_save(Error *e)
+/* Each change is made to the file under its lock (progress_record*), which
+ * also brings in what another kvlab recorded meanwhile. */
+int teach_attempt(const char *exercise, bool correct, Error *e)
 {
     if (!teach.path[0])
         return error_set(e, "%s", teach.progress.notice);
-    return progress_save(&teach.progress, teach.path, e);
+    return progress_record(&teach.progress, teach.path, exercise, correct, e);
+}
+
+int teach_mark_read(const char *lesson, Error *e)
+{
+    if (!teach.path[0])
+        return error_set(e, "%s", teach.progress.notice);
+    return progress_record_read(&teach.progress, teach.path, lesson, e);
 }

@@ -39,7 +39,10 @@ const TeachSources *teach_context(void);
 Progress *teach_progress(void);
 /* What became of a corrupt progress file, for the user ("" none). */
 const char *teach_notice(void);
-/* Writes the progress atomically. */
-int teach_save(Error *e);
+/* One attempt at an exercise, and a lesson read, recorded in the progress
+ * file (locked, written atomically; teach_progress() then holds the file's
+ * latest). */
+int teach_attempt(const char *exercise, bool correct, Error *e);
+int teach_mark_read(const char *lesson, Error *e);
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *lessondir(void)
@@ -125,6 +126,15 @@ START_TEST(parse_errors)
         {HEADER SUMMARY "\nMore text.\n", "t.md:8:4: ", "nothing but its list after it"},
         {HEADER "\nText.\n\n" HEADER SUMMARY, "t.md:10:1: ", "comes once, first"},
         {HEADER "\n![img](x.png)\n" SUMMARY, "t.md:", "images"},
+        {HEADER "\nText.\n\n    indented code\n" SUMMARY, "t.md:10:5: ", "indented code"},
+        {HEADER "\n- item\n\n        indented in an item\n" SUMMARY, "t.md:10:9: ", "indented code"},
+        {HEADER "\nText \xFF\xFE bad.\n" SUMMARY, "t.md:8:6: ", "byte 0xFF is not UTF-8"},
+        {HEADER "\nText \xED\xA0\x80 a surrogate.\n" SUMMARY, "t.md:8:6: ", "byte 0xED is not UTF-8"},
+        {HEADER "\nText \xC0\xAF overlong.\n" SUMMARY, "t.md:8:6: ", "byte 0xC0 is not UTF-8"},
+        {"```kvlab-lesson\nid: a b\ntitle: T\nquestion: Q\n```\n" SUMMARY, "t.md:2:5: ",
+         "lower-case letters, digits, '-', '_', '.'"},
+        {"```kvlab-lesson\nid: t\ntitle: T\nquestion: Q\nsource: A B = x\n```\n" SUMMARY, "t.md:5:9: ",
+         "lower-case letters, digits, '-', '_', '.'"},
     };
     for (size_t i = 0; i < N_OF(BAD); i++) {
         Lesson l;
@@ -135,6 +145,64 @@ START_TEST(parse_errors)
                       BAD[i].where);
         ck_assert_msg(strstr(msg, BAD[i].says), "case %zu: '%s' does not say '%s'", i, msg, BAD[i].says);
     }
+}
+END_TEST
+
+/* A NUL byte is refused at its place, not shown as U+FFFD: at a random
+ * place in the prose, on its line and column. */
+START_TEST(parse_nul_refused)
+{
+    Rng r = {test_seed()};
+    for (int round = 0; round < 20; round++) {
+        char text[512];
+        int col = (int)rng_range(&r, 1, 40);
+        int len = snprintf(text, sizeof text, "%s\n%*sx%s", HEADER, col - 1, "", SUMMARY);
+        size_t at = strlen(HEADER) + 1 + (size_t)col - 1;
+        text[at] = '\0';
+        LessonRefs refs = test_refs();
+        Lesson l;
+        Error e;
+        int rc = lesson_parse(&l, "t.md", text, (size_t)len, &refs, &e);
+        char want[64];
+        snprintf(want, sizeof want, "t.md:8:%d: a NUL byte", col);
+        ck_assert_seeded(rc && !strncmp(e.msg, want, strlen(want)), "'%s', not '%s'", rc ? e.msg : "parsed", want);
+    }
+}
+END_TEST
+
+/* A lesson file is a regular file named NN-ID.md after the id it holds;
+ * a directory or a file of another lesson's name is refused, exit 2. */
+START_TEST(load_file_checks)
+{
+    char dir[256], path[300];
+    snprintf(dir, sizeof dir, "%s/kvlab-lesson-%d", P_tmpdir, (int)getpid());
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    LessonRefs refs = test_refs();
+    Lesson l;
+    Error e;
+    snprintf(path, sizeof path, "%s/01-t.md", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    ck_assert_int_ne(lesson_load(&l, path, &refs, &e), 0);
+    ck_assert_msg(strstr(e.msg, "not a regular file") && !e.runtime, "%s", e.msg);
+    rmdir(path);
+    static const struct {
+        const char *name;
+        bool ok;
+    } NAMES[] = {{"01-t.md", true}, {"01-u.md", false}, {"12-tt.md", false}, {"t.md", true}};
+    for (size_t i = 0; i < N_OF(NAMES); i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, NAMES[i].name);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(HEADER "\nText.\n" SUMMARY, f);
+        fclose(f);
+        int rc = lesson_load(&l, path, &refs, &e);
+        ck_assert_msg(NAMES[i].ok ? rc == 0 : rc && strstr(e.msg, "id 't' is not the file's name"), "%s: %s",
+                      NAMES[i].name, rc ? e.msg : "loaded");
+        if (!rc)
+            lesson_free(&l);
+        unlink(path);
+    }
+    rmdir(dir);
 }
 END_TEST
 
@@ -762,6 +830,8 @@ Suite *suite_lesson(void)
     TCase *t = tcase_create("parse");
     tcase_add_test(t, parse_errors);
     tcase_add_test(t, parse_error_random_place);
+    tcase_add_test(t, parse_nul_refused);
+    tcase_add_test(t, load_file_checks);
     tcase_add_test(t, document_shape);
     tcase_add_test(t, figures_random);
     suite_add_tcase(s, t);

@@ -762,6 +762,8 @@ START_TEST(cli_lesson)
     r = run_kvlab((const char *[]){"lesson", "check", typed, NULL}, NULL);
     ck_assert_msg(r.status == 1 && strstr(r.out, ":8:") && strstr(r.out, "typed number 1"), "%d %s %s", r.status,
                   r.out, r.err);
+    /* One figure is "1 figure", in the singular. */
+    ck_assert_msg(strstr(r.out, ", 1 figure, 1 typed number calc computes"), "%s", r.out);
     run_free(&r);
     unlink(typed);
     const char *widget = test_file("widget.md", HEADER "\n```kvlab quant\n--bits 99\n```\n" SUMMARY);

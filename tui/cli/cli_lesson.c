@@ -328,7 +328,8 @@ static int cli_lesson_check(const char *path, bool json)
             printf("): write it as `=%s`\n", typed[i].figure);
         }
         text_put(stdout, l.id, false);
-        printf(": %zu blocks, %zu figures, %d typed %s calc computes\n", l.n_blocks, l.n_figures, n,
+        printf(": %zu %s, %zu %s, %d typed %s calc computes\n", l.n_blocks, l.n_blocks == 1 ? "block" : "blocks",
+               l.n_figures, l.n_figures == 1 ? "figure" : "figures", n,
                n == 1 ? "number" : "numbers");
     }
     lesson_free(&l);

@@ -706,9 +706,11 @@ static int lesson_header(P *p)
 /* A predict block. */
 typedef struct {
     LessonPredict pr;
-    bool question, answer, choices, explain;
+    bool question, answer, choices, explain, correct;
     const char *explain_text;
     size_t explain_at;
+    char correct_letter;
+    size_t correct_at;
 } PredictRead;
 
 static int lesson_predict_choice(P *p, const char *item, size_t at, void *ctx)
@@ -726,14 +728,14 @@ static int lesson_predict_choice(P *p, const char *item, size_t at, void *ctx)
 static int lesson_predict_key(P *p, const char *key, const char *val, size_t key_at, size_t at, void *ctx)
 {
     PredictRead *r = ctx;
-    static const char *const KEYS[] = {"question", "answer", "choices", "explain"};
-    bool *seen[] = {&r->question, &r->answer, &r->choices, &r->explain};
+    static const char *const KEYS[] = {"question", "answer", "choices", "correct", "explain"};
+    bool *seen[] = {&r->question, &r->answer, &r->choices, &r->correct, &r->explain};
     size_t k = 0;
-    while (k < 4 && strcmp(key, KEYS[k]) != 0)
+    while (k < 5 && strcmp(key, KEYS[k]) != 0)
         k++;
-    if (k == 4)
-        return lesson_fail(p, key_at, "unknown predict key '%s'; expected question, answer, choices or explain",
-                           key);
+    if (k == 5)
+        return lesson_fail(p, key_at, "unknown predict key '%s'; expected question, answer, choices, correct "
+                                      "or explain", key);
     if (*seen[k])
         return lesson_fail(p, key_at, "'%s' is given twice", key);
     *seen[k] = true;
@@ -751,6 +753,12 @@ static int lesson_predict_key(P *p, const char *key, const char *val, size_t key
     }
     case 2:
         return lesson_split(p, val, at, '|', lesson_predict_choice, r);
+    case 3:
+        if (strlen(val) != 1 || *val < 'a' || *val >= 'a' + LESSON_CHOICES_MAX)
+            return lesson_fail(p, at, "correct: '%s' is not a choice's letter (a, b, c ...)", val);
+        r->correct_letter = *val;
+        r->correct_at = at;
+        return 0;
     default:
         r->explain_at = at;
         return (r->explain_text = lesson_strndup(p->l, val, strlen(val))) ? 0 : lesson_oom(p);
@@ -768,6 +776,16 @@ static int lesson_predict(P *p)
                            r.question ? "answer" : "question");
     if (r.choices && r.pr.n_choices < 2)
         return lesson_fail(p, p->block_at, "choices: at least two, separated by '|'");
+    /* The reveal names the right choice, so a block with choices says
+     * which one it is. */
+    if (r.choices && !r.correct)
+        return lesson_fail(p, p->block_at, "a predict block with choices names the right one: 'correct: b'");
+    if (r.correct && !r.choices)
+        return lesson_fail(p, r.correct_at, "correct: a predict block without choices has no choice to name");
+    if (r.correct && (size_t)(r.correct_letter - 'a') >= r.pr.n_choices)
+        return lesson_fail(p, r.correct_at, "correct: there is no choice %c) (the choices are a to %c)",
+                           r.correct_letter, (int)('a' + r.pr.n_choices - 1));
+    r.pr.correct = r.correct ? r.correct_letter - 'a' : -1;
     if (lesson_grow((void **)&l->predicts, &p->cap_predicts, l->n_predicts, sizeof *l->predicts))
         return lesson_oom(p);
     if (lesson_block_open(p, BLOCK_PREDICT, p->block_at))

@@ -106,6 +106,7 @@ typedef struct {
     int answer;                 // index into Lesson.figures
     size_t n_choices;
     const char *choices[LESSON_CHOICES_MAX];
+    int correct;                // the right choice (0 is a); -1 when there are no choices
     size_t run0, n_runs;        // the explanation, as runs
     LessonPos pos;
 } LessonPredict;

@@ -126,6 +126,14 @@ START_TEST(parse_errors)
         {HEADER SUMMARY "\nMore text.\n", "t.md:8:4: ", "nothing but its list after it"},
         {HEADER "\nText.\n\n" HEADER SUMMARY, "t.md:10:1: ", "comes once, first"},
         {HEADER "\n![img](x.png)\n" SUMMARY, "t.md:", "images"},
+        {HEADER "\n```kvlab-predict\nquestion: Q?\nanswer: gib --model llama-3.1-8b\nchoices: a | b\n```\n" SUMMARY,
+         "t.md:8:1: ", "names the right one: 'correct: b'"},
+        {HEADER "\n```kvlab-predict\nquestion: Q?\nanswer: gib --model llama-3.1-8b\nchoices: a | b\ncorrect: c\n```\n"
+                SUMMARY, "t.md:12:10: ", "there is no choice c)"},
+        {HEADER "\n```kvlab-predict\nquestion: Q?\nanswer: gib --model llama-3.1-8b\ncorrect: a\n```\n" SUMMARY,
+         "t.md:11:10: ", "without choices"},
+        {HEADER "\n```kvlab-predict\nquestion: Q?\nanswer: gib --model llama-3.1-8b\nchoices: a | b\ncorrect: B)\n```\n"
+                SUMMARY, "t.md:12:10: ", "'B)' is not a choice's letter"},
         {HEADER "\nText.\n\n    indented code\n" SUMMARY, "t.md:10:5: ", "indented code"},
         {HEADER "\n- item\n\n        indented in an item\n" SUMMARY, "t.md:10:9: ", "indented code"},
         {HEADER "\nText \xFF\xFE bad.\n" SUMMARY, "t.md:8:6: ", "byte 0xFF is not UTF-8"},
@@ -249,7 +257,7 @@ START_TEST(document_shape)
                "- item one\n  - nested\n1. first\n\n> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
                "```kvlab calc\n--model llama-3.1-8b\n```\n\n"
                "```kvlab-predict\nquestion: How big?\nanswer: gib:GiB --model llama-3.1-8b --batch 16\n"
-               "choices: small | large\nexplain: It is `=gib:GiB --model llama-3.1-8b --batch 16`.\n```\n"
+               "choices: small | large\ncorrect: b\nexplain: It is `=gib:GiB --model llama-3.1-8b --batch 16`.\n```\n"
                "\n```sh\nkvlab calc\n```\n" SUMMARY;
     Lesson l;
     Error e;
@@ -296,6 +304,7 @@ START_TEST(document_shape)
     ck_assert_str_eq(pr->question, "How big?");
     ck_assert_uint_eq(pr->n_choices, 2);
     ck_assert_str_eq(pr->choices[1], "large");
+    ck_assert_int_eq(pr->correct, 1);
     ck_assert_str_eq(l.figures[pr->answer].text, "16 GiB");
     ck_assert_uint_ge(pr->n_runs, 2);
     lesson_free(&l);
@@ -744,6 +753,10 @@ START_TEST(cli_lesson)
     r = run_kvlab((const char *[]){"lesson", "show", "why-kv-grows", NULL}, NULL);
     ck_assert_msg(r.status == 0 && strstr(r.out, "41.94 GB") && strstr(r.out, "Summary") && !*r.err, "%d %s",
                   r.status, r.err);
+    run_free(&r);
+    /* A predict's reveal names its right choice before the figure. */
+    r = run_kvlab((const char *[]){"lesson", "show", "execution-paths", NULL}, NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "Answer: c) the same: "), "%d %s", r.status, r.err);
     run_free(&r);
     r = run_kvlab((const char *[]){"lesson", "show", "why-kv-grows", "--json", NULL}, NULL);
     cJSON *j = cJSON_Parse(r.out);

@@ -234,6 +234,8 @@ static cJSON *cli_lesson_json(const Lesson *l)
             cJSON *ch = cJSON_AddArrayToObject(o, "choices");
             for (size_t k = 0; k < p->n_choices; k++)
                 cJSON_AddItemToArray(ch, cJSON_CreateString(p->choices[k]));
+            if (p->correct >= 0)
+                cJSON_AddStringToObject(o, "correct", (char[]){(char)('a' + p->correct), '\0'});
             cJSON_AddStringToObject(o, "answer_query", f->query);
             cJSON_AddStringToObject(o, "answer", f->text);
             cJSON_AddNumberToObject(o, "answer_value", f->value);

@@ -223,7 +223,11 @@ static int lessontext_predict(const Lesson *l, const LessonPredict *p, FILE *out
         lessontext_wrap(out, mark, "     ", p->choices[i], width);
     }
     const LessonFigure *f = &l->figures[p->answer];
-    snprintf(buf, sizeof buf, "%s (%s)", f->text, f->query);
+    if (p->correct >= 0)
+        snprintf(buf, sizeof buf, "%c) %s: %s (%s)", (int)('a' + p->correct), p->choices[p->correct], f->text,
+                 f->query);
+    else
+        snprintf(buf, sizeof buf, "%s (%s)", f->text, f->query);
     lessontext_wrap(out, "Answer: ", "        ", buf, width);
     if (p->n_runs)
         lessontext_wrap(out, "        ", "        ", lessontext_runs(l, p->run0, p->n_runs, buf, sizeof buf),

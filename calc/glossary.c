@@ -4,6 +4,7 @@
 #include "jsonfile.h"
 #include "lesson.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,12 +65,24 @@ static size_t glossary_distance(const char *a, const char *b)
     return row[m];
 }
 
+/* Whether a name at distance d from the word is near it: one edit, or
+ * up to a third of the name's letters; a word nothing like any name
+ * ("zzzzzzzzzz") is near none. */
+static bool glossary_near(const char *name, size_t d)
+{
+    return d <= 1 || d * 3 <= strlen(name);
+}
+
+/* The distance of the entry's nearest name that is near the word;
+ * SIZE_MAX when none is. */
 static size_t glossary_entry_distance(const GlossaryEntry *t, const char *word)
 {
-    size_t best = glossary_distance(t->term, word);
-    for (size_t i = 0; i < t->n_aliases; i++) {
-        size_t d = glossary_distance(t->aliases[i], word);
-        best = d < best ? d : best;
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i <= t->n_aliases; i++) {
+        const char *name = i ? t->aliases[i - 1] : t->term;
+        size_t d = glossary_distance(name, word);
+        if (glossary_near(name, d) && d < best)
+            best = d;
     }
     return best;
 }
@@ -77,8 +90,10 @@ static size_t glossary_entry_distance(const GlossaryEntry *t, const char *word)
 size_t glossary_nearest(const Glossary *g, const char *word, const GlossaryEntry **out, size_t max)
 {
     size_t n = 0, dist[GLOSSARY_TERMS_MAX];
-    for (size_t i = 0; i < g->n && max; i++) {
+    for (size_t i = 0; i < g->n && max && *word; i++) {
         size_t d = glossary_entry_distance(&g->entries[i], word);
+        if (d == SIZE_MAX)
+            continue;
         /* Insertion into the sorted list of the best max; ties keep file order. */
         size_t at = n;
         while (at > 0 && dist[at - 1] > d)

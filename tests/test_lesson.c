@@ -591,6 +591,15 @@ START_TEST(glossary_lookup)
             found |= near[k] == t;
         ck_assert_seeded(found || glossary_find(&s.g, typo), "'%s' (from '%s') does not find it", typo, t->term);
     }
+    /* Nothing is near a word of random letters that shares none with it: a
+     * run of one letter, twelve long, is no term's third away. */
+    for (int round = 0; round < 20; round++) {
+        char far[13];
+        memset(far, (int)('j' + rng_range(&r, 0, 2)), 12);
+        far[12] = '\0';
+        const GlossaryEntry *near[3];
+        ck_assert_seeded(glossary_nearest(&s.g, far, near, 3) == 0, "'%s' is near '%s'", far, near[0]->term);
+    }
     shipped_close(&s);
 }
 END_TEST
@@ -833,6 +842,14 @@ START_TEST(cli_glossary)
     ck_assert_msg(r.status == 2 && strstr(r.err, "unknown term 'slotz'; nearest: slots"), "%d %s", r.status,
                   r.err);
     run_free(&r);
+    /* A word near no term, or no word, is suggested nothing. */
+    static const char *const FAR[] = {"zzzzzzzzzz", "", "qqqqqqqqqqqqqqqqqqqqqqqqq"};
+    for (size_t i = 0; i < N_OF(FAR); i++) {
+        r = run_kvlab((const char *[]){"glossary", FAR[i], NULL}, NULL);
+        ck_assert_msg(r.status == 2 && !strstr(r.err, "nearest") && strstr(r.err, i == 1 ? "an empty term" : "no term is near"),
+                      "'%s': %d %s", FAR[i], r.status, r.err);
+        run_free(&r);
+    }
     r = run_kvlab((const char *[]){"glossary", "a", "b", NULL}, NULL);
     ck_assert_int_eq(r.status, 2);
     run_free(&r);

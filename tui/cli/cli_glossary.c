@@ -152,12 +152,14 @@ int cmd_glossary(int argc, char **argv)
     if (!x) {
         const GlossaryEntry *near[NEAREST];
         size_t n = glossary_nearest(&gl, g.words[0], near, NEAREST);
-        size_t len = (size_t)snprintf(e.msg, sizeof e.msg, "unknown term '%s'", g.words[0]);
+        size_t len = (size_t)snprintf(e.msg, sizeof e.msg, *g.words[0] ? "unknown term '%s'" : "an empty term%s",
+                                      g.words[0]);
         for (size_t i = 0; i < n && len < sizeof e.msg; i++)
             len += (size_t)snprintf(e.msg + len, sizeof e.msg - len, "%s%s", i ? ", " : "; nearest: ",
                                     near[i]->term);
         if (len < sizeof e.msg)
-            snprintf(e.msg + len, sizeof e.msg - len, " (kvlab glossary lists them all)");
+            snprintf(e.msg + len, sizeof e.msg - len, "%s(kvlab glossary lists them all)",
+                     n ? " " : "; no term is near it ");
         e.runtime = false;
         glossary_free(&gl);
         return cli_error("glossary", &e);

@@ -772,6 +772,15 @@ START_TEST(cli_lesson)
     ck_assert_msg(r.status == 0 && j && cJSON_GetObjectItem(j, "blocks"), "%d %s", r.status, r.err);
     cJSON_Delete(j);
     run_free(&r);
+    /* A lesson is shown by its number in the list as by its id; a number
+     * no lesson has is refused. */
+    r = run_kvlab((const char *[]){"lesson", "show", "1", NULL}, NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "41.94 GB"), "%d %s", r.status, r.err);
+    run_free(&r);
+    r = run_kvlab((const char *[]){"lesson", "show", "99", NULL}, NULL);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "no lesson number 99; the lessons are numbered 1 to"), "%d %s",
+                  r.status, r.err);
+    run_free(&r);
     r = run_kvlab((const char *[]){"lesson", "show", "no-such-lesson", NULL}, NULL);
     ck_assert_msg(r.status == 2 && strstr(r.err, "unknown lesson 'no-such-lesson'"), "%d %s", r.status, r.err);
     run_free(&r);

@@ -26,11 +26,12 @@ static const OptSpec OPTS[O_COUNT] = {
 static const CmdSpec CMD = {
     .name = "lesson",
     .usage = "usage: kvlab lesson list [--json] [--file FILE]\n"
-             "       kvlab lesson show ID [--json] [--file FILE]\n"
+             "       kvlab lesson show ID|N [--json] [--file FILE]\n"
              "       kvlab lesson check FILE [--json]\n\n"
-             "The lessons: list them, read one with its figures worked out by calc and\n"
-             "its widgets as their commands print them, or check a lesson file (its\n"
-             "references, its figures, and that no number calc computes is typed).\n"
+             "The lessons: list them, read one (by its id or its number N in the list)\n"
+             "with its figures worked out by calc and its widgets as their commands\n"
+             "print them, or check a lesson file (its references, its figures, and\n"
+             "that no number calc computes is typed).\n"
              "check exits 1 when a typed number is one calc computes.",
     .opts = OPTS,
     .n_opts = O_COUNT,
@@ -248,12 +249,20 @@ static cJSON *cli_lesson_json(const Lesson *l)
     return root;
 }
 
-/* The lesson whose id is `id`, from the files. */
+/* The lesson whose id is `id`, or whose number in kvlab lesson list is
+ * `id` (all digits), from the files. */
 static int cli_lesson_find(const char *id, const char *file, const LessonContext *c, Lesson *l, Error *e)
 {
     LessonFiles files;
     if (cli_lesson_files(file, &files, e))
         return -1;
+    if (*id && strspn(id, "0123456789") == strlen(id)) {
+        unsigned long n = strtoul(id, NULL, 10);
+        if (n < 1 || n > files.n || strlen(id) > 4)
+            return error_set(e, "no lesson number %s; the lessons are numbered 1 to %zu (kvlab lesson list)", id,
+                             files.n);
+        return cli_lesson_load(files.path[n - 1], c, l, e);
+    }
     char known[512] = "";
     size_t len = 0;
     for (size_t i = 0; i < files.n; i++) {

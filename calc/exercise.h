@@ -12,6 +12,7 @@
 
 #include "answer.h"
 #include "error.h"
+#include "lesson.h"
 #include "query.h"
 
 #include <stdbool.h>
@@ -67,6 +68,10 @@ typedef struct {
 typedef struct {
     size_t n;
     Exercise *ex;               // heap
+    /* What a file's lessons, term links and task settings are checked
+     * against as it loads (lesson_known, term_known, widget_check); NULL
+     * checks none of them. */
+    const LessonRefs *refs;
 } ExerciseSet;
 
 /* The lab screens a task may open, as exercise files name them. */

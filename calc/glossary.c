@@ -151,8 +151,14 @@ static int glossary_definition_check(const JsonDoc *d, const cJSON *obj, const G
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "definition");
     LessonRefs refs = {.term_known = glossary_knows, .term_ctx = g};
     Lesson l;
-    if (lesson_parse_text(&l, "definition", t->definition, strlen(t->definition), &refs, e) ||
-        lesson_eval(&l, e)) {
+    int rc = lesson_parse_text(&l, "definition", t->definition, strlen(t->definition), &refs, e) ||
+             lesson_eval(&l, e);
+    /* Paragraphs only: a heading, list, code or widget is not shown. */
+    for (size_t i = 0; !rc && i < l.n_blocks; i++)
+        if (l.blocks[i].kind != BLOCK_PARAGRAPH)
+            rc = lesson_error(&l, l.blocks[i].pos, e, "a definition is paragraphs of text: no headings, lists, "
+                                                      "quotes, tables, code or widgets");
+    if (rc) {
         char msg[ERROR_MSG_MAX];
         snprintf(msg, sizeof msg, "%s", e->msg);
         lesson_free(&l);
@@ -176,6 +182,9 @@ static int glossary_term(const JsonDoc *d, const cJSON *obj, GlossaryEntry *t, E
     if (!*t->definition)
         return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(obj, "definition"), e,
                              "field 'definition': empty");
+    if (*t->lesson && !lesson_shipped(t->lesson, NULL))
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(obj, "lesson"), e,
+                             "field 'lesson': unknown lesson '%s' (kvlab lesson list)", t->lesson);
     return 0;
 }
 

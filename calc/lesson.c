@@ -11,8 +11,10 @@
 #include "lesson.h"
 
 #include "catalog.h"
+#include "paths.h"
 #include "query.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <md4c.h>
@@ -1246,6 +1248,22 @@ void lesson_free(Lesson *l)
     char path[sizeof l->path];
     memcpy(path, l->path, sizeof path);
     lesson_init(l, path);
+}
+
+bool lesson_shipped(const char *id, const void *ctx)
+{
+    const char *dir = ctx ? ctx : paths_lessondir();
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool found = false;
+    for (struct dirent *de; !found && (de = readdir(d));) {
+        const char *s = de->d_name;
+        found = s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && s[2] == '-' &&
+                strncmp(s + 3, id, strlen(id)) == 0 && strcmp(s + 3 + strlen(id), ".md") == 0;
+    }
+    closedir(d);
+    return found && *id;
 }
 
 const LessonSource *lesson_source(const Lesson *l, const char *id)

@@ -152,6 +152,9 @@ typedef struct {
     /* Whether term (or an alias of one) is in the glossary. */
     bool (*term_known)(const char *term, const void *ctx);
     const void *term_ctx;
+    /* Whether a lesson has this id (lesson_shipped). */
+    bool (*lesson_known)(const char *id, const void *ctx);
+    const void *lesson_ctx;
     /* Whether an exercise has this id. */
     bool (*exercise_known)(const char *id, const void *ctx);
     const void *exercise_ctx;
@@ -165,6 +168,10 @@ typedef struct {
 } LessonRefs;
 
 enum { LESSON_WIDGET_UNKNOWN = 1 };
+
+/* Whether the lessons directory (ctx, a path; NULL for paths_lessondir())
+ * holds the lesson `id`, a file NN-id.md; for LessonRefs.lesson_known. */
+bool lesson_shipped(const char *id, const void *ctx);
 
 /* Parses len bytes of text (no NUL needed) named path in messages. On
  * failure nothing is left allocated and e holds "path:line:col: what". */

@@ -54,6 +54,13 @@ static int test_widget(const char *name, const char *options, const void *ctx, E
     return strstr(options, "--bad") ? error_set(e, "unknown option '--bad'") : 0;
 }
 
+static const char *const LESSONS[] = {"capacity", NULL};
+static bool test_lesson_known(const char *id, const void *ctx)
+{
+    (void)ctx;
+    return test_in(LESSONS, id);
+}
+
 static LessonRefs test_refs(void)
 {
     return (LessonRefs){.datadir = test_datadir(), .term_known = test_term, .exercise_known = test_exercise,
@@ -556,6 +563,12 @@ START_TEST(glossary_errors)
         {"{\"terms\": [{\"term\": \"a\", \"definition\": \"A [b](term:b).\"}]}", "g.json:1:", "unknown term 'b'"},
         {"{\"terms\": [{\"term\": \"\", \"definition\": \"x\"}]}", "g.json:1:", "empty"},
         {"{\"terms\": [{\"term\": \"a\", \"aliases\": [1], \"definition\": \"x\"}]}", "g.json:1:", "aliases"},
+        {"{\"terms\": [{\"term\": \"a\", \"definition\": \"x\",\n \"lesson\": \"nope\"}]}", "g.json:2:12: ",
+         "unknown lesson 'nope'"},
+        {"{\"terms\": [{\"term\": \"a\", \"definition\": \"# A heading\"}]}", "g.json:1:", "paragraphs of text"},
+        {"{\"terms\": [{\"term\": \"a\", \"definition\": \"x\\n\\n- a list\"}]}", "g.json:1:", "paragraphs of text"},
+        {"{\"terms\": [{\"term\": \"a\", \"definition\": \"x\\n\\n```kvlab calc\\n--colour\\n```\"}]}", "g.json:1:",
+         "paragraphs of text"},
     };
     for (size_t i = 0; i < N_OF(BAD); i++) {
         Glossary g;
@@ -565,6 +578,50 @@ START_TEST(glossary_errors)
         ck_assert_msg(!strncmp(e.msg, BAD[i].where, strlen(BAD[i].where)) && strstr(e.msg, BAD[i].says),
                       "case %zu: '%s' (want %s... %s)", i, e.msg, BAD[i].where, BAD[i].says);
     }
+}
+END_TEST
+
+/* An exercise file loaded with refs has its lessons, term links and task
+ * settings checked as a lesson's are (settings by the widget of the task's
+ * screen), and a \u0000 escape is refused even without refs, each at its
+ * line and column. */
+#define EX_OPEN "{\"exercises\": [{\"id\": \"x-1\", \"kind\": \"task\", \"level\": \"recall\", \"hint\": \"h\",\n"
+START_TEST(exercise_refs_checked)
+{
+    static const struct {
+        const char *text, *where, *says;
+    } BAD[] = {
+        {EX_OPEN " \"lesson\": \"nope\", \"question\": \"q\", \"screen\": \"calc\", \"steps\": [\"s\"]}]}", "x.json:2:12: ",
+         "unknown lesson 'nope'"},
+        {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"A [slot](term:slotz)\", \"screen\": \"calc\", "
+                 "\"steps\": [\"s\"]}]}", "x.json:2:36: ", "unknown term 'slotz'"},
+        {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"q\", \"screen\": \"calc\", \"steps\": [\"[KV](<term:KVV>)\"]}]}",
+         "x.json:2:", "unknown term 'KVV'"},
+        {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"q\", \"screen\": \"calc\", \"steps\": [\"s\"],\n"
+                 " \"settings\": \"--model llama-3.1-8b --bad\"}]}", "x.json:3:14: ", "settings': unknown option '--bad'"},
+        {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"q\", \"screen\": \"niah\", \"steps\": [\"s\"],\n"
+                 " \"settings\": \"--x\"}]}", "x.json:3:14: ", "the niah screen takes no settings"},
+        {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"a\\u0000b\", \"screen\": \"calc\", \"steps\": [\"s\"]}]}",
+         "x.json:2:38: ", "\\u0000"},
+    };
+    LessonRefs refs = test_refs();
+    refs.lesson_known = test_lesson_known;
+    for (size_t i = 0; i < N_OF(BAD); i++) {
+        ExerciseSet set = {.refs = &refs};
+        Error e;
+        ck_assert_msg(exercise_load_file(&set, "x.json", BAD[i].text, strlen(BAD[i].text), &e) != 0,
+                      "case %zu loaded", i);
+        ck_assert_msg(!strncmp(e.msg, BAD[i].where, strlen(BAD[i].where)) && strstr(e.msg, BAD[i].says),
+                      "case %zu: '%s' (want %s... %s)", i, e.msg, BAD[i].where, BAD[i].says);
+        exercise_set_free(&set);
+    }
+    /* The same file with a known lesson, term and settings loads. */
+    static const char OK[] = EX_OPEN " \"lesson\": \"capacity\", \"question\": \"A [slot](term:slots)\", "
+                                     "\"screen\": \"calc\", \"steps\": [\"s\"], \"settings\": \"--model llama-3.1-8b\"}]}";
+    ExerciseSet set = {.refs = &refs};
+    Error e;
+    ck_assert_msg(exercise_load_file(&set, "x.json", OK, strlen(OK), &e) == 0, "%s", e.msg);
+    exercise_set_free(&set);
 }
 END_TEST
 
@@ -885,6 +942,7 @@ Suite *suite_lesson(void)
     suite_add_tcase(s, t);
     t = tcase_create("glossary");
     tcase_add_test(t, glossary_errors);
+    tcase_add_test(t, exercise_refs_checked);
     tcase_add_test(t, glossary_lookup);
     tcase_add_test(t, glossary_lessons_exist);
     tcase_add_test(t, glossary_covers_labels);

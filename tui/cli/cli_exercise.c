@@ -7,6 +7,7 @@
  * the progress file (calc/progress.h). */
 #include "cli.h"
 #include "commands.h"
+#include "lessontext.h"
 
 #include "answer.h"
 #include "exercise.h"
@@ -49,11 +50,7 @@ static const CmdSpec CMD = {
 
 static int cli_exercise_load(const Given *g, ExerciseSet *set, Error *e)
 {
-    char dir[4200];
-    if (exercise_load_dir(set, exercise_dir(dir, sizeof dir), e) ||
-        (g->set[O_FILE] && exercise_load_file(set, g->val[O_FILE], NULL, 0, e)))
-        return -1;
-    return 0;
+    return lessontext_exercises(set, g->set[O_FILE] ? g->val[O_FILE] : NULL, e);
 }
 
 /* Progress, its notice on stderr; NULL (said why) where it cannot be had. */

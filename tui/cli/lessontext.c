@@ -27,26 +27,50 @@ static bool lessontext_exercise_known(const char *id, const void *ctx)
     return exercise_find(ctx, id) != NULL;
 }
 
+/* The refs every lesson text is checked against: the glossary g, the
+ * shipped lessons, the scenarios and the widgets (exercises: the caller's). */
+static LessonRefs lessontext_refs(const Glossary *g)
+{
+    return (LessonRefs){
+        .datadir = paths_datadir(),
+        .term_known = glossary_knows,
+        .term_ctx = g,
+        .lesson_known = lesson_shipped,
+        .widget_check = lessonwidget_check,
+        .widget_names = lessonwidget_names(),
+    };
+}
+
 int lessontext_context(LessonContext *c, Error *e)
 {
     memset(c, 0, sizeof *c);
     char path[PATHS_LEN + 32];
     if (glossary_load(&c->glossary, lessontext_glossary_path(path, sizeof path), e))
         return -1;
+    c->refs = lessontext_refs(&c->glossary);
+    c->exercises.refs = &c->refs;
     if (exercise_load_dir(&c->exercises, exercise_dir(path, sizeof path), e)) {
         glossary_free(&c->glossary);
         return -1;
     }
-    c->refs = (LessonRefs){
-        .datadir = paths_datadir(),
-        .term_known = glossary_knows,
-        .term_ctx = &c->glossary,
-        .exercise_known = lessontext_exercise_known,
-        .exercise_ctx = &c->exercises,
-        .widget_check = lessonwidget_check,
-        .widget_names = lessonwidget_names(),
-    };
+    c->refs.exercise_known = lessontext_exercise_known;
+    c->refs.exercise_ctx = &c->exercises;
     return 0;
+}
+
+int lessontext_exercises(ExerciseSet *set, const char *file, Error *e)
+{
+    Glossary g;
+    char path[PATHS_LEN + 32];
+    if (glossary_load(&g, lessontext_glossary_path(path, sizeof path), e))
+        return -1;
+    LessonRefs refs = lessontext_refs(&g);
+    set->refs = &refs;
+    int rc = exercise_load_dir(set, exercise_dir(path, sizeof path), e) ||
+             (file && exercise_load_file(set, file, NULL, 0, e));
+    set->refs = NULL;
+    glossary_free(&g);
+    return rc ? -1 : 0;
 }
 
 void lessontext_context_done(LessonContext *c)

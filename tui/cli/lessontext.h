@@ -21,6 +21,9 @@ typedef struct {
 
 int lessontext_context(LessonContext *c, Error *e);
 void lessontext_context_done(LessonContext *c);
+/* The shipped exercises and those of file (NULL: none), their lessons,
+ * term links and task settings checked as lessons' are. */
+int lessontext_exercises(ExerciseSet *set, const char *file, Error *e);
 /* The glossary's path, in the lessons directory. */
 const char *lessontext_glossary_path(char *buf, size_t n);
 

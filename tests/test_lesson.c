@@ -409,6 +409,43 @@ START_TEST(typed_numbers_flagged)
 }
 END_TEST
 
+/* A number written to slip past the rule is still one: a unit glued on or
+ * hyphenated, a tilde or emphasis around it, an exponent; and a unit word
+ * after a number picks the figure of that unit for the query to write. */
+START_TEST(typed_numbers_evasions)
+{
+    static const struct {
+        const char *body, *number, *unit;
+        int col;
+    } FLAGGED[] = {
+        {"That is 41.94GB.", "41.94GB", ":GB", 9},
+        {"That is ~41.94 GB.", "41.94", ":GB", 10},
+        {"That is 41.94-GB.", "41.94-GB", ":GB", 9},
+        {"That is *41.94* GB.", "41.94", ":GB", 10},
+        {"That is 4.194e10 B.", "4.194e10", ":B", 9},
+        {"One sequence: 41.94 GB, or 39.06 GiB.", "41.94", ":GB", 15},
+        {"Or 39.06 GiB, not 41.94 GB.", "39.06", ":GiB", 4},
+        {"It is 39 GiB.", "39", ":GiB", 7},
+    };
+    for (size_t i = 0; i < N_OF(FLAGGED); i++) {
+        TypedNumber t[4];
+        int n = typed_in(FLAGGED[i].body, t, 4);
+        ck_assert_msg(n >= 1, "'%s' not flagged", FLAGGED[i].body);
+        ck_assert_str_eq(t[0].number, FLAGGED[i].number);
+        ck_assert_msg(t[0].pos.line == 10 && t[0].pos.col == FLAGGED[i].col, "'%s' at %d:%d", FLAGGED[i].body,
+                      t[0].pos.line, t[0].pos.col);
+        ck_assert_msg(strstr(t[0].figure, FLAGGED[i].unit), "'%s': %s is not in %s", FLAGGED[i].body, t[0].figure,
+                      FLAGGED[i].unit);
+    }
+    /* The second of two equal numbers in a paragraph is reported at its own place. */
+    TypedNumber t[4];
+    ck_assert_int_eq(typed_in("It is 41.94 GB, and 41.94 GB again.", t, 4), 2);
+    ck_assert_int_eq(t[1].pos.col, 21);
+    /* A model's name is not a size: 70B is no figure in bytes. */
+    ck_assert_int_eq(typed_in("Llama-3.1-70B and 2B and 70B.", t, 4), 0);
+}
+END_TEST
+
 /* Inputs named with their unit word, years, seeds' numbers, names with
  * digits, citations and code are not typed figures. */
 START_TEST(typed_numbers_exempt)
@@ -937,6 +974,7 @@ Suite *suite_lesson(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, typed_numbers_flagged);
     tcase_add_test(t, typed_numbers_exempt);
+    tcase_add_test(t, typed_numbers_evasions);
     tcase_add_test(t, typed_numbers_random);
     tcase_add_test(t, shipped_lessons_check);
     suite_add_tcase(s, t);

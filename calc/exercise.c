@@ -574,3 +574,19 @@ const char *exercise_dir(char *buf, size_t n)
     snprintf(buf, n, "%s/exercises", paths_lessondir());
     return buf;
 }
+
+int exercise_typed_numbers(const Exercise *x, TypedNumber *out, size_t max, Error *e)
+{
+    static char names[EXERCISE_CHOICES_MAX][2][24];
+    RuleText texts[3 + 2 * EXERCISE_CHOICES_MAX] = {
+        {"question", x->question}, {"hint", x->hint}, {"solution", x->solution}};
+    size_t n = 3;
+    for (size_t i = 0; i < x->n_choices; i++) {
+        snprintf(names[i][0], sizeof names[i][0], "choice %c", (int)('a' + i));
+        snprintf(names[i][1], sizeof names[i][1], "choice %c's why", (int)('a' + i));
+        texts[n++] = (RuleText){names[i][0], x->choices[i].text};
+        texts[n++] = (RuleText){names[i][1], x->choices[i].why};
+    }
+    const char *answer = x->answer;
+    return text_typed_numbers(texts, n, &answer, x->has_query ? 1 : 0, out, max, e);
+}

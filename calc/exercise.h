@@ -117,4 +117,9 @@ int exercise_check(const Exercise *x, const char *answer, ExerciseVerdict *v, Er
  * tokens, batch 32, format fp8_e4m3, pool 20 GiB, GPU ...". */
 const char *exercise_query_inputs(const Query *q, char *buf, size_t n);
 
+/* The typed-number rule (lessons/FORMAT.md) over an exercise's question,
+ * hint, solution and choices (text and why), the inputs its figures and
+ * its answer's query: see text_typed_numbers. */
+int exercise_typed_numbers(const Exercise *x, TypedNumber *out, size_t max, Error *e);
+
 #endif

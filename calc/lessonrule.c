@@ -307,6 +307,7 @@ static void rule_report(Found *fd, const Number *num, const char *typed, size_t 
 {
     if ((size_t)fd->count < fd->max) {
         TypedNumber *t = &fd->out[fd->count];
+        t->where[0] = '\0';
         snprintf(t->number, sizeof t->number, "%.*s", (int)n, typed);
         Query q = fd->f->inputs[c->input];
         q.metric = c->metric;
@@ -389,4 +390,39 @@ int lesson_typed_numbers(const Lesson *l, TypedNumber *out, size_t max, Error *e
     }
     free(f.c);
     return fd.count;
+}
+
+int text_typed_numbers(const RuleText *texts, size_t n_texts, const char *const *queries, size_t n_queries,
+                       TypedNumber *out, size_t max, Error *e)
+{
+    /* One paragraph a line per text, then the queries as figures, read
+     * as a lesson's text: a number's line says which text it is in. */
+    size_t cap = 64, len = 0;
+    for (size_t i = 0; i < n_texts; i++)
+        cap += strlen(texts[i].text) + 2;
+    for (size_t i = 0; i < n_queries; i++)
+        cap += strlen(queries[i]) + 5;
+    char *doc = malloc(cap);
+    if (!doc)
+        return error_runtime(e, "out of memory");
+    for (size_t i = 0; i < n_texts; i++) {
+        for (const char *c = texts[i].text; *c; c++)
+            doc[len++] = *c == '\n' ? ' ' : *c;
+        doc[len++] = '\n', doc[len++] = '\n';
+    }
+    for (size_t i = 0; i < n_queries; i++)
+        len += (size_t)snprintf(doc + len, cap - len, "`=%s`\n\n", queries[i]);
+    Lesson l;
+    int n = lesson_parse_text(&l, "text", doc, len, NULL, e) ? -1 : lesson_eval(&l, e) ? -2 : 0;
+    if (!n)
+        n = lesson_typed_numbers(&l, out, max, e);
+    if (n != -1)
+        lesson_free(&l);
+    free(doc);
+    for (int i = 0; i < n && (size_t)i < max; i++) {
+        size_t t = (size_t)(out[i].pos.line - 1) / 2;
+        snprintf(out[i].where, sizeof out[i].where, "%s", t < n_texts ? texts[t].name : "");
+        out[i].pos.line = 1;
+    }
+    return n < 0 ? -1 : n;
 }

@@ -575,6 +575,27 @@ START_TEST(shipped_lessons_check)
 }
 END_TEST
 
+/* An exercise's typed number is found in the text it is in, at its column,
+ * with its answer's query as an input. */
+START_TEST(exercise_typed_found)
+{
+    static const char FILE_TEXT[] =
+        "{\"exercises\": [{\"id\": \"x-1\", \"lesson\": \"l\", \"kind\": \"number\", \"level\": \"compute\",\n"
+        "  \"question\": \"How many sequences fit? BF16 fits 20.\", \"hint\": \"FP8 fits 40 sequences.\",\n"
+        "  \"answer\": \"slots --scenario pool-20gib --format fp8_e4m3\", \"solution\": \"It is 20 and 40.\"}]}";
+    ExerciseSet set = {0};
+    Error e;
+    ck_assert_msg(exercise_load_file(&set, "x.json", FILE_TEXT, strlen(FILE_TEXT), &e) == 0, "%s", e.msg);
+    TypedNumber t[8];
+    int n = exercise_typed_numbers(&set.ex[0], t, 8, &e);
+    ck_assert_msg(n == 4, "%d typed numbers", n);
+    ck_assert(!strcmp(t[0].where, "question") && !strcmp(t[0].number, "20") && t[0].pos.col == 35);
+    ck_assert(!strcmp(t[1].where, "hint") && !strcmp(t[1].number, "40") && t[1].pos.col == 10);
+    ck_assert(!strcmp(t[2].where, "solution") && !strcmp(t[3].where, "solution"));
+    exercise_set_free(&set);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * The glossary
  */
@@ -977,6 +998,7 @@ Suite *suite_lesson(void)
     tcase_add_test(t, typed_numbers_evasions);
     tcase_add_test(t, typed_numbers_random);
     tcase_add_test(t, shipped_lessons_check);
+    tcase_add_test(t, exercise_typed_found);
     suite_add_tcase(s, t);
     t = tcase_create("glossary");
     tcase_add_test(t, glossary_errors);

@@ -945,6 +945,89 @@ START_TEST(cli_lessons_render)
 }
 END_TEST
 
+/* The longest line of text, in columns (UTF-8 characters); 0 for none. */
+static size_t widest_line(const char *text, const char **where)
+{
+    size_t best = 0, cols = 0;
+    const char *line = text;
+    *where = text;
+    for (const char *p = text;; p++) {
+        if (*p == '\n' || !*p) {
+            if (cols > best)
+                best = cols, *where = line;
+            if (!*p)
+                return best;
+            cols = 0;
+            line = p + 1;
+        } else {
+            cols += ((unsigned char)*p & 0xC0) != 0x80;
+        }
+    }
+}
+
+/* The teaching commands' own text fits an 80-column terminal: the lesson
+ * and glossary lists, the lessons' widget command lines, the help, and
+ * every exercise shown with its solution and checked with a random wrong
+ * answer (tables that a widget's command prints are that command's). */
+START_TEST(cli_text_fits_80)
+{
+    setenv("COLUMNS", "80", 1);
+    char home[] = "/tmp/kvlab-lesson-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(home));
+    setenv("XDG_DATA_HOME", home, 1);
+    static const char *const CMDS[][5] = {
+        {"lesson", "list"}, {"glossary"}, {"lesson", "--help"}, {"glossary", "--help"}, {"exercise", "--help"},
+    };
+    for (size_t i = 0; i < N_OF(CMDS); i++) {
+        RunResult r = run_kvlab((const char *[]){CMDS[i][0], CMDS[i][1], CMDS[i][2], NULL}, NULL);
+        const char *w;
+        size_t cols = widest_line(r.out, &w);
+        ck_assert_msg(r.status == 0 && cols <= 80, "%s %s: %zu columns: %.100s", CMDS[i][0],
+                      CMDS[i][1] ? CMDS[i][1] : "", cols, w);
+        run_free(&r);
+    }
+    for (int n = 1; n <= 11; n++) {
+        char id[8];
+        snprintf(id, sizeof id, "%d", n);
+        RunResult r = run_kvlab((const char *[]){"lesson", "show", id, NULL}, NULL);
+        for (const char *p = r.out; (p = strstr(p, " widget] "));) {
+            const char *line = p;
+            while (line > r.out && line[-1] != '\n')
+                line--;
+            size_t len = strcspn(line, "\n");
+            ck_assert_msg(len <= 80, "lesson %d: %zu columns: %.*s", n, len, (int)len, line);
+            p++;
+        }
+        run_free(&r);
+    }
+    Shipped s;
+    shipped_open(&s);
+    Rng rng = {test_seed()};
+    for (size_t i = 0; i < s.x.n; i++) {
+        const Exercise *x = &s.x.ex[i];
+        char answer[32];
+        snprintf(answer, sizeof answer, "%s", x->kind == EXERCISE_CHOICE ? "a" : "");
+        if (x->kind != EXERCISE_CHOICE)
+            snprintf(answer, sizeof answer, "%.3g", (double)rng_range(&rng, 1, 100000) / 100.0);
+        RunResult r = run_kvlab((const char *[]){"exercise", "show", x->id, "--solution", NULL}, NULL);
+        const char *w;
+        size_t cols = widest_line(r.out, &w);
+        ck_assert_seeded(cols <= 80, "exercise show %s: %zu columns: %.100s", x->id, cols, w);
+        run_free(&r);
+        r = run_kvlab((const char *[]){"exercise", "check", x->id, answer, "--solution", NULL}, NULL);
+        cols = widest_line(r.out, &w);
+        ck_assert_seeded(cols <= 80, "exercise check %s %s: %zu columns: %.100s", x->id, answer, cols, w);
+        run_free(&r);
+    }
+    shipped_close(&s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
+    ck_assert_int_eq(system(cmd), 0);
+    unsetenv("XDG_DATA_HOME");
+    unsetenv("COLUMNS");
+}
+END_TEST
+
 /* `kvlab glossary` lists the terms, shows one by any alias, and refuses an
  * unknown one with exit 2 and the nearest terms. */
 START_TEST(cli_glossary)
@@ -970,8 +1053,9 @@ START_TEST(cli_glossary)
     static const char *const FAR[] = {"zzzzzzzzzz", "", "qqqqqqqqqqqqqqqqqqqqqqqqq"};
     for (size_t i = 0; i < N_OF(FAR); i++) {
         r = run_kvlab((const char *[]){"glossary", FAR[i], NULL}, NULL);
-        ck_assert_msg(r.status == 2 && !strstr(r.err, "nearest") && strstr(r.err, i == 1 ? "an empty term" : "no term is near"),
-                      "'%s': %d %s", FAR[i], r.status, r.err);
+        const char *says = i == 1 ? "an empty term" : "no term is near";
+        ck_assert_msg(r.status == 2 && !strstr(r.err, "nearest") && strstr(r.err, says), "'%s': %d %s", FAR[i],
+                      r.status, r.err);
         run_free(&r);
     }
     r = run_kvlab((const char *[]){"glossary", "a", "b", NULL}, NULL);
@@ -1012,6 +1096,10 @@ Suite *suite_lesson(void)
     tcase_add_test(t, cli_lesson);
     tcase_add_test(t, cli_lessons_render);
     tcase_add_test(t, cli_glossary);
+    suite_add_tcase(s, t);
+    t = tcase_create("width");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, cli_text_fits_80);
     suite_add_tcase(s, t);
     return s;
 }

@@ -18,7 +18,7 @@
 enum { O_FILE, O_JSON, O_HELP, O_COUNT };
 
 static const OptSpec OPTS[O_COUNT] = {
-    [O_FILE] = {"file", "FILE", "read this lesson file instead of the lessons directory's"},
+    [O_FILE] = {"file", "FILE", "read this lesson file, not the lessons directory's"},
     [O_JSON] = {"json", NULL, "print one JSON object"},
     [O_HELP] = {"help", NULL, "show this help"},
 };
@@ -117,8 +117,9 @@ static int cli_lesson_list(const char *file, bool json)
     }
     cJSON *root = json ? cJSON_CreateObject() : NULL;
     cJSON *arr = json ? cJSON_AddArrayToObject(root, "lessons") : NULL;
-    Table t;
-    table_header(&t, "n", "id", "title", NULL);
+    /* The rows, to print once the columns' widths are known. */
+    static char rows[LESSONS_MAX][3][256];
+    size_t n_rows = 0, cols[3] = {1, 2, 5};
     int bad = EXIT_OK;
     for (size_t i = 0; i < files.n; i++) {
         Lesson l;
@@ -135,17 +136,26 @@ static int cli_lesson_list(const char *file, bool json)
             cJSON_AddStringToObject(o, "question", l.question);
             cJSON_AddItemToArray(arr, o);
         } else {
-            table_row(&t);
-            table_cell(&t, "%zu", i + 1);
-            table_cell(&t, "%s", l.id);
-            table_cell(&t, "%s", l.title);
+            snprintf(rows[n_rows][0], sizeof rows[0][0], "%zu", i + 1);
+            snprintf(rows[n_rows][1], sizeof rows[0][1], "%s", l.id);
+            snprintf(rows[n_rows][2], sizeof rows[0][2], "%s", l.title);
+            for (size_t k = 0; k < 3; k++) {
+                size_t w = text_escaped_size(rows[n_rows][k]) - 1;
+                cols[k] = w > cols[k] ? w : cols[k];
+            }
+            n_rows++;
         }
         lesson_free(&l);
     }
     lessontext_context_done(&c);
-    int rc = json ? json_emit(root, &e) : table_check(&t, &e) ? -1 : (table_print(&t, stdout), 0);
-    table_free(&t);
-    return rc ? cli_error("lesson list", &e) : bad;
+    if (json)
+        return json_emit(root, &e) ? cli_error("lesson list", &e) : bad;
+    int width = text_width();
+    text_list_row(stdout, (const char *const[]){"n", "id", "title"}, cols, 3, width);
+    text_list_rule(stdout, cols[0] + cols[1] + cols[2] + 4, width);
+    for (size_t i = 0; i < n_rows; i++)
+        text_list_row(stdout, (const char *const[]){rows[i][0], rows[i][1], rows[i][2]}, cols, 3, width);
+    return bad;
 }
 
 /* ------------------------------------------------------------------------
@@ -292,7 +302,7 @@ static int cli_lesson_show(const char *id, const char *file, bool json)
     if (json)
         rc = json_emit(cli_lesson_json(&l), &e);
     else
-        rc = lessontext_print(&l, stdout, lessontext_width(), &e);
+        rc = lessontext_print(&l, stdout, text_width(), &e);
     lesson_free(&l);
     return rc ? cli_error("lesson show", &e) : EXIT_OK;
 }

@@ -49,11 +49,12 @@ _kvlab_values()
 }
 
 # The terms of `kvlab glossary`'s table, one a line (a term may hold
-# spaces: its column ends where the next one's heading begins).
+# spaces: its column ends where the next one's heading begins; a line
+# that begins with spaces goes on with the row above).
 _kvlab_terms()
 {
     "$1" glossary 2>/dev/null |
-        awk 'NR == 1 { w = index($0, "also") - 1 } NR > 2 { t = substr($0, 1, w); sub(/ +$/, "", t); print t }'
+        awk 'NR == 1 { w = index($0, "lesson") - 1 } NR > 2 && !/^ / { t = substr($0, 1, w); sub(/ +$/, "", t); print t }'
 }
 
 # The names an option's value (or a NAME after an action) can take.
@@ -122,7 +123,7 @@ _kvlab()
     elif [[ -z $action ]]; then
         mapfile -t COMPREPLY < <(compgen -W "$(_kvlab_actions "$kvlab" "$cmd")" -- "$cur")
     elif [[ $cmd == lesson && $action == show ]]; then
-        mapfile -t COMPREPLY < <(compgen -W "$("$kvlab" lesson list 2>/dev/null | awk 'NR > 2 { print $2 }')" -- "$cur")
+        mapfile -t COMPREPLY < <(compgen -W "$("$kvlab" lesson list 2>/dev/null | awk 'NR > 2 && $1 ~ /^[0-9]+$/ { print $2 }')" -- "$cur")
     elif [[ $cmd == lesson && $action == check ]]; then
         compopt -o filenames 2>/dev/null || true
         mapfile -t COMPREPLY < <(compgen -f -- "$cur")

@@ -18,6 +18,9 @@ static const char *const LEVEL_NAMES[EXERCISE_LEVELS] = {
 
 /* The lab's screens a task may open. */
 static const char *const SCREENS[] = {"calc", "quant", "scenarios", "gpu", "speedup", "niah"};
+/* The lesson widget (lessons/FORMAT.md) that takes each screen's settings;
+ * NULL for a screen that takes none. */
+static const char *const SCREEN_WIDGETS[] = {"calc", "quant", "scenario", "gpu", "speedup", NULL};
 
 const char *exercise_kind_name(ExerciseKind k)
 {
@@ -53,7 +56,9 @@ static int exercise_put(char *out, size_t n, size_t *at, const char *s, size_t l
     return 0;
 }
 
-int exercise_text(const char *in, char *out, size_t n, Error *e)
+/* exercise_text, each term link checked against refs (when it has a
+ * term_known). */
+static int exercise_text_refs(const char *in, char *out, size_t n, const LessonRefs *refs, Error *e)
 {
     size_t at = 0;
     out[0] = '\0';
@@ -86,6 +91,15 @@ int exercise_text(const char *in, char *out, size_t n, Error *e)
                     return -1;
                 p++;
                 continue;
+            }
+            const char *target = close + 2 + (close[2] == '<');     // <term:KV cache>
+            if (refs && refs->term_known && strncmp(target, "term:", 5) == 0) {
+                char term[128];
+                const char *t = target + 5;
+                size_t len = (size_t)(paren - t) - (target > close + 2 && paren[-1] == '>');
+                snprintf(term, sizeof term, "%.*s", (int)len, t);
+                if (!refs->term_known(term, refs->term_ctx))
+                    return error_set(e, "unknown term '%s' (kvlab glossary lists them)", term);
             }
             if (exercise_put(out, n, &at, p + 1, (size_t)(close - p - 1), e))
                 return -1;
@@ -192,6 +206,11 @@ static bool in_list(const char *const *list, const char *s)
 }
 
 /* The message already in e, placed at item and named after its field. */
+int exercise_text(const char *in, char *out, size_t n, Error *e)
+{
+    return exercise_text_refs(in, out, n, NULL, e);
+}
+
 static int at_item(const JsonDoc *d, const cJSON *item, const char *field, Error *e)
 {
     char msg[ERROR_MSG_MAX];
@@ -221,7 +240,7 @@ static int pick(const JsonDoc *d, const cJSON *obj, const char *field, const cha
 
 /* A text field whose figures must all work out. */
 static int text_field(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need, char *out, size_t n,
-                      Error *e)
+                      const LessonRefs *refs, Error *e)
 {
     int rc = json_string(d, obj, name, need, out, n, e);
     if (rc)
@@ -229,7 +248,7 @@ static int text_field(const JsonDoc *d, const cJSON *obj, const char *name, Fiel
     if (need == FIELD_REQUIRED && !out[0])
         return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(obj, name), e, "field '%s' is empty", name);
     static char rendered[4 * EXERCISE_TEXT_MAX];
-    if (exercise_text(out, rendered, sizeof rendered, e))
+    if (exercise_text_refs(out, rendered, sizeof rendered, refs, e))
         return at_item(d, cJSON_GetObjectItemCaseSensitive(obj, name), name, e);
     return 0;
 }
@@ -273,7 +292,7 @@ static int load_query(const JsonDoc *d, const cJSON *obj, const char *field, Exe
     return 0;
 }
 
-static int load_choices(const JsonDoc *d, const cJSON *obj, Exercise *x, Error *e)
+static int load_choices(const JsonDoc *d, const cJSON *obj, Exercise *x, const LessonRefs *refs, Error *e)
 {
     const cJSON *arr;
     int n;
@@ -285,9 +304,9 @@ static int load_choices(const JsonDoc *d, const cJSON *obj, Exercise *x, Error *
     for (const cJSON *c = arr->child; c; c = c->next) {
         Choice *ch = &x->choices[x->n_choices++];
         if (json_object(d, c, "a choice", e) || json_known_fields(d, c, CHOICE_FIELDS, e) ||
-            text_field(d, c, "text", FIELD_REQUIRED, ch->text, sizeof ch->text, e) ||
+            text_field(d, c, "text", FIELD_REQUIRED, ch->text, sizeof ch->text, refs, e) ||
             json_bool(d, c, "correct", FIELD_REQUIRED, &ch->correct, e) ||
-            text_field(d, c, "why", FIELD_REQUIRED, ch->why, sizeof ch->why, e))
+            text_field(d, c, "why", FIELD_REQUIRED, ch->why, sizeof ch->why, refs, e))
             return -1;
         correct += ch->correct;
     }
@@ -296,7 +315,7 @@ static int load_choices(const JsonDoc *d, const cJSON *obj, Exercise *x, Error *
     return 0;
 }
 
-static int load_steps(const JsonDoc *d, const cJSON *obj, Exercise *x, Error *e)
+static int load_steps(const JsonDoc *d, const cJSON *obj, Exercise *x, const LessonRefs *refs, Error *e)
 {
     const cJSON *arr;
     int n;
@@ -311,9 +330,26 @@ static int load_steps(const JsonDoc *d, const cJSON *obj, Exercise *x, Error *e)
             return jsondoc_error(d, c, e, "field 'steps': expected a step as text, at most %zu bytes",
                                  sizeof x->steps[0] - 1);
         snprintf(s, sizeof x->steps[0], "%s", c->valuestring);
-        if (exercise_text(s, rendered, sizeof rendered, e))
+        if (exercise_text_refs(s, rendered, sizeof rendered, refs, e))
             return at_item(d, c, "steps", e);
     }
+    return 0;
+}
+
+/* A task's settings, checked as its screen's widget checks its options. */
+static int load_settings(const JsonDoc *d, const cJSON *obj, const Exercise *x, int screen, const LessonRefs *refs,
+                         Error *e)
+{
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, "settings");
+    if (!refs || !refs->widget_check || !item)
+        return 0;
+    const char *widget = SCREEN_WIDGETS[screen];
+    if (!widget)
+        return x->settings[0] ? jsondoc_error(d, item, e, "field 'settings': the %s screen takes no settings",
+                                              x->screen)
+                              : 0;
+    if (refs->widget_check(widget, x->settings, refs->widget_ctx, e))
+        return at_item(d, item, "settings", e);
     return 0;
 }
 
@@ -355,6 +391,7 @@ static int load_seed(const JsonDoc *d, const cJSON *obj, Exercise *x, Error *e)
 static int load_exercise(const JsonDoc *d, const cJSON *c, const ExerciseSet *set, size_t first, Exercise *x,
                          Error *e)
 {
+    const LessonRefs *refs = set->refs;
     memset(x, 0, sizeof *x);
     snprintf(x->file, sizeof x->file, "%s", d->path);
     int kind, level;
@@ -367,8 +404,8 @@ static int load_exercise(const JsonDoc *d, const cJSON *c, const ExerciseSet *se
     if (pick(d, c, "kind", KIND_NAMES, EXERCISE_KINDS, &kind, e) ||
         pick(d, c, "level", LEVEL_NAMES, EXERCISE_LEVELS, &level, e) ||
         json_string(d, c, "lesson", FIELD_REQUIRED, x->lesson, sizeof x->lesson, e) ||
-        text_field(d, c, "question", FIELD_REQUIRED, x->question, sizeof x->question, e) ||
-        text_field(d, c, "hint", FIELD_REQUIRED, x->hint, sizeof x->hint, e) ||
+        text_field(d, c, "question", FIELD_REQUIRED, x->question, sizeof x->question, refs, e) ||
+        text_field(d, c, "hint", FIELD_REQUIRED, x->hint, sizeof x->hint, refs, e) ||
         json_string(d, c, "source", FIELD_OPTIONAL, x->source, sizeof x->source, e) < 0)
         return -1;
     x->kind = (ExerciseKind)kind;
@@ -376,6 +413,9 @@ static int load_exercise(const JsonDoc *d, const cJSON *c, const ExerciseSet *se
     if (!slug(x->lesson))
         return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(c, "lesson"), e,
                              "field 'lesson': '%s' is not a lesson id", x->lesson);
+    if (refs && refs->lesson_known && !refs->lesson_known(x->lesson, refs->lesson_ctx))
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(c, "lesson"), e,
+                             "field 'lesson': unknown lesson '%s' (kvlab lesson list)", x->lesson);
     for (size_t i = 0; i < first; i++)
         if (!strcmp(set->ex[i].id, x->id))
             return jsondoc_error(d, id, e, "field 'id': '%s' is already the id of an exercise in %s", x->id,
@@ -388,23 +428,25 @@ static int load_exercise(const JsonDoc *d, const cJSON *c, const ExerciseSet *se
     case EXERCISE_NUMBER:
         if (json_string(d, c, "answer", FIELD_REQUIRED, x->answer, sizeof x->answer, e) ||
             load_query(d, c, "answer", x, e) ||
-            text_field(d, c, "solution", FIELD_REQUIRED, x->solution, sizeof x->solution, e))
+            text_field(d, c, "solution", FIELD_REQUIRED, x->solution, sizeof x->solution, refs, e))
             return -1;
         break;
     case EXERCISE_CHOICE:
-        if (load_choices(d, c, x, e))
+        if (load_choices(d, c, x, set->refs, e))
             return -1;
         break;
     case EXERCISE_TASK: {
         int screen;
         if (pick(d, c, "screen", SCREENS, (int)exercise_screen_count(), &screen, e) ||
             json_string(d, c, "settings", FIELD_OPTIONAL, x->settings, sizeof x->settings, e) < 0 ||
-            load_steps(d, c, x, e))
+            load_steps(d, c, x, set->refs, e))
             return -1;
         snprintf(x->screen, sizeof x->screen, "%s", SCREENS[screen]);
+        if (load_settings(d, c, x, screen, refs, e))
+            return -1;
         int rc = json_string(d, c, "report", FIELD_OPTIONAL, x->answer, sizeof x->answer, e);
         if (rc < 0 || (rc == 0 && load_query(d, c, "report", x, e)) ||
-            text_field(d, c, "solution", FIELD_OPTIONAL, x->solution, sizeof x->solution, e) < 0)
+            text_field(d, c, "solution", FIELD_OPTIONAL, x->solution, sizeof x->solution, refs, e) < 0)
             return -1;
         break;
     }
@@ -418,6 +460,24 @@ typedef struct {
     ExerciseSet *set;
 } LoadCtx;
 
+/* A "\u0000" escape would cut a text short where cJSON reads it; it is
+ * refused at its place, as a raw NUL byte is. */
+static int no_nul_escape(const JsonDoc *d, Error *e)
+{
+    for (const char *p = d->text; (p = strstr(p, "u0000")); p++) {
+        size_t slashes = 0;
+        while (p - slashes > d->text && p[-1 - (ptrdiff_t)slashes] == '\\')
+            slashes++;
+        if (slashes % 2 == 0)
+            continue;
+        int line = 1, col = 1;
+        for (const char *q = d->text; q < p - 1; q++)
+            *q == '\n' ? (line++, col = 1) : col++;
+        return error_set(e, "%s:%d:%d: a \\u0000 escape (a NUL) in a text", d->path, line, col);
+    }
+    return 0;
+}
+
 static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
 {
     (void)out;
@@ -425,7 +485,8 @@ static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
     static const char *const ROOT_FIELDS[] = {"exercises", NULL};
     const cJSON *arr;
     int n;
-    int rc = json_object(d, d->root, "the exercise file", e) || json_known_fields(d, d->root, ROOT_FIELDS, e) ||
+    int rc = no_nul_escape(d, e) || json_object(d, d->root, "the exercise file", e) ||
+                     json_known_fields(d, d->root, ROOT_FIELDS, e) ||
                      json_array(d, d->root, "exercises", FIELD_REQUIRED, &arr, &n, e)
                  ? -1
                  : 0;
@@ -512,4 +573,20 @@ const char *exercise_dir(char *buf, size_t n)
 {
     snprintf(buf, n, "%s/exercises", paths_lessondir());
     return buf;
+}
+
+int exercise_typed_numbers(const Exercise *x, TypedNumber *out, size_t max, Error *e)
+{
+    static char names[EXERCISE_CHOICES_MAX][2][24];
+    RuleText texts[3 + 2 * EXERCISE_CHOICES_MAX] = {
+        {"question", x->question}, {"hint", x->hint}, {"solution", x->solution}};
+    size_t n = 3;
+    for (size_t i = 0; i < x->n_choices; i++) {
+        snprintf(names[i][0], sizeof names[i][0], "choice %c", (int)('a' + i));
+        snprintf(names[i][1], sizeof names[i][1], "choice %c's why", (int)('a' + i));
+        texts[n++] = (RuleText){names[i][0], x->choices[i].text};
+        texts[n++] = (RuleText){names[i][1], x->choices[i].why};
+    }
+    const char *answer = x->answer;
+    return text_typed_numbers(texts, n, &answer, x->has_query ? 1 : 0, out, max, e);
 }

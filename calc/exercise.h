@@ -12,6 +12,7 @@
 
 #include "answer.h"
 #include "error.h"
+#include "lesson.h"
 #include "query.h"
 
 #include <stdbool.h>
@@ -67,6 +68,10 @@ typedef struct {
 typedef struct {
     size_t n;
     Exercise *ex;               // heap
+    /* What a file's lessons, term links and task settings are checked
+     * against as it loads (lesson_known, term_known, widget_check); NULL
+     * checks none of them. */
+    const LessonRefs *refs;
 } ExerciseSet;
 
 /* The lab screens a task may open, as exercise files name them. */
@@ -111,5 +116,10 @@ int exercise_check(const Exercise *x, const char *answer, ExerciseVerdict *v, Er
 /* What a query is worked out on, in words: "Llama-3.1-70B, context 4,096
  * tokens, batch 32, format fp8_e4m3, pool 20 GiB, GPU ...". */
 const char *exercise_query_inputs(const Query *q, char *buf, size_t n);
+
+/* The typed-number rule (lessons/FORMAT.md) over an exercise's question,
+ * hint, solution and choices (text and why), the inputs its figures and
+ * its answer's query: see text_typed_numbers. */
+int exercise_typed_numbers(const Exercise *x, TypedNumber *out, size_t max, Error *e);
 
 #endif

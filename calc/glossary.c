@@ -4,6 +4,7 @@
 #include "jsonfile.h"
 #include "lesson.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,12 +65,24 @@ static size_t glossary_distance(const char *a, const char *b)
     return row[m];
 }
 
+/* Whether a name at distance d from the word is near it: one edit, or
+ * up to a third of the name's letters; a word nothing like any name
+ * ("zzzzzzzzzz") is near none. */
+static bool glossary_near(const char *name, size_t d)
+{
+    return d <= 1 || d * 3 <= strlen(name);
+}
+
+/* The distance of the entry's nearest name that is near the word;
+ * SIZE_MAX when none is. */
 static size_t glossary_entry_distance(const GlossaryEntry *t, const char *word)
 {
-    size_t best = glossary_distance(t->term, word);
-    for (size_t i = 0; i < t->n_aliases; i++) {
-        size_t d = glossary_distance(t->aliases[i], word);
-        best = d < best ? d : best;
+    size_t best = SIZE_MAX;
+    for (size_t i = 0; i <= t->n_aliases; i++) {
+        const char *name = i ? t->aliases[i - 1] : t->term;
+        size_t d = glossary_distance(name, word);
+        if (glossary_near(name, d) && d < best)
+            best = d;
     }
     return best;
 }
@@ -77,8 +90,10 @@ static size_t glossary_entry_distance(const GlossaryEntry *t, const char *word)
 size_t glossary_nearest(const Glossary *g, const char *word, const GlossaryEntry **out, size_t max)
 {
     size_t n = 0, dist[GLOSSARY_TERMS_MAX];
-    for (size_t i = 0; i < g->n && max; i++) {
+    for (size_t i = 0; i < g->n && max && *word; i++) {
         size_t d = glossary_entry_distance(&g->entries[i], word);
+        if (d == SIZE_MAX)
+            continue;
         /* Insertion into the sorted list of the best max; ties keep file order. */
         size_t at = n;
         while (at > 0 && dist[at - 1] > d)
@@ -136,8 +151,14 @@ static int glossary_definition_check(const JsonDoc *d, const cJSON *obj, const G
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "definition");
     LessonRefs refs = {.term_known = glossary_knows, .term_ctx = g};
     Lesson l;
-    if (lesson_parse_text(&l, "definition", t->definition, strlen(t->definition), &refs, e) ||
-        lesson_eval(&l, e)) {
+    int rc = lesson_parse_text(&l, "definition", t->definition, strlen(t->definition), &refs, e) ||
+             lesson_eval(&l, e);
+    /* Paragraphs only: a heading, list, code or widget is not shown. */
+    for (size_t i = 0; !rc && i < l.n_blocks; i++)
+        if (l.blocks[i].kind != BLOCK_PARAGRAPH)
+            rc = lesson_error(&l, l.blocks[i].pos, e, "a definition is paragraphs of text: no headings, lists, "
+                                                      "quotes, tables, code or widgets");
+    if (rc) {
         char msg[ERROR_MSG_MAX];
         snprintf(msg, sizeof msg, "%s", e->msg);
         lesson_free(&l);
@@ -161,6 +182,9 @@ static int glossary_term(const JsonDoc *d, const cJSON *obj, GlossaryEntry *t, E
     if (!*t->definition)
         return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(obj, "definition"), e,
                              "field 'definition': empty");
+    if (*t->lesson && !lesson_shipped(t->lesson, NULL))
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(obj, "lesson"), e,
+                             "field 'lesson': unknown lesson '%s' (kvlab lesson list)", t->lesson);
     return 0;
 }
 

@@ -47,8 +47,9 @@ void glossary_free(Glossary *g);
 const GlossaryEntry *glossary_find(const Glossary *g, const char *word);
 /* For LessonRefs.term_known: ctx is the Glossary. */
 bool glossary_knows(const char *word, const void *ctx);
-/* The terms nearest to `word` (by edit distance over terms and aliases,
- * nearest first), at most max of them; returns how many. */
+/* The terms near `word` (by edit distance over terms and aliases: one
+ * edit, or up to a third of the name's letters), nearest first, at most
+ * max of them; returns how many (none for a word near no term). */
 size_t glossary_nearest(const Glossary *g, const char *word, const GlossaryEntry **out, size_t max);
 
 #endif

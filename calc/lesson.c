@@ -11,15 +11,20 @@
 #include "lesson.h"
 
 #include "catalog.h"
+#include "paths.h"
 #include "query.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <md4c.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------------
  * Texts: an arena of chunks that never move, so a pointer into it holds
@@ -551,6 +556,8 @@ static int lesson_key_lines(P *p, const char *what, KeyFn fn, void *ctx)
     return 0;
 }
 
+#define SLUG_CHARS "lower-case letters, digits, '-', '_', '.'"
+
 static bool lesson_slug(const char *s)
 {
     if (!*s || strlen(s) >= LESSON_ID_MAX)
@@ -622,7 +629,7 @@ static int lesson_header_source(P *p, const char *val, size_t at)
     memcpy(id, val, (size_t)(b - val));
     id[b - val] = '\0';
     if (!lesson_slug(id))
-        return lesson_fail(p, at, "source: '%s' is not an id (letters, digits, '-')", id);
+        return lesson_fail(p, at, "source: '%s' is not an id (" SLUG_CHARS ")", id);
     if (lesson_source(l, id))
         return lesson_fail(p, at, "source: '%s' is given twice", id);
     const char *d = eq + 1;
@@ -661,7 +668,7 @@ static int lesson_header_key(P *p, const char *key, const char *val, size_t key_
     switch (k) {
     case H_ID:
         if (!lesson_slug(val))
-            return lesson_fail(p, at, "id: '%s' is not a slug (lower-case letters, digits, '-')", val);
+            return lesson_fail(p, at, "id: '%s' is not a slug (" SLUG_CHARS ")", val);
         snprintf(l->id, sizeof l->id, "%s", val);
         return 0;
     case H_TITLE:
@@ -701,9 +708,11 @@ static int lesson_header(P *p)
 /* A predict block. */
 typedef struct {
     LessonPredict pr;
-    bool question, answer, choices, explain;
+    bool question, answer, choices, explain, correct;
     const char *explain_text;
     size_t explain_at;
+    char correct_letter;
+    size_t correct_at;
 } PredictRead;
 
 static int lesson_predict_choice(P *p, const char *item, size_t at, void *ctx)
@@ -721,14 +730,14 @@ static int lesson_predict_choice(P *p, const char *item, size_t at, void *ctx)
 static int lesson_predict_key(P *p, const char *key, const char *val, size_t key_at, size_t at, void *ctx)
 {
     PredictRead *r = ctx;
-    static const char *const KEYS[] = {"question", "answer", "choices", "explain"};
-    bool *seen[] = {&r->question, &r->answer, &r->choices, &r->explain};
+    static const char *const KEYS[] = {"question", "answer", "choices", "correct", "explain"};
+    bool *seen[] = {&r->question, &r->answer, &r->choices, &r->correct, &r->explain};
     size_t k = 0;
-    while (k < 4 && strcmp(key, KEYS[k]) != 0)
+    while (k < 5 && strcmp(key, KEYS[k]) != 0)
         k++;
-    if (k == 4)
-        return lesson_fail(p, key_at, "unknown predict key '%s'; expected question, answer, choices or explain",
-                           key);
+    if (k == 5)
+        return lesson_fail(p, key_at, "unknown predict key '%s'; expected question, answer, choices, correct "
+                                      "or explain", key);
     if (*seen[k])
         return lesson_fail(p, key_at, "'%s' is given twice", key);
     *seen[k] = true;
@@ -746,6 +755,12 @@ static int lesson_predict_key(P *p, const char *key, const char *val, size_t key
     }
     case 2:
         return lesson_split(p, val, at, '|', lesson_predict_choice, r);
+    case 3:
+        if (strlen(val) != 1 || *val < 'a' || *val >= 'a' + LESSON_CHOICES_MAX)
+            return lesson_fail(p, at, "correct: '%s' is not a choice's letter (a, b, c ...)", val);
+        r->correct_letter = *val;
+        r->correct_at = at;
+        return 0;
     default:
         r->explain_at = at;
         return (r->explain_text = lesson_strndup(p->l, val, strlen(val))) ? 0 : lesson_oom(p);
@@ -763,6 +778,16 @@ static int lesson_predict(P *p)
                            r.question ? "answer" : "question");
     if (r.choices && r.pr.n_choices < 2)
         return lesson_fail(p, p->block_at, "choices: at least two, separated by '|'");
+    /* The reveal names the right choice, so a block with choices says
+     * which one it is. */
+    if (r.choices && !r.correct)
+        return lesson_fail(p, p->block_at, "a predict block with choices names the right one: 'correct: b'");
+    if (r.correct && !r.choices)
+        return lesson_fail(p, r.correct_at, "correct: a predict block without choices has no choice to name");
+    if (r.correct && (size_t)(r.correct_letter - 'a') >= r.pr.n_choices)
+        return lesson_fail(p, r.correct_at, "correct: there is no choice %c) (the choices are a to %c)",
+                           r.correct_letter, (int)('a' + r.pr.n_choices - 1));
+    r.pr.correct = r.correct ? r.correct_letter - 'a' : -1;
     if (lesson_grow((void **)&l->predicts, &p->cap_predicts, l->n_predicts, sizeof *l->predicts))
         return lesson_oom(p);
     if (lesson_block_open(p, BLOCK_PREDICT, p->block_at))
@@ -859,6 +884,26 @@ static size_t lesson_fence_at(const P *p, const MD_BLOCK_CODE_DETAIL *d)
     return p->last;
 }
 
+/* Where an indented code block begins: the first text of the first line
+ * after the last offset seen that is indented four columns or a tab. */
+static size_t lesson_indented_at(const P *p)
+{
+    const char *t = p->lesson_text;
+    for (size_t off = p->last; off < p->lesson_len; off++) {
+        if (off && t[off - 1] != '\n')
+            continue;
+        size_t i = off;
+        while (i < p->lesson_len && i - off < 4 && t[i] == ' ')
+            i++;
+        if (i < p->lesson_len && (i - off == 4 || t[i] == '\t') && t[i] != '\n') {
+            while (i < p->lesson_len && (t[i] == ' ' || t[i] == '\t'))
+                i++;
+            return i;
+        }
+    }
+    return p->last;
+}
+
 /* ------------------------------------------------------------------------
  * Blocks.
  */
@@ -904,6 +949,9 @@ static int lesson_enter_block(MD_BLOCKTYPE type, void *detail, void *ud)
         return lesson_block_open(p, p->item_pending ? BLOCK_ITEM : BLOCK_PARAGRAPH, p->last);
     case MD_BLOCK_CODE: {
         const MD_BLOCK_CODE_DETAIL *d = detail;
+        if (!d->fence_char)
+            return lesson_fail(p, lesson_indented_at(p), "indented code: a lesson's code is fenced with ``` (or the "
+                                           "line is indented four spaces by mistake)");
         p->block_at = lesson_fence_at(p, d);
         snprintf(p->info, sizeof p->info, "%.*s", (int)d->info.size, d->info.text ? d->info.text : "");
         p->gather = GATHER_CODE_BLOCK;
@@ -996,7 +1044,9 @@ static int lesson_leave_block(MD_BLOCKTYPE type, void *detail, void *ud)
 /* ------------------------------------------------------------------------
  * Parsing.
  */
-static const unsigned MD_FLAGS = MD_FLAG_TABLES | MD_FLAG_NOHTML | MD_FLAG_NOINDENTEDCODEBLOCKS;
+/* Indented code blocks are read as code, so that one is refused rather
+ * than shown as a paragraph (lesson_enter_block). */
+static const unsigned MD_FLAGS = MD_FLAG_TABLES | MD_FLAG_NOHTML;
 
 static int lesson_md(P *p, const char *text, size_t len, size_t base)
 {
@@ -1047,6 +1097,40 @@ static int lesson_keep_source(P *p)
     return p->l->source ? 0 : lesson_oom(p);
 }
 
+/* The length of the UTF-8 sequence at s (n bytes left), 0 when it is not
+ * one: no overlong forms, surrogates or code points past U+10FFFF. */
+static size_t lesson_utf8_len(const unsigned char *s, size_t n)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t len = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
+    if (!len || s[0] > 0xF4 || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+    if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0) || (s[0] == 0xF0 && s[1] < 0x90) ||
+        (s[0] == 0xF4 && s[1] >= 0x90))
+        return 0;
+    return len;
+}
+
+/* A lesson is UTF-8 text: a NUL byte or a byte that is not UTF-8 is
+ * refused at its place (md4c would show one as U+FFFD, silently). */
+static int lesson_check_bytes(P *p)
+{
+    const unsigned char *s = (const unsigned char *)p->lesson_text;
+    for (size_t i = 0; i < p->lesson_len;) {
+        if (!s[i])
+            return lesson_fail(p, i, "a NUL byte in a text file");
+        size_t n = lesson_utf8_len(s + i, p->lesson_len - i);
+        if (!n)
+            return lesson_fail(p, i, "byte 0x%02X is not UTF-8 text", s[i]);
+        i += n;
+    }
+    return 0;
+}
+
 static void lesson_init(Lesson *l, const char *path)
 {
     memset(l, 0, sizeof *l);
@@ -1060,7 +1144,7 @@ int lesson_parse(Lesson *l, const char *path, const char *text, size_t len, cons
     if (len > LESSON_FILE_MAX)
         return error_set(e, "%s: larger than %u bytes", path, LESSON_FILE_MAX);
     P p = {.l = l, .refs = refs, .lesson_text = text, .lesson_len = len, .e = e, .cur = -1};
-    int rc = lesson_keep_source(&p) || lesson_md(&p, text, len, 0);
+    int rc = lesson_check_bytes(&p) || lesson_keep_source(&p) || lesson_md(&p, text, len, 0);
     if (!rc && !p.header_seen)
         rc = lesson_fail(&p, 0, "a lesson begins with its ```kvlab-lesson header block");
     if (!rc) {
@@ -1092,19 +1176,44 @@ int lesson_parse_text(Lesson *l, const char *path, const char *text, size_t len,
     if (len > LESSON_FILE_MAX)
         return error_set(e, "%s: larger than %u bytes", path, LESSON_FILE_MAX);
     P p = {.l = l, .refs = refs, .lesson_text = text, .lesson_len = len, .e = e, .cur = -1, .fragment = true};
-    int rc = lesson_keep_source(&p) || lesson_md(&p, text, len, 0);
+    int rc = lesson_check_bytes(&p) || lesson_keep_source(&p) || lesson_md(&p, text, len, 0);
     free(p.acc.buf);
     if (rc)
         lesson_free(l);
     return rc;
 }
 
+/* Whether the file's name, NN-SLUG.md, names another lesson than id; a
+ * file named otherwise is checked as it is (kvlab lesson check FILE). */
+static bool lesson_name_differs(const char *path, const char *id, const char **name)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    *name = base;
+    if (n < 7 || base[0] < '0' || base[0] > '9' || base[1] < '0' || base[1] > '9' || base[2] != '-' ||
+        strcmp(base + n - 3, ".md") != 0)
+        return false;
+    return n - 6 != strlen(id) || strncmp(base + 3, id, n - 6) != 0;
+}
+
 int lesson_load(Lesson *l, const char *path, const LessonRefs *refs, Error *e)
 {
     lesson_init(l, path);
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* O_NONBLOCK: a FIFO must not hang the open; it is refused below. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
         return error_set(e, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return error_set(e, "%s: not a regular file", path);
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return error_runtime(e, "%s: cannot read: %s", path, strerror(errno));
+    }
     char *buf = malloc(LESSON_FILE_MAX + 1);
     if (!buf) {
         fclose(f);
@@ -1117,6 +1226,12 @@ int lesson_load(Lesson *l, const char *path, const LessonRefs *refs, Error *e)
              : n > LESSON_FILE_MAX ? error_set(e, "%s: larger than %u bytes", path, LESSON_FILE_MAX)
                                    : lesson_parse(l, path, buf, n, refs, e);
     free(buf);
+    const char *name;
+    if (!rc && lesson_name_differs(path, l->id, &name)) {
+        rc = error_set(e, "%s:1:1: id '%s' is not the file's name: lesson '%s' lives in NN-%s.md", path, l->id,
+                       l->id, l->id);
+        lesson_free(l);
+    }
     return rc;
 }
 
@@ -1133,6 +1248,22 @@ void lesson_free(Lesson *l)
     char path[sizeof l->path];
     memcpy(path, l->path, sizeof path);
     lesson_init(l, path);
+}
+
+bool lesson_shipped(const char *id, const void *ctx)
+{
+    const char *dir = ctx ? ctx : paths_lessondir();
+    DIR *d = opendir(dir);
+    if (!d)
+        return false;
+    bool found = false;
+    for (struct dirent *de; !found && (de = readdir(d));) {
+        const char *s = de->d_name;
+        found = s[0] >= '0' && s[0] <= '9' && s[1] >= '0' && s[1] <= '9' && s[2] == '-' &&
+                strncmp(s + 3, id, strlen(id)) == 0 && strcmp(s + 3 + strlen(id), ".md") == 0;
+    }
+    closedir(d);
+    return found && *id;
 }
 
 const LessonSource *lesson_source(const Lesson *l, const char *id)

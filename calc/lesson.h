@@ -106,6 +106,7 @@ typedef struct {
     int answer;                 // index into Lesson.figures
     size_t n_choices;
     const char *choices[LESSON_CHOICES_MAX];
+    int correct;                // the right choice (0 is a); -1 when there are no choices
     size_t run0, n_runs;        // the explanation, as runs
     LessonPos pos;
 } LessonPredict;
@@ -151,6 +152,9 @@ typedef struct {
     /* Whether term (or an alias of one) is in the glossary. */
     bool (*term_known)(const char *term, const void *ctx);
     const void *term_ctx;
+    /* Whether a lesson has this id (lesson_shipped). */
+    bool (*lesson_known)(const char *id, const void *ctx);
+    const void *lesson_ctx;
     /* Whether an exercise has this id. */
     bool (*exercise_known)(const char *id, const void *ctx);
     const void *exercise_ctx;
@@ -164,6 +168,10 @@ typedef struct {
 } LessonRefs;
 
 enum { LESSON_WIDGET_UNKNOWN = 1 };
+
+/* Whether the lessons directory (ctx, a path; NULL for paths_lessondir())
+ * holds the lesson `id`, a file NN-id.md; for LessonRefs.lesson_known. */
+bool lesson_shipped(const char *id, const void *ctx);
 
 /* Parses len bytes of text (no NUL needed) named path in messages. On
  * failure nothing is left allocated and e holds "path:line:col: what". */
@@ -194,6 +202,7 @@ const LessonSource *lesson_source(const Lesson *l, const char *id);
  * not be one calc computes for the lesson's inputs.
  */
 typedef struct {
+    char where[32];             // text_typed_numbers: the text's name ("question"); else ""
     char number[32];            // as typed: "41.94"
     char figure[600];           // the query of what calc computes that it equals:
                                 // "gb_per_sequence:GB --model llama-3.1-70b --format bf16"
@@ -205,5 +214,19 @@ typedef struct {
  * lesson's inputs; returns how many there are (may exceed max), or -1 on
  * error. The lesson must have been evaluated. */
 int lesson_typed_numbers(const Lesson *l, TypedNumber *out, size_t max, Error *e);
+
+/* A text that is not a lesson, for the rule: its name and its text in a
+ * lesson's inline syntax (figures, term links). */
+typedef struct {
+    const char *name;
+    const char *text;
+} RuleText;
+
+/* lesson_typed_numbers over texts that are not a lesson (an exercise's,
+ * a glossary definition): the inputs are their figures' queries and
+ * `queries` (an exercise's answer); each TypedNumber's where names its
+ * text and pos is its place in that text. */
+int text_typed_numbers(const RuleText *texts, size_t n_texts, const char *const *queries, size_t n_queries,
+                       TypedNumber *out, size_t max, Error *e);
 
 #endif

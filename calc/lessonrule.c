@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ------------------------------------------------------------------------
  * The figures.
@@ -139,8 +140,30 @@ static int rule_figures(const Lesson *l, Figures *f, Error *e)
 typedef struct {
     char digits[32];            // without commas: "128000", "41.94"
     int decimals;
+    int exponent;               // "4.194e10": 10
+    bool has_exponent;
     char suffix;                // '%', 'x' or 0
+    char unit[8];               // a unit written onto the number ("41.94GB", "41.94-GB"); "" none
 } Number;
+
+/* The query unit named by the n bytes at w, into out->unit; a unit
+ * written onto the number ("41.94GB", "41.94-GB") has two letters or
+ * more, for "70B" is a model's name, not 70 bytes. */
+static bool rule_unit(const char *w, size_t n, bool glued, Number *out)
+{
+    if (glued && n && *w == '-')
+        w++, n--;
+    if (!n || (glued && n < 2) || n >= sizeof out->unit)
+        return false;
+    for (size_t i = 0; i < query_unit_count(); i++) {
+        const char *name = query_unit_name(query_unit_at(i));
+        if (strlen(name) == n && (glued ? strncasecmp(name, w, n) : strncmp(name, w, n)) == 0) {
+            snprintf(out->unit, sizeof out->unit, "%s", name);
+            return true;
+        }
+    }
+    return false;
+}
 
 static bool rule_number(const char *w, size_t n, Number *out)
 {
@@ -173,6 +196,19 @@ static bool rule_number(const char *w, size_t n, Number *out)
             return false;
     }
     out->digits[len] = '\0';
+    /* An exponent: "4.194e10", "4e-3". */
+    if (i + 1 < n && (w[i] == 'e' || w[i] == 'E') && !commas) {
+        size_t k = i + 1 + (w[i + 1] == '-' || w[i + 1] == '+');
+        if (k < n && isdigit((unsigned char)w[k])) {
+            out->exponent = atoi(w + i + 1);
+            out->has_exponent = true;
+            i = k;
+            while (i < n && isdigit((unsigned char)w[i]))
+                i++;
+        }
+    }
+    if (i < n && !out->suffix && rule_unit(w + i, n - i, true, out))
+        return true;
     return i == n;
 }
 
@@ -244,7 +280,17 @@ static bool rule_equal(const Computed *c, const Number *num)
         return false;
     if (num->suffix == 'x' && strcmp(query_unit_name(c->unit), "x") != 0)
         return false;
-    char shown[64];
+    if (num->unit[0] && strcmp(query_unit_name(c->unit), num->unit) != 0)
+        return false;
+    char shown[64], typed[64];
+    if (num->has_exponent) {
+        /* At the mantissa's precision: 4.194e10 is a value that prints so. */
+        char text[64];
+        snprintf(text, sizeof text, "%se%d", num->digits, num->exponent);
+        snprintf(typed, sizeof typed, "%.*e", num->decimals, strtod(text, NULL));
+        snprintf(shown, sizeof shown, "%.*e", num->decimals, c->value);
+        return strcmp(shown, typed) == 0;
+    }
     snprintf(shown, sizeof shown, "%.*f", num->decimals, c->value);
     return strcmp(shown, num->digits) == 0;
 }
@@ -261,6 +307,7 @@ static void rule_report(Found *fd, const Number *num, const char *typed, size_t 
 {
     if ((size_t)fd->count < fd->max) {
         TypedNumber *t = &fd->out[fd->count];
+        t->where[0] = '\0';
         snprintf(t->number, sizeof t->number, "%.*s", (int)n, typed);
         Query q = fd->f->inputs[c->input];
         q.metric = c->metric;
@@ -276,10 +323,11 @@ static void rule_report(Found *fd, const Number *num, const char *typed, size_t 
 
 /* The source offset of the n bytes at w, looked for from `from` on (a
  * run's text has its soft breaks as spaces, so it is found, not counted). */
-static LessonPos rule_pos(const Lesson *l, size_t from, const char *w, size_t n, LessonPos fallback)
+static LessonPos rule_pos(const Lesson *l, size_t *from, const char *w, size_t n, LessonPos fallback)
 {
-    for (size_t i = from; i + n <= l->source_len; i++)
+    for (size_t i = *from; i + n <= l->source_len; i++)
         if (memcmp(l->source + i, w, n) == 0) {
+            *from = i + n;              // the next number of the run is after this one
             LessonPos p = {1, 1};
             for (size_t k = 0; k < i; k++)
                 l->source[k] == '\n' ? (p.line++, p.col = 1) : p.col++;
@@ -298,17 +346,22 @@ static void rule_text(Found *fd, const char *text, size_t from, LessonPos pos)
         while (i < len && !isspace((unsigned char)text[i]))
             i++;
         size_t s = a, e = i;
-        while (s < e && strchr("([\"'", text[s]))
+        while (s < e && strchr("([\"'~<>*_", text[s]))
             s++;
-        while (e > s && strchr(",;:.!?)]\"'", text[e - 1]))
+        while (e > s && strchr(",;:.!?)]\"'*_", text[e - 1]))
             e--;
         Number num;
         if (e == s || !rule_number(text + s, e - s, &num) || rule_exempt(text, len, a, i, &num))
             continue;
+        /* A unit in the next word says which figures it can be. */
+        size_t un;
+        const char *u = rule_word(text, len, i, true, &un);
+        if (!num.unit[0] && !num.suffix)
+            rule_unit(u, un, false, &num);
         for (size_t k = 0; k < fd->f->n; k++)
             if (rule_equal(&fd->f->c[k], &num)) {
                 rule_report(fd, &num, text + s, e - s, &fd->f->c[k],
-                            rule_pos(fd->l, from, text + s, e - s, pos));
+                            rule_pos(fd->l, &from, text + s, e - s, pos));
                 break;
             }
     }
@@ -337,4 +390,39 @@ int lesson_typed_numbers(const Lesson *l, TypedNumber *out, size_t max, Error *e
     }
     free(f.c);
     return fd.count;
+}
+
+int text_typed_numbers(const RuleText *texts, size_t n_texts, const char *const *queries, size_t n_queries,
+                       TypedNumber *out, size_t max, Error *e)
+{
+    /* One paragraph a line per text, then the queries as figures, read
+     * as a lesson's text: a number's line says which text it is in. */
+    size_t cap = 64, len = 0;
+    for (size_t i = 0; i < n_texts; i++)
+        cap += strlen(texts[i].text) + 2;
+    for (size_t i = 0; i < n_queries; i++)
+        cap += strlen(queries[i]) + 5;
+    char *doc = malloc(cap);
+    if (!doc)
+        return error_runtime(e, "out of memory");
+    for (size_t i = 0; i < n_texts; i++) {
+        for (const char *c = texts[i].text; *c; c++)
+            doc[len++] = *c == '\n' ? ' ' : *c;
+        doc[len++] = '\n', doc[len++] = '\n';
+    }
+    for (size_t i = 0; i < n_queries; i++)
+        len += (size_t)snprintf(doc + len, cap - len, "`=%s`\n\n", queries[i]);
+    Lesson l;
+    int n = lesson_parse_text(&l, "text", doc, len, NULL, e) ? -1 : lesson_eval(&l, e) ? -2 : 0;
+    if (!n)
+        n = lesson_typed_numbers(&l, out, max, e);
+    if (n != -1)
+        lesson_free(&l);
+    free(doc);
+    for (int i = 0; i < n && (size_t)i < max; i++) {
+        size_t t = (size_t)(out[i].pos.line - 1) / 2;
+        snprintf(out[i].where, sizeof out[i].where, "%s", t < n_texts ? texts[t].name : "");
+        out[i].pos.line = 1;
+    }
+    return n < 0 ? -1 : n;
 }

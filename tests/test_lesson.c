@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *lessondir(void)
@@ -52,6 +53,13 @@ static int test_widget(const char *name, const char *options, const void *ctx, E
     if (strcmp(name, "calc") != 0)
         return LESSON_WIDGET_UNKNOWN;
     return strstr(options, "--bad") ? error_set(e, "unknown option '--bad'") : 0;
+}
+
+static const char *const LESSONS[] = {"capacity", NULL};
+static bool test_lesson_known(const char *id, const void *ctx)
+{
+    (void)ctx;
+    return test_in(LESSONS, id);
 }
 
 static LessonRefs test_refs(void)
@@ -126,6 +134,23 @@ START_TEST(parse_errors)
         {HEADER SUMMARY "\nMore text.\n", "t.md:8:4: ", "nothing but its list after it"},
         {HEADER "\nText.\n\n" HEADER SUMMARY, "t.md:10:1: ", "comes once, first"},
         {HEADER "\n![img](x.png)\n" SUMMARY, "t.md:", "images"},
+        {HEADER "\n```kvlab-predict\nquestion: Q?\nanswer: gib --model llama-3.1-8b\nchoices: a | b\n```\n" SUMMARY,
+         "t.md:8:1: ", "names the right one: 'correct: b'"},
+        {HEADER "\n```kvlab-predict\nquestion: Q?\nanswer: gib --model llama-3.1-8b\nchoices: a | b\ncorrect: c\n```\n"
+                SUMMARY, "t.md:12:10: ", "there is no choice c)"},
+        {HEADER "\n```kvlab-predict\nquestion: Q?\nanswer: gib --model llama-3.1-8b\ncorrect: a\n```\n" SUMMARY,
+         "t.md:11:10: ", "without choices"},
+        {HEADER "\n```kvlab-predict\nquestion: Q?\nanswer: gib --model llama-3.1-8b\nchoices: a | b\ncorrect: B)\n```\n"
+                SUMMARY, "t.md:12:10: ", "'B)' is not a choice's letter"},
+        {HEADER "\nText.\n\n    indented code\n" SUMMARY, "t.md:10:5: ", "indented code"},
+        {HEADER "\n- item\n\n        indented in an item\n" SUMMARY, "t.md:10:9: ", "indented code"},
+        {HEADER "\nText \xFF\xFE bad.\n" SUMMARY, "t.md:8:6: ", "byte 0xFF is not UTF-8"},
+        {HEADER "\nText \xED\xA0\x80 a surrogate.\n" SUMMARY, "t.md:8:6: ", "byte 0xED is not UTF-8"},
+        {HEADER "\nText \xC0\xAF overlong.\n" SUMMARY, "t.md:8:6: ", "byte 0xC0 is not UTF-8"},
+        {"```kvlab-lesson\nid: a b\ntitle: T\nquestion: Q\n```\n" SUMMARY, "t.md:2:5: ",
+         "lower-case letters, digits, '-', '_', '.'"},
+        {"```kvlab-lesson\nid: t\ntitle: T\nquestion: Q\nsource: A B = x\n```\n" SUMMARY, "t.md:5:9: ",
+         "lower-case letters, digits, '-', '_', '.'"},
     };
     for (size_t i = 0; i < N_OF(BAD); i++) {
         Lesson l;
@@ -136,6 +161,64 @@ START_TEST(parse_errors)
                       BAD[i].where);
         ck_assert_msg(strstr(msg, BAD[i].says), "case %zu: '%s' does not say '%s'", i, msg, BAD[i].says);
     }
+}
+END_TEST
+
+/* A NUL byte is refused at its place, not shown as U+FFFD: at a random
+ * place in the prose, on its line and column. */
+START_TEST(parse_nul_refused)
+{
+    Rng r = {test_seed()};
+    for (int round = 0; round < 20; round++) {
+        char text[512];
+        int col = (int)rng_range(&r, 1, 40);
+        int len = snprintf(text, sizeof text, "%s\n%*sx%s", HEADER, col - 1, "", SUMMARY);
+        size_t at = strlen(HEADER) + 1 + (size_t)col - 1;
+        text[at] = '\0';
+        LessonRefs refs = test_refs();
+        Lesson l;
+        Error e;
+        int rc = lesson_parse(&l, "t.md", text, (size_t)len, &refs, &e);
+        char want[64];
+        snprintf(want, sizeof want, "t.md:8:%d: a NUL byte", col);
+        ck_assert_seeded(rc && !strncmp(e.msg, want, strlen(want)), "'%s', not '%s'", rc ? e.msg : "parsed", want);
+    }
+}
+END_TEST
+
+/* A lesson file is a regular file named NN-ID.md after the id it holds;
+ * a directory or a file of another lesson's name is refused, exit 2. */
+START_TEST(load_file_checks)
+{
+    char dir[256], path[300];
+    snprintf(dir, sizeof dir, "%s/kvlab-lesson-%d", P_tmpdir, (int)getpid());
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    LessonRefs refs = test_refs();
+    Lesson l;
+    Error e;
+    snprintf(path, sizeof path, "%s/01-t.md", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    ck_assert_int_ne(lesson_load(&l, path, &refs, &e), 0);
+    ck_assert_msg(strstr(e.msg, "not a regular file") && !e.runtime, "%s", e.msg);
+    rmdir(path);
+    static const struct {
+        const char *name;
+        bool ok;
+    } NAMES[] = {{"01-t.md", true}, {"01-u.md", false}, {"12-tt.md", false}, {"t.md", true}};
+    for (size_t i = 0; i < N_OF(NAMES); i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, NAMES[i].name);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(HEADER "\nText.\n" SUMMARY, f);
+        fclose(f);
+        int rc = lesson_load(&l, path, &refs, &e);
+        ck_assert_msg(NAMES[i].ok ? rc == 0 : rc && strstr(e.msg, "id 't' is not the file's name"), "%s: %s",
+                      NAMES[i].name, rc ? e.msg : "loaded");
+        if (!rc)
+            lesson_free(&l);
+        unlink(path);
+    }
+    rmdir(dir);
 }
 END_TEST
 
@@ -182,7 +265,7 @@ START_TEST(document_shape)
                "- item one\n  - nested\n1. first\n\n> quoted\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n"
                "```kvlab calc\n--model llama-3.1-8b\n```\n\n"
                "```kvlab-predict\nquestion: How big?\nanswer: gib:GiB --model llama-3.1-8b --batch 16\n"
-               "choices: small | large\nexplain: It is `=gib:GiB --model llama-3.1-8b --batch 16`.\n```\n"
+               "choices: small | large\ncorrect: b\nexplain: It is `=gib:GiB --model llama-3.1-8b --batch 16`.\n```\n"
                "\n```sh\nkvlab calc\n```\n" SUMMARY;
     Lesson l;
     Error e;
@@ -229,6 +312,7 @@ START_TEST(document_shape)
     ck_assert_str_eq(pr->question, "How big?");
     ck_assert_uint_eq(pr->n_choices, 2);
     ck_assert_str_eq(pr->choices[1], "large");
+    ck_assert_int_eq(pr->correct, 1);
     ck_assert_str_eq(l.figures[pr->answer].text, "16 GiB");
     ck_assert_uint_ge(pr->n_runs, 2);
     lesson_free(&l);
@@ -323,6 +407,43 @@ START_TEST(typed_numbers_flagged)
         ck_assert_msg(!strcmp(v.number, FLAGGED[i].number) || strstr(v.text, FLAGGED[i].number), "%s gives %s",
                       t[0].figure, v.text);
     }
+}
+END_TEST
+
+/* A number written to slip past the rule is still one: a unit glued on or
+ * hyphenated, a tilde or emphasis around it, an exponent; and a unit word
+ * after a number picks the figure of that unit for the query to write. */
+START_TEST(typed_numbers_evasions)
+{
+    static const struct {
+        const char *body, *number, *unit;
+        int col;
+    } FLAGGED[] = {
+        {"That is 41.94GB.", "41.94GB", ":GB", 9},
+        {"That is ~41.94 GB.", "41.94", ":GB", 10},
+        {"That is 41.94-GB.", "41.94-GB", ":GB", 9},
+        {"That is *41.94* GB.", "41.94", ":GB", 10},
+        {"That is 4.194e10 B.", "4.194e10", ":B", 9},
+        {"One sequence: 41.94 GB, or 39.06 GiB.", "41.94", ":GB", 15},
+        {"Or 39.06 GiB, not 41.94 GB.", "39.06", ":GiB", 4},
+        {"It is 39 GiB.", "39", ":GiB", 7},
+    };
+    for (size_t i = 0; i < N_OF(FLAGGED); i++) {
+        TypedNumber t[4];
+        int n = typed_in(FLAGGED[i].body, t, 4);
+        ck_assert_msg(n >= 1, "'%s' not flagged", FLAGGED[i].body);
+        ck_assert_str_eq(t[0].number, FLAGGED[i].number);
+        ck_assert_msg(t[0].pos.line == 10 && t[0].pos.col == FLAGGED[i].col, "'%s' at %d:%d", FLAGGED[i].body,
+                      t[0].pos.line, t[0].pos.col);
+        ck_assert_msg(strstr(t[0].figure, FLAGGED[i].unit), "'%s': %s is not in %s", FLAGGED[i].body, t[0].figure,
+                      FLAGGED[i].unit);
+    }
+    /* The second of two equal numbers in a paragraph is reported at its own place. */
+    TypedNumber t[4];
+    ck_assert_int_eq(typed_in("It is 41.94 GB, and 41.94 GB again.", t, 4), 2);
+    ck_assert_int_eq(t[1].pos.col, 21);
+    /* A model's name is not a size: 70B is no figure in bytes. */
+    ck_assert_int_eq(typed_in("Llama-3.1-70B and 2B and 70B.", t, 4), 0);
 }
 END_TEST
 
@@ -455,6 +576,27 @@ START_TEST(shipped_lessons_check)
 }
 END_TEST
 
+/* An exercise's typed number is found in the text it is in, at its column,
+ * with its answer's query as an input. */
+START_TEST(exercise_typed_found)
+{
+    static const char FILE_TEXT[] =
+        "{\"exercises\": [{\"id\": \"x-1\", \"lesson\": \"l\", \"kind\": \"number\", \"level\": \"compute\",\n"
+        "  \"question\": \"How many sequences fit? BF16 fits 20.\", \"hint\": \"FP8 fits 40 sequences.\",\n"
+        "  \"answer\": \"slots --scenario pool-20gib --format fp8_e4m3\", \"solution\": \"It is 20 and 40.\"}]}";
+    ExerciseSet set = {0};
+    Error e;
+    ck_assert_msg(exercise_load_file(&set, "x.json", FILE_TEXT, strlen(FILE_TEXT), &e) == 0, "%s", e.msg);
+    TypedNumber t[8];
+    int n = exercise_typed_numbers(&set.ex[0], t, 8, &e);
+    ck_assert_msg(n == 4, "%d typed numbers", n);
+    ck_assert(!strcmp(t[0].where, "question") && !strcmp(t[0].number, "20") && t[0].pos.col == 35);
+    ck_assert(!strcmp(t[1].where, "hint") && !strcmp(t[1].number, "40") && t[1].pos.col == 10);
+    ck_assert(!strcmp(t[2].where, "solution") && !strcmp(t[3].where, "solution"));
+    exercise_set_free(&set);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------
  * The glossary
  */
@@ -480,6 +622,12 @@ START_TEST(glossary_errors)
         {"{\"terms\": [{\"term\": \"a\", \"definition\": \"A [b](term:b).\"}]}", "g.json:1:", "unknown term 'b'"},
         {"{\"terms\": [{\"term\": \"\", \"definition\": \"x\"}]}", "g.json:1:", "empty"},
         {"{\"terms\": [{\"term\": \"a\", \"aliases\": [1], \"definition\": \"x\"}]}", "g.json:1:", "aliases"},
+        {"{\"terms\": [{\"term\": \"a\", \"definition\": \"x\",\n \"lesson\": \"nope\"}]}", "g.json:2:12: ",
+         "unknown lesson 'nope'"},
+        {"{\"terms\": [{\"term\": \"a\", \"definition\": \"# A heading\"}]}", "g.json:1:", "paragraphs of text"},
+        {"{\"terms\": [{\"term\": \"a\", \"definition\": \"x\\n\\n- a list\"}]}", "g.json:1:", "paragraphs of text"},
+        {"{\"terms\": [{\"term\": \"a\", \"definition\": \"x\\n\\n```kvlab calc\\n--colour\\n```\"}]}", "g.json:1:",
+         "paragraphs of text"},
     };
     for (size_t i = 0; i < N_OF(BAD); i++) {
         Glossary g;
@@ -489,6 +637,50 @@ START_TEST(glossary_errors)
         ck_assert_msg(!strncmp(e.msg, BAD[i].where, strlen(BAD[i].where)) && strstr(e.msg, BAD[i].says),
                       "case %zu: '%s' (want %s... %s)", i, e.msg, BAD[i].where, BAD[i].says);
     }
+}
+END_TEST
+
+/* An exercise file loaded with refs has its lessons, term links and task
+ * settings checked as a lesson's are (settings by the widget of the task's
+ * screen), and a \u0000 escape is refused even without refs, each at its
+ * line and column. */
+#define EX_OPEN "{\"exercises\": [{\"id\": \"x-1\", \"kind\": \"task\", \"level\": \"recall\", \"hint\": \"h\",\n"
+START_TEST(exercise_refs_checked)
+{
+    static const struct {
+        const char *text, *where, *says;
+    } BAD[] = {
+        {EX_OPEN " \"lesson\": \"nope\", \"question\": \"q\", \"screen\": \"calc\", \"steps\": [\"s\"]}]}", "x.json:2:12: ",
+         "unknown lesson 'nope'"},
+        {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"A [slot](term:slotz)\", \"screen\": \"calc\", "
+                 "\"steps\": [\"s\"]}]}", "x.json:2:36: ", "unknown term 'slotz'"},
+        {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"q\", \"screen\": \"calc\", \"steps\": [\"[KV](<term:KVV>)\"]}]}",
+         "x.json:2:", "unknown term 'KVV'"},
+        {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"q\", \"screen\": \"calc\", \"steps\": [\"s\"],\n"
+                 " \"settings\": \"--model llama-3.1-8b --bad\"}]}", "x.json:3:14: ", "settings': unknown option '--bad'"},
+        {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"q\", \"screen\": \"niah\", \"steps\": [\"s\"],\n"
+                 " \"settings\": \"--x\"}]}", "x.json:3:14: ", "the niah screen takes no settings"},
+        {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"a\\u0000b\", \"screen\": \"calc\", \"steps\": [\"s\"]}]}",
+         "x.json:2:38: ", "\\u0000"},
+    };
+    LessonRefs refs = test_refs();
+    refs.lesson_known = test_lesson_known;
+    for (size_t i = 0; i < N_OF(BAD); i++) {
+        ExerciseSet set = {.refs = &refs};
+        Error e;
+        ck_assert_msg(exercise_load_file(&set, "x.json", BAD[i].text, strlen(BAD[i].text), &e) != 0,
+                      "case %zu loaded", i);
+        ck_assert_msg(!strncmp(e.msg, BAD[i].where, strlen(BAD[i].where)) && strstr(e.msg, BAD[i].says),
+                      "case %zu: '%s' (want %s... %s)", i, e.msg, BAD[i].where, BAD[i].says);
+        exercise_set_free(&set);
+    }
+    /* The same file with a known lesson, term and settings loads. */
+    static const char OK[] = EX_OPEN " \"lesson\": \"capacity\", \"question\": \"A [slot](term:slots)\", "
+                                     "\"screen\": \"calc\", \"steps\": [\"s\"], \"settings\": \"--model llama-3.1-8b\"}]}";
+    ExerciseSet set = {.refs = &refs};
+    Error e;
+    ck_assert_msg(exercise_load_file(&set, "x.json", OK, strlen(OK), &e) == 0, "%s", e.msg);
+    exercise_set_free(&set);
 }
 END_TEST
 
@@ -514,6 +706,15 @@ START_TEST(glossary_lookup)
         for (size_t k = 0; k < n; k++)
             found |= near[k] == t;
         ck_assert_seeded(found || glossary_find(&s.g, typo), "'%s' (from '%s') does not find it", typo, t->term);
+    }
+    /* Nothing is near a word of random letters that shares none with it: a
+     * run of one letter, twelve long, is no term's third away. */
+    for (int round = 0; round < 20; round++) {
+        char far[13];
+        memset(far, (int)('j' + rng_range(&r, 0, 2)), 12);
+        far[12] = '\0';
+        const GlossaryEntry *near[3];
+        ck_assert_seeded(glossary_nearest(&s.g, far, near, 3) == 0, "'%s' is near '%s'", far, near[0]->term);
     }
     shipped_close(&s);
 }
@@ -679,10 +880,23 @@ START_TEST(cli_lesson)
     ck_assert_msg(r.status == 0 && strstr(r.out, "41.94 GB") && strstr(r.out, "Summary") && !*r.err, "%d %s",
                   r.status, r.err);
     run_free(&r);
+    /* A predict's reveal names its right choice before the figure. */
+    r = run_kvlab((const char *[]){"lesson", "show", "execution-paths", NULL}, NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "Answer: c) the same: "), "%d %s", r.status, r.err);
+    run_free(&r);
     r = run_kvlab((const char *[]){"lesson", "show", "why-kv-grows", "--json", NULL}, NULL);
     cJSON *j = cJSON_Parse(r.out);
     ck_assert_msg(r.status == 0 && j && cJSON_GetObjectItem(j, "blocks"), "%d %s", r.status, r.err);
     cJSON_Delete(j);
+    run_free(&r);
+    /* A lesson is shown by its number in the list as by its id; a number
+     * no lesson has is refused. */
+    r = run_kvlab((const char *[]){"lesson", "show", "1", NULL}, NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "41.94 GB"), "%d %s", r.status, r.err);
+    run_free(&r);
+    r = run_kvlab((const char *[]){"lesson", "show", "99", NULL}, NULL);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "no lesson number 99; the lessons are numbered 1 to"), "%d %s",
+                  r.status, r.err);
     run_free(&r);
     r = run_kvlab((const char *[]){"lesson", "show", "no-such-lesson", NULL}, NULL);
     ck_assert_msg(r.status == 2 && strstr(r.err, "unknown lesson 'no-such-lesson'"), "%d %s", r.status, r.err);
@@ -696,6 +910,8 @@ START_TEST(cli_lesson)
     r = run_kvlab((const char *[]){"lesson", "check", typed, NULL}, NULL);
     ck_assert_msg(r.status == 1 && strstr(r.out, ":8:") && strstr(r.out, "typed number 1"), "%d %s %s", r.status,
                   r.out, r.err);
+    /* One figure is "1 figure", in the singular. */
+    ck_assert_msg(strstr(r.out, ", 1 figure, 1 typed number calc computes"), "%s", r.out);
     run_free(&r);
     unlink(typed);
     const char *widget = test_file("widget.md", HEADER "\n```kvlab quant\n--bits 99\n```\n" SUMMARY);
@@ -796,6 +1012,89 @@ START_TEST(shipped_units_not_repeated)
 }
 END_TEST
 
+/* The longest line of text, in columns (UTF-8 characters); 0 for none. */
+static size_t widest_line(const char *text, const char **where)
+{
+    size_t best = 0, cols = 0;
+    const char *line = text;
+    *where = text;
+    for (const char *p = text;; p++) {
+        if (*p == '\n' || !*p) {
+            if (cols > best)
+                best = cols, *where = line;
+            if (!*p)
+                return best;
+            cols = 0;
+            line = p + 1;
+        } else {
+            cols += ((unsigned char)*p & 0xC0) != 0x80;
+        }
+    }
+}
+
+/* The teaching commands' own text fits an 80-column terminal: the lesson
+ * and glossary lists, the lessons' widget command lines, the help, and
+ * every exercise shown with its solution and checked with a random wrong
+ * answer (tables that a widget's command prints are that command's). */
+START_TEST(cli_text_fits_80)
+{
+    setenv("COLUMNS", "80", 1);
+    char home[] = "/tmp/kvlab-lesson-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(home));
+    setenv("XDG_DATA_HOME", home, 1);
+    static const char *const CMDS[][5] = {
+        {"lesson", "list"}, {"glossary"}, {"lesson", "--help"}, {"glossary", "--help"}, {"exercise", "--help"},
+    };
+    for (size_t i = 0; i < N_OF(CMDS); i++) {
+        RunResult r = run_kvlab((const char *[]){CMDS[i][0], CMDS[i][1], CMDS[i][2], NULL}, NULL);
+        const char *w;
+        size_t cols = widest_line(r.out, &w);
+        ck_assert_msg(r.status == 0 && cols <= 80, "%s %s: %zu columns: %.100s", CMDS[i][0],
+                      CMDS[i][1] ? CMDS[i][1] : "", cols, w);
+        run_free(&r);
+    }
+    for (int n = 1; n <= 11; n++) {
+        char id[8];
+        snprintf(id, sizeof id, "%d", n);
+        RunResult r = run_kvlab((const char *[]){"lesson", "show", id, NULL}, NULL);
+        for (const char *p = r.out; (p = strstr(p, " widget] "));) {
+            const char *line = p;
+            while (line > r.out && line[-1] != '\n')
+                line--;
+            size_t len = strcspn(line, "\n");
+            ck_assert_msg(len <= 80, "lesson %d: %zu columns: %.*s", n, len, (int)len, line);
+            p++;
+        }
+        run_free(&r);
+    }
+    Shipped s;
+    shipped_open(&s);
+    Rng rng = {test_seed()};
+    for (size_t i = 0; i < s.x.n; i++) {
+        const Exercise *x = &s.x.ex[i];
+        char answer[32];
+        snprintf(answer, sizeof answer, "%s", x->kind == EXERCISE_CHOICE ? "a" : "");
+        if (x->kind != EXERCISE_CHOICE)
+            snprintf(answer, sizeof answer, "%.3g", (double)rng_range(&rng, 1, 100000) / 100.0);
+        RunResult r = run_kvlab((const char *[]){"exercise", "show", x->id, "--solution", NULL}, NULL);
+        const char *w;
+        size_t cols = widest_line(r.out, &w);
+        ck_assert_seeded(cols <= 80, "exercise show %s: %zu columns: %.100s", x->id, cols, w);
+        run_free(&r);
+        r = run_kvlab((const char *[]){"exercise", "check", x->id, answer, "--solution", NULL}, NULL);
+        cols = widest_line(r.out, &w);
+        ck_assert_seeded(cols <= 80, "exercise check %s %s: %zu columns: %.100s", x->id, answer, cols, w);
+        run_free(&r);
+    }
+    shipped_close(&s);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
+    ck_assert_int_eq(system(cmd), 0);
+    unsetenv("XDG_DATA_HOME");
+    unsetenv("COLUMNS");
+}
+END_TEST
+
 /* `kvlab glossary` lists the terms, shows one by any alias, and refuses an
  * unknown one with exit 2 and the nearest terms. */
 START_TEST(cli_glossary)
@@ -817,6 +1116,15 @@ START_TEST(cli_glossary)
     ck_assert_msg(r.status == 2 && strstr(r.err, "unknown term 'slotz'; nearest: slots"), "%d %s", r.status,
                   r.err);
     run_free(&r);
+    /* A word near no term, or no word, is suggested nothing. */
+    static const char *const FAR[] = {"zzzzzzzzzz", "", "qqqqqqqqqqqqqqqqqqqqqqqqq"};
+    for (size_t i = 0; i < N_OF(FAR); i++) {
+        r = run_kvlab((const char *[]){"glossary", FAR[i], NULL}, NULL);
+        const char *says = i == 1 ? "an empty term" : "no term is near";
+        ck_assert_msg(r.status == 2 && !strstr(r.err, "nearest") && strstr(r.err, says), "'%s': %d %s", FAR[i],
+                      r.status, r.err);
+        run_free(&r);
+    }
     r = run_kvlab((const char *[]){"glossary", "a", "b", NULL}, NULL);
     ck_assert_int_eq(r.status, 2);
     run_free(&r);
@@ -829,6 +1137,8 @@ Suite *suite_lesson(void)
     TCase *t = tcase_create("parse");
     tcase_add_test(t, parse_errors);
     tcase_add_test(t, parse_error_random_place);
+    tcase_add_test(t, parse_nul_refused);
+    tcase_add_test(t, load_file_checks);
     tcase_add_test(t, document_shape);
     tcase_add_test(t, figures_random);
     suite_add_tcase(s, t);
@@ -836,11 +1146,14 @@ Suite *suite_lesson(void)
     tcase_set_timeout(t, 60);
     tcase_add_test(t, typed_numbers_flagged);
     tcase_add_test(t, typed_numbers_exempt);
+    tcase_add_test(t, typed_numbers_evasions);
     tcase_add_test(t, typed_numbers_random);
     tcase_add_test(t, shipped_lessons_check);
+    tcase_add_test(t, exercise_typed_found);
     suite_add_tcase(s, t);
     t = tcase_create("glossary");
     tcase_add_test(t, glossary_errors);
+    tcase_add_test(t, exercise_refs_checked);
     tcase_add_test(t, glossary_lookup);
     tcase_add_test(t, glossary_lessons_exist);
     tcase_add_test(t, glossary_covers_labels);
@@ -851,6 +1164,10 @@ Suite *suite_lesson(void)
     tcase_add_test(t, cli_lessons_render);
     tcase_add_test(t, shipped_units_not_repeated);
     tcase_add_test(t, cli_glossary);
+    suite_add_tcase(s, t);
+    t = tcase_create("width");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, cli_text_fits_80);
     suite_add_tcase(s, t);
     return s;
 }

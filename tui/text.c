@@ -1,7 +1,10 @@
 /* text.c - see text.h. */
 #include "text.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 /* The bytes and characters escaping looks at. */
 enum {
@@ -168,5 +171,100 @@ void text_put_json(FILE *out, const char *s)
             fwrite(p, 1, len, out);
         p += len ? len : 1;
     }
+    fputc('\n', out);
+}
+
+/* ------------------------------------------------------------------------
+ * Wrapping.
+ */
+#define TEXT_LINE_MAX 8192
+
+int text_width(void)
+{
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+        return ws.ws_col;
+    const char *c = getenv("COLUMNS");
+    int w = c ? atoi(c) : 0;
+    return w >= 20 && w <= 1000 ? w : 80;
+}
+
+static void text_put_bytes(FILE *out, const char *s, size_t n)
+{
+    char tmp[TEXT_LINE_MAX];
+    snprintf(tmp, sizeof tmp, "%.*s", (int)n, s);
+    text_put(out, tmp, false);
+}
+
+/* Columns of the n bytes at s (UTF-8: one per character). */
+static size_t text_cols(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+void text_wrap(FILE *out, const char *first, const char *rest, const char *text, int width)
+{
+    const char *prefix = first;
+    const char *s = text;
+    for (;;) {
+        /* One hard line at a time. */
+        const char *nl = strchr(s, '\n');
+        size_t hard = nl ? (size_t)(nl - s) : strlen(s);
+        const char *p = s, *end = s + hard;
+        do {
+            size_t room = (size_t)width > text_columns(prefix) + 10 ? (size_t)width - text_columns(prefix) : 10;
+            while (p < end && *p == ' ')
+                p++;
+            const char *cut = p, *q = p;
+            while (q < end) {
+                const char *w = q;
+                while (w < end && *w != ' ')
+                    w++;
+                if (text_cols(p, (size_t)(w - p)) > room && cut > p)
+                    break;
+                cut = w;
+                q = w;
+                while (q < end && *q == ' ')
+                    q++;
+            }
+            fputs(prefix, out);
+            text_put_bytes(out, p, (size_t)(cut - p));
+            fputc('\n', out);
+            prefix = rest;
+            p = cut;
+            while (p < end && *p == ' ')
+                p++;
+        } while (p < end);
+        if (!nl)
+            return;
+        s = nl + 1;
+    }
+}
+
+
+void text_list_row(FILE *out, const char *const *cells, const size_t *cols, size_t n, int width)
+{
+    char prefix[TEXT_LINE_MAX], rest[TEXT_LINE_MAX];
+    size_t len = 0;
+    prefix[0] = '\0';
+    for (size_t i = 0; i + 1 < n && len < sizeof prefix; i++) {
+        char cell[TEXT_LINE_MAX];
+        text_escape(cell, sizeof cell, cells[i], false);
+        size_t c = text_columns(cell);
+        int pad = (int)(cols[i] + 2 - (c < cols[i] ? c : cols[i]));
+        len += (size_t)snprintf(prefix + len, sizeof prefix - len, "%s%*s", cell, pad, "");
+    }
+    size_t indent = text_columns(prefix);
+    snprintf(rest, sizeof rest, "%*s", (int)(indent < sizeof rest ? indent : 0), "");
+    text_wrap(out, prefix, rest, n ? cells[n - 1] : "", width);
+}
+
+void text_list_rule(FILE *out, size_t columns, int width)
+{
+    for (size_t i = 0; i < columns && i < (size_t)width; i++)
+        fputc('-', out);
     fputc('\n', out);
 }

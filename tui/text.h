@@ -42,4 +42,19 @@ size_t text_columns(const char *s);
  * (\u007f, \u009b, \ufffd). */
 void text_put_json(FILE *out, const char *json);
 
+/* The width text is wrapped to: the terminal's where stdout is one, else
+ * $COLUMNS, else 80. */
+int text_width(void);
+/* text wrapped at spaces to width columns, escaped as text_put does, the
+ * first line after `first`, the others after `rest` (both counted in the
+ * width); a '\n' in text is a line break. */
+void text_wrap(FILE *out, const char *first, const char *rest, const char *text, int width);
+
+/* A row of a list that fits the width: the cells but the last padded to
+ * their columns' widths (cols) and two spaces, the last cell wrapped
+ * under its own column. */
+void text_list_row(FILE *out, const char *const *cells, const size_t *cols, size_t n, int width);
+/* The rule under a list's head: columns dashes, at most width. */
+void text_list_rule(FILE *out, size_t columns, int width);
+
 #endif

@@ -7,6 +7,7 @@
  * the progress file (calc/progress.h). */
 #include "cli.h"
 #include "commands.h"
+#include "lessontext.h"
 
 #include "answer.h"
 #include "exercise.h"
@@ -20,7 +21,7 @@
 enum { O_FILE, O_JSON, O_SOLUTION, O_YES, O_HELP, O_COUNT };
 
 static const OptSpec OPTS[O_COUNT] = {
-    [O_FILE] = {"file", "FILE", "exercises from FILE too (the format is in lessons/FORMAT.md)"},
+    [O_FILE] = {"file", "FILE", "exercises from FILE too (format: lessons/FORMAT.md)"},
     [O_JSON] = {"json", NULL, "print one JSON object"},
     [O_SOLUTION] = {"solution", NULL, "show (or check, then show) the worked solution"},
     [O_YES] = {"yes", NULL, "reset without asking"},
@@ -33,10 +34,12 @@ static const CmdSpec CMD = {
              "       kvlab exercise show ID [--solution] [--json]\n"
              "       kvlab exercise check ID ANSWER [--solution] [--json]\n"
              "       kvlab exercise reset [--yes]\n\n"
-             "Exercises with answers worked out by calc. ANSWER is a number with a unit (20 GiB, 3.55x,\n"
-             "0.5625 B/elem, 71) or a choice (b or 2). check exits 0 when the answer is right, 1 when it\n"
-             "is wrong (saying which mistake gives it), 2 when it cannot be read or the id is unknown.\n"
-             "Progress is kept in $XDG_DATA_HOME/kvlab/progress.json (~/.local/share/kvlab/).",
+             "Exercises with answers worked out by calc. ANSWER is a number with a\n"
+             "unit (20 GiB, 3.55x, 0.5625 B/elem, 71) or a choice (b or 2). check\n"
+             "exits 0 when the answer is right, 1 when it is wrong (saying which\n"
+             "mistake gives it), 2 when it cannot be read or the id is unknown.\n"
+             "Progress is kept in $XDG_DATA_HOME/kvlab/progress.json\n"
+             "(~/.local/share/kvlab/).",
     .opts = OPTS,
     .n_opts = O_COUNT,
     .help_opt = O_HELP,
@@ -46,11 +49,7 @@ static const CmdSpec CMD = {
 
 static int cli_exercise_load(const Given *g, ExerciseSet *set, Error *e)
 {
-    char dir[4200];
-    if (exercise_load_dir(set, exercise_dir(dir, sizeof dir), e) ||
-        (g->set[O_FILE] && exercise_load_file(set, g->val[O_FILE], NULL, 0, e)))
-        return -1;
-    return 0;
+    return lessontext_exercises(set, g->set[O_FILE] ? g->val[O_FILE] : NULL, e);
 }
 
 /* What became of a corrupt progress file, on stderr. */
@@ -75,16 +74,17 @@ static const Progress *cli_exercise_progress(Error *e)
     return &p;
 }
 
+/* label and the text, wrapped to the terminal's width; a short label
+ * ("  a) ", "hint: ") indents the lines after the first. */
 static void cli_exercise_line(const char *label, const char *text)
 {
-    char out[4 * EXERCISE_TEXT_MAX];
+    char out[4 * EXERCISE_TEXT_MAX], line[4 * EXERCISE_TEXT_MAX + 256];
     Error e;
     if (exercise_text(text, out, sizeof out, &e))
         snprintf(out, sizeof out, "%s", text);      // checked on load; cannot fail here
-    if (label)
-        printf("%s", label);
-    text_put(stdout, out, true);
-    putchar('\n');
+    snprintf(line, sizeof line, "%s%s", label ? label : "", out);
+    size_t indent = label && strlen(label) <= 8 ? strlen(label) : 0;
+    text_wrap(stdout, "", &"        "[8 - indent], line, text_width());
 }
 
 static cJSON *cli_exercise_text_json(const char *text)
@@ -167,8 +167,8 @@ static void cli_exercise_solution(const Exercise *x)
     if (x->kind == EXERCISE_CHOICE) {
         for (size_t i = 0; i < x->n_choices; i++)
             if (x->choices[i].correct) {
-                printf("answer: %c) ", 'a' + (int)i);
-                cli_exercise_line(NULL, x->choices[i].text);
+                cli_exercise_line((char[]){'a', 'n', 's', 'w', 'e', 'r', ':', ' ', (char)('a' + i), ')', ' ', '\0'},
+                                  x->choices[i].text);
                 cli_exercise_line("  ", x->choices[i].why);
             }
         return;
@@ -187,38 +187,32 @@ static void cli_exercise_solution(const Exercise *x)
     query_value_text(in_unit, v.never, x->unit, x->query.digits, val, sizeof val);
     exercise_query_inputs(&x->query, inputs, sizeof inputs);
     printf("worked out: %s = %s\n", metric_id(x->query.metric), val);
-    printf("  inputs: ");
-    text_put(stdout, inputs, false);
-    printf("\n  query:  ");
-    text_put(stdout, query_format(&x->query, text, sizeof text), false);
-    printf("\n  see it: ");
-    text_put(stdout, query_command(&x->query, cmd, sizeof cmd), false);
-    putchar('\n');
+    text_wrap(stdout, "  inputs: ", "          ", inputs, text_width());
+    text_wrap(stdout, "  query:  ", "          ", query_format(&x->query, text, sizeof text), text_width());
+    text_wrap(stdout, "  see it: ", "          ", query_command(&x->query, cmd, sizeof cmd), text_width());
 }
 
 static void cli_exercise_question(const Exercise *x)
 {
-    printf("%s (%s, %s", x->id, exercise_kind_name(x->kind), exercise_level_name(x->level));
-    if (x->source[0]) {
-        printf("; ");
-        text_put(stdout, x->source, false);
-    }
-    printf(")\n\n");
+    char head[512];
+    snprintf(head, sizeof head, "%s (%s, %s%s%s)", x->id, exercise_kind_name(x->kind), exercise_level_name(x->level),
+             x->source[0] ? "; " : "", x->source);
+    text_wrap(stdout, "", "  ", head, text_width());
+    putchar('\n');
     cli_exercise_line(NULL, x->question);
     for (size_t i = 0; i < x->n_choices; i++) {
-        printf("  %c) ", 'a' + (int)i);
-        cli_exercise_line(NULL, x->choices[i].text);
+        cli_exercise_line((char[]){' ', ' ', (char)('a' + i), ')', ' ', '\0'}, x->choices[i].text);
     }
     if (x->kind == EXERCISE_TASK) {
-        printf("\nin the lab: the %s screen", x->screen);
-        if (x->settings[0]) {
-            printf(" with ");
-            text_put(stdout, x->settings, false);
-        }
+        char lab[sizeof x->settings + 64];
+        snprintf(lab, sizeof lab, "in the lab: the %s screen%s%s", x->screen, x->settings[0] ? " with " : "",
+                 x->settings);
         putchar('\n');
+        text_wrap(stdout, "", "  ", lab, text_width());
         for (size_t i = 0; i < x->n_steps; i++) {
-            printf("  %zu. ", i + 1);
-            cli_exercise_line(NULL, x->steps[i]);
+            char mark[32];
+            snprintf(mark, sizeof mark, "  %zu. ", i + 1);
+            cli_exercise_line(mark, x->steps[i]);
         }
     }
     putchar('\n');
@@ -317,17 +311,19 @@ static void cli_exercise_verdict_text(const Exercise *x, const ExerciseVerdict *
         for (size_t i = 0; i < c->number.n_mistakes; i++)
             mistake_label(c->number.mistakes[i], c->number.variants[i], label[i], sizeof label[i]);
         if (c->number.n_mistakes) {
-            printf("likely mistake: %s", label[0]);
-            if (c->number.n_mistakes > 1)
-                printf(", and %s", label[1]);
-            printf(" (that gives %s)\n", c->number.mistaken_text);
+            char said[512];
+            snprintf(said, sizeof said, "likely mistake: %s%s%s (that gives %s)", label[0],
+                     c->number.n_mistakes > 1 ? ", and " : "",
+                     c->number.n_mistakes > 1 ? label[1] : "", c->number.mistaken_text);
+            text_wrap(stdout, "", "  ", said, text_width());
             for (size_t i = 0; i < c->number.n_mistakes; i++)
-                printf("  %s\n", mistake_why(c->number.mistakes[i]));
+                text_wrap(stdout, "  ", "  ", mistake_why(c->number.mistakes[i]), text_width());
         }
     }
     if (c->seed && x->seed_error[0]) {
-        printf("that is the source's answer (%s), and the source is wrong: ", x->seed_answer);
-        cli_exercise_line(NULL, x->seed_error);
+        char said[128];
+        snprintf(said, sizeof said, "that is the source's answer (%s), and the source is wrong: ", x->seed_answer);
+        cli_exercise_line(said, x->seed_error);
     }
     if (!c->correct)
         cli_exercise_line("hint: ", x->hint);

@@ -12,7 +12,7 @@
 enum { O_FILE, O_JSON, O_HELP, O_COUNT };
 
 static const OptSpec OPTS[O_COUNT] = {
-    [O_FILE] = {"file", "FILE", "read this glossary file instead of the lessons directory's"},
+    [O_FILE] = {"file", "FILE", "read this glossary, not the lessons directory's"},
     [O_JSON] = {"json", NULL, "print one JSON object"},
     [O_HELP] = {"help", NULL, "show this help"},
 };
@@ -57,33 +57,37 @@ static int cli_glossary_definition(const Glossary *g, const GlossaryEntry *t, ch
 
 static void cli_glossary_list(const Glossary *g, cJSON *arr)
 {
-    Table t;
-    table_header(&t, "term", "also", "lesson", NULL);
-    for (size_t i = 0; i < g->n; i++) {
-        const GlossaryEntry *x = &g->entries[i];
-        char also[512] = "";
-        size_t len = 0;
-        for (size_t k = 0; k < x->n_aliases && len < sizeof also; k++)
-            len += (size_t)snprintf(also + len, sizeof also - len, "%s%s", k ? ", " : "", x->aliases[k]);
-        if (arr) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddStringToObject(o, "term", x->term);
-            cJSON *al = cJSON_AddArrayToObject(o, "aliases");
-            for (size_t k = 0; k < x->n_aliases; k++)
-                cJSON_AddItemToArray(al, cJSON_CreateString(x->aliases[k]));
-            if (*x->lesson)
-                cJSON_AddStringToObject(o, "lesson", x->lesson);
-            cJSON_AddItemToArray(arr, o);
-            continue;
+    size_t cols[3] = {4, 6, 4};
+    for (size_t pass = 0; pass < 2; pass++) {
+        if (pass && !arr) {
+            text_list_row(stdout, (const char *const[]){"term", "lesson", "also"}, cols, 3, text_width());
+            text_list_rule(stdout, cols[0] + cols[1] + cols[2] + 4, text_width());
         }
-        table_row(&t);
-        table_cell(&t, "%s", x->term);
-        table_cell(&t, "%s", len ? also : "-");
-        table_cell(&t, "%s", *x->lesson ? x->lesson : "-");
+        for (size_t i = 0; i < g->n; i++) {
+            const GlossaryEntry *x = &g->entries[i];
+            char also[512] = "";
+            size_t len = 0;
+            for (size_t k = 0; k < x->n_aliases && len < sizeof also; k++)
+                len += (size_t)snprintf(also + len, sizeof also - len, "%s%s", k ? ", " : "", x->aliases[k]);
+            if (arr && pass) {
+                cJSON *o = cJSON_CreateObject();
+                cJSON_AddStringToObject(o, "term", x->term);
+                cJSON *al = cJSON_AddArrayToObject(o, "aliases");
+                for (size_t k = 0; k < x->n_aliases; k++)
+                    cJSON_AddItemToArray(al, cJSON_CreateString(x->aliases[k]));
+                if (*x->lesson)
+                    cJSON_AddStringToObject(o, "lesson", x->lesson);
+                cJSON_AddItemToArray(arr, o);
+                continue;
+            }
+            const char *const cells[3] = {x->term, *x->lesson ? x->lesson : "-", len ? also : "-"};
+            /* The first pass measures the columns, the second prints. */
+            for (size_t k = 0; !pass && k < 3; k++)
+                cols[k] = text_escaped_size(cells[k]) - 1 > cols[k] ? text_escaped_size(cells[k]) - 1 : cols[k];
+            if (pass && !arr)
+                text_list_row(stdout, cells, cols, 3, text_width());
+        }
     }
-    if (!arr)
-        table_print(&t, stdout);
-    table_free(&t);
 }
 
 static int cli_glossary_entry(const Glossary *g, const GlossaryEntry *x, bool json, Error *e)
@@ -105,21 +109,21 @@ static int cli_glossary_entry(const Glossary *g, const GlossaryEntry *x, bool js
             cJSON_AddStringToObject(o, "lesson", x->lesson);
         return json_emit(o, e);
     }
-    int width = lessontext_width();
+    int width = text_width();
     text_put(stdout, x->term, false);
     for (size_t k = 0; k < x->n_aliases; k++) {
         fputs(k ? ", " : " (also ", stdout);
         text_put(stdout, x->aliases[k], false);
     }
     fputs(x->n_aliases ? ")\n\n" : "\n\n", stdout);
-    lessontext_wrap(stdout, "", "", def, width);
+    text_wrap(stdout, "", "", def, width);
     if (x->n_see) {
         char see[512] = "";
         size_t len = 0;
         for (size_t k = 0; k < x->n_see && len < sizeof see; k++)
             len += (size_t)snprintf(see + len, sizeof see - len, "%s%s", k ? ", " : "", x->see[k]);
         fputc('\n', stdout);
-        lessontext_wrap(stdout, "See also: ", "          ", see, width);
+        text_wrap(stdout, "See also: ", "          ", see, width);
     }
     if (*x->lesson) {
         fputs("Lesson: ", stdout);
@@ -152,12 +156,14 @@ int cmd_glossary(int argc, char **argv)
     if (!x) {
         const GlossaryEntry *near[NEAREST];
         size_t n = glossary_nearest(&gl, g.words[0], near, NEAREST);
-        size_t len = (size_t)snprintf(e.msg, sizeof e.msg, "unknown term '%s'", g.words[0]);
+        size_t len = (size_t)snprintf(e.msg, sizeof e.msg, *g.words[0] ? "unknown term '%s'" : "an empty term%s",
+                                      g.words[0]);
         for (size_t i = 0; i < n && len < sizeof e.msg; i++)
             len += (size_t)snprintf(e.msg + len, sizeof e.msg - len, "%s%s", i ? ", " : "; nearest: ",
                                     near[i]->term);
         if (len < sizeof e.msg)
-            snprintf(e.msg + len, sizeof e.msg - len, " (kvlab glossary lists them all)");
+            snprintf(e.msg + len, sizeof e.msg - len, "%s(kvlab glossary lists them all)",
+                     n ? " " : "; no term is near it ");
         e.runtime = false;
         glossary_free(&gl);
         return cli_error("glossary", &e);

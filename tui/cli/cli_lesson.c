@@ -18,7 +18,7 @@
 enum { O_FILE, O_JSON, O_HELP, O_COUNT };
 
 static const OptSpec OPTS[O_COUNT] = {
-    [O_FILE] = {"file", "FILE", "read this lesson file instead of the lessons directory's"},
+    [O_FILE] = {"file", "FILE", "read this lesson file, not the lessons directory's"},
     [O_JSON] = {"json", NULL, "print one JSON object"},
     [O_HELP] = {"help", NULL, "show this help"},
 };
@@ -26,11 +26,12 @@ static const OptSpec OPTS[O_COUNT] = {
 static const CmdSpec CMD = {
     .name = "lesson",
     .usage = "usage: kvlab lesson list [--json] [--file FILE]\n"
-             "       kvlab lesson show ID [--json] [--file FILE]\n"
+             "       kvlab lesson show ID|N [--json] [--file FILE]\n"
              "       kvlab lesson check FILE [--json]\n\n"
-             "The lessons: list them, read one with its figures worked out by calc and\n"
-             "its widgets as their commands print them, or check a lesson file (its\n"
-             "references, its figures, and that no number calc computes is typed).\n"
+             "The lessons: list them, read one (by its id or its number N in the list)\n"
+             "with its figures worked out by calc and its widgets as their commands\n"
+             "print them, or check a lesson file (its references, its figures, and\n"
+             "that no number calc computes is typed).\n"
              "check exits 1 when a typed number is one calc computes.",
     .opts = OPTS,
     .n_opts = O_COUNT,
@@ -69,8 +70,9 @@ static int cli_lesson_list(const char *file, bool json)
     }
     cJSON *root = json ? cJSON_CreateObject() : NULL;
     cJSON *arr = json ? cJSON_AddArrayToObject(root, "lessons") : NULL;
-    Table t;
-    table_header(&t, "n", "id", "title", NULL);
+    /* The rows, to print once the columns' widths are known. */
+    static char rows[LESSONS_MAX][3][256];
+    size_t n_rows = 0, cols[3] = {1, 2, 5};
     int bad = EXIT_OK;
     for (size_t i = 0; i < files.n; i++) {
         Lesson l;
@@ -87,17 +89,26 @@ static int cli_lesson_list(const char *file, bool json)
             cJSON_AddStringToObject(o, "question", l.question);
             cJSON_AddItemToArray(arr, o);
         } else {
-            table_row(&t);
-            table_cell(&t, "%zu", i + 1);
-            table_cell(&t, "%s", l.id);
-            table_cell(&t, "%s", l.title);
+            snprintf(rows[n_rows][0], sizeof rows[0][0], "%zu", i + 1);
+            snprintf(rows[n_rows][1], sizeof rows[0][1], "%s", l.id);
+            snprintf(rows[n_rows][2], sizeof rows[0][2], "%s", l.title);
+            for (size_t k = 0; k < 3; k++) {
+                size_t w = text_escaped_size(rows[n_rows][k]) - 1;
+                cols[k] = w > cols[k] ? w : cols[k];
+            }
+            n_rows++;
         }
         lesson_free(&l);
     }
     lessontext_context_done(&c);
-    int rc = json ? json_emit(root, &e) : table_check(&t, &e) ? -1 : (table_print(&t, stdout), 0);
-    table_free(&t);
-    return rc ? cli_error("lesson list", &e) : bad;
+    if (json)
+        return json_emit(root, &e) ? cli_error("lesson list", &e) : bad;
+    int width = text_width();
+    text_list_row(stdout, (const char *const[]){"n", "id", "title"}, cols, 3, width);
+    text_list_rule(stdout, cols[0] + cols[1] + cols[2] + 4, width);
+    for (size_t i = 0; i < n_rows; i++)
+        text_list_row(stdout, (const char *const[]){rows[i][0], rows[i][1], rows[i][2]}, cols, 3, width);
+    return bad;
 }
 
 /* ------------------------------------------------------------------------
@@ -187,6 +198,8 @@ static cJSON *cli_lesson_json(const Lesson *l)
             cJSON *ch = cJSON_AddArrayToObject(o, "choices");
             for (size_t k = 0; k < p->n_choices; k++)
                 cJSON_AddItemToArray(ch, cJSON_CreateString(p->choices[k]));
+            if (p->correct >= 0)
+                cJSON_AddStringToObject(o, "correct", (char[]){(char)('a' + p->correct), '\0'});
             cJSON_AddStringToObject(o, "answer_query", f->query);
             cJSON_AddStringToObject(o, "answer", f->text);
             cJSON_AddNumberToObject(o, "answer_value", f->value);
@@ -199,12 +212,20 @@ static cJSON *cli_lesson_json(const Lesson *l)
     return root;
 }
 
-/* The lesson whose id is `id`, from the files. */
+/* The lesson whose id is `id`, or whose number in kvlab lesson list is
+ * `id` (all digits), from the files. */
 static int cli_lesson_find(const char *id, const char *file, const LessonContext *c, Lesson *l, Error *e)
 {
     LessonFiles files;
     if (lessontext_files(file, &files, e))
         return -1;
+    if (*id && strspn(id, "0123456789") == strlen(id)) {
+        unsigned long n = strtoul(id, NULL, 10);
+        if (n < 1 || n > files.n || strlen(id) > 4)
+            return error_set(e, "no lesson number %s; the lessons are numbered 1 to %zu (kvlab lesson list)", id,
+                             files.n);
+        return cli_lesson_load(files.path[n - 1], c, l, e);
+    }
     char known[512] = "";
     size_t len = 0;
     for (size_t i = 0; i < files.n; i++) {
@@ -234,7 +255,7 @@ static int cli_lesson_show(const char *id, const char *file, bool json)
     if (json)
         rc = json_emit(cli_lesson_json(&l), &e);
     else
-        rc = lessontext_print(&l, stdout, lessontext_width(), &e);
+        rc = lessontext_print(&l, stdout, text_width(), &e);
     lesson_free(&l);
     return rc ? cli_error("lesson show", &e) : EXIT_OK;
 }
@@ -281,7 +302,8 @@ static int cli_lesson_check(const char *path, bool json)
             printf("): write it as `=%s`\n", typed[i].figure);
         }
         text_put(stdout, l.id, false);
-        printf(": %zu blocks, %zu figures, %d typed %s calc computes\n", l.n_blocks, l.n_figures, n,
+        printf(": %zu %s, %zu %s, %d typed %s calc computes\n", l.n_blocks, l.n_blocks == 1 ? "block" : "blocks",
+               l.n_figures, l.n_figures == 1 ? "figure" : "figures", n,
                n == 1 ? "number" : "numbers");
     }
     lesson_free(&l);

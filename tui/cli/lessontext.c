@@ -10,8 +10,6 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
 #define LINE_MAX_BYTES 8192
 
@@ -29,42 +27,56 @@ static bool lessontext_exercise_known(const char *id, const void *ctx)
     return exercise_find(ctx, id) != NULL;
 }
 
+/* The refs every lesson text is checked against: the glossary g, the
+ * shipped lessons, the scenarios and the widgets (exercises: the caller's). */
+static LessonRefs lessontext_refs(const Glossary *g)
+{
+    return (LessonRefs){
+        .datadir = paths_datadir(),
+        .term_known = glossary_knows,
+        .term_ctx = g,
+        .lesson_known = lesson_shipped,
+        .widget_check = lessonwidget_check,
+        .widget_names = lessonwidget_names(),
+    };
+}
+
 int lessontext_context(LessonContext *c, Error *e)
 {
     memset(c, 0, sizeof *c);
     char path[PATHS_LEN + 32];
     if (glossary_load(&c->glossary, lessontext_glossary_path(path, sizeof path), e))
         return -1;
+    c->refs = lessontext_refs(&c->glossary);
+    c->exercises.refs = &c->refs;
     if (exercise_load_dir(&c->exercises, exercise_dir(path, sizeof path), e)) {
         glossary_free(&c->glossary);
         return -1;
     }
-    c->refs = (LessonRefs){
-        .datadir = paths_datadir(),
-        .term_known = glossary_knows,
-        .term_ctx = &c->glossary,
-        .exercise_known = lessontext_exercise_known,
-        .exercise_ctx = &c->exercises,
-        .widget_check = lessonwidget_check,
-        .widget_names = lessonwidget_names(),
-    };
+    c->refs.exercise_known = lessontext_exercise_known;
+    c->refs.exercise_ctx = &c->exercises;
     return 0;
+}
+
+int lessontext_exercises(ExerciseSet *set, const char *file, Error *e)
+{
+    Glossary g;
+    char path[PATHS_LEN + 32];
+    if (glossary_load(&g, lessontext_glossary_path(path, sizeof path), e))
+        return -1;
+    LessonRefs refs = lessontext_refs(&g);
+    set->refs = &refs;
+    int rc = exercise_load_dir(set, exercise_dir(path, sizeof path), e) ||
+             (file && exercise_load_file(set, file, NULL, 0, e));
+    set->refs = NULL;
+    glossary_free(&g);
+    return rc ? -1 : 0;
 }
 
 void lessontext_context_done(LessonContext *c)
 {
     glossary_free(&c->glossary);
     exercise_set_free(&c->exercises);
-}
-
-int lessontext_width(void)
-{
-    struct winsize ws;
-    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
-        return ws.ws_col;
-    const char *c = getenv("COLUMNS");
-    int w = c ? atoi(c) : 0;
-    return w >= 20 && w <= 1000 ? w : 80;
 }
 
 /* ------------------------------------------------------------------------
@@ -153,61 +165,6 @@ const char *lessontext_runs(const Lesson *l, size_t run0, size_t n, char *buf, s
 }
 
 /* Writes the first `cols` columns' bytes of s escaped. */
-static void lessontext_put_bytes(FILE *out, const char *s, size_t n)
-{
-    char tmp[LINE_MAX_BYTES];
-    snprintf(tmp, sizeof tmp, "%.*s", (int)n, s);
-    text_put(out, tmp, false);
-}
-
-/* Columns of the n bytes at s (UTF-8: one per character). */
-static size_t lessontext_cols(const char *s, size_t n)
-{
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++)
-        c += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return c;
-}
-
-void lessontext_wrap(FILE *out, const char *first, const char *rest, const char *text, int width)
-{
-    const char *prefix = first;
-    const char *s = text;
-    for (;;) {
-        /* One hard line at a time. */
-        const char *nl = strchr(s, '\n');
-        size_t hard = nl ? (size_t)(nl - s) : strlen(s);
-        const char *p = s, *end = s + hard;
-        do {
-            size_t room = (size_t)width > text_columns(prefix) + 10 ? (size_t)width - text_columns(prefix) : 10;
-            while (p < end && *p == ' ')
-                p++;
-            const char *cut = p, *q = p;
-            while (q < end) {
-                const char *w = q;
-                while (w < end && *w != ' ')
-                    w++;
-                if (lessontext_cols(p, (size_t)(w - p)) > room && cut > p)
-                    break;
-                cut = w;
-                q = w;
-                while (q < end && *q == ' ')
-                    q++;
-            }
-            fputs(prefix, out);
-            lessontext_put_bytes(out, p, (size_t)(cut - p));
-            fputc('\n', out);
-            prefix = rest;
-            p = cut;
-            while (p < end && *p == ' ')
-                p++;
-        } while (p < end);
-        if (!nl)
-            return;
-        s = nl + 1;
-    }
-}
-
 /* ------------------------------------------------------------------------
  * Blocks.
  */
@@ -262,37 +219,40 @@ static size_t lessontext_table(const Lesson *l, size_t i, FILE *out)
 static int lessontext_predict(const Lesson *l, const LessonPredict *p, FILE *out, int width)
 {
     char buf[LINE_MAX_BYTES];
-    lessontext_wrap(out, "Predict: ", "         ", p->question, width);
+    text_wrap(out, "Predict: ", "         ", p->question, width);
     for (size_t i = 0; i < p->n_choices; i++) {
         char mark[16];
         snprintf(mark, sizeof mark, "  %c) ", (int)('a' + i));
-        lessontext_wrap(out, mark, "     ", p->choices[i], width);
+        text_wrap(out, mark, "     ", p->choices[i], width);
     }
     const LessonFigure *f = &l->figures[p->answer];
-    snprintf(buf, sizeof buf, "%s (%s)", f->text, f->query);
-    lessontext_wrap(out, "Answer: ", "        ", buf, width);
+    if (p->correct >= 0)
+        snprintf(buf, sizeof buf, "%c) %s: %s (%s)", (int)('a' + p->correct), p->choices[p->correct], f->text,
+                 f->query);
+    else
+        snprintf(buf, sizeof buf, "%s (%s)", f->text, f->query);
+    text_wrap(out, "Answer: ", "        ", buf, width);
     if (p->n_runs)
-        lessontext_wrap(out, "        ", "        ", lessontext_runs(l, p->run0, p->n_runs, buf, sizeof buf),
+        text_wrap(out, "        ", "        ", lessontext_runs(l, p->run0, p->n_runs, buf, sizeof buf),
                         width);
     return 0;
 }
 
-static int lessontext_widget(const LessonBlock *b, FILE *out, Error *e)
+static int lessontext_widget(const LessonBlock *b, FILE *out, int width, Error *e)
 {
     const LessonWidget *w = lessonwidget_by_name(b->widget);
     if (!w)
         return error_set(e, "unknown widget '%s'", b->widget);
-    char cmd[1024];
-    fprintf(out, "[%s widget] ", b->widget);
-    text_put(out, lessonwidget_command(w, b->text, cmd, sizeof cmd), false);
-    fputc('\n', out);
+    char cmd[1024], head[64];
+    snprintf(head, sizeof head, "[%s widget] ", b->widget);
+    text_wrap(out, head, "    ", lessonwidget_command(w, b->text, cmd, sizeof cmd), width);
     fflush(out);
     return lessonwidget_print(w, b->text, e);
 }
 
 static void lessontext_heading(const LessonBlock *b, const char *text, FILE *out, int width)
 {
-    lessontext_wrap(out, "", "", text, width);
+    text_wrap(out, "", "", text, width);
     size_t n = text_columns(text);
     n = n > (size_t)width ? (size_t)width : n;
     for (size_t i = 0; i < n; i++)
@@ -304,7 +264,7 @@ int lessontext_print(const Lesson *l, FILE *out, int width, Error *e)
 {
     char buf[LINE_MAX_BYTES];
     lessontext_heading(&(LessonBlock){.level = 1}, l->title, out, width);
-    lessontext_wrap(out, "", "", l->question, width);
+    text_wrap(out, "", "", l->question, width);
     for (size_t i = 0; i < l->n_blocks;) {
         const LessonBlock *b = &l->blocks[i];
         char first[64], rest[64];
@@ -321,26 +281,27 @@ int lessontext_print(const Lesson *l, FILE *out, int width, Error *e)
             i = lessontext_table(l, i, out);
             continue;
         case BLOCK_RULE:
-            lessontext_wrap(out, rest, rest, "----", width);
+            text_wrap(out, rest, rest, "----", width);
             break;
         case BLOCK_CODE:
             for (const char *s = b->text; *s;) {
                 size_t n = strcspn(s, "\n");
-                fputs("    ", out);
-                lessontext_put_bytes(out, s, n);
-                fputc('\n', out);
+                /* A line too long for the width goes on, further in, on the next. */
+                char code[LINE_MAX_BYTES];
+                snprintf(code, sizeof code, "%.*s", (int)n, s);
+                text_wrap(out, "    ", "        ", code, width);
                 s += n + (s[n] == '\n');
             }
             break;
         case BLOCK_WIDGET:
-            if (lessontext_widget(b, out, e))
+            if (lessontext_widget(b, out, width, e))
                 return lesson_error(l, b->pos, e, "widget %s: %s", b->widget, e->msg);
             break;
         case BLOCK_PREDICT:
             lessontext_predict(l, &l->predicts[b->predict], out, width);
             break;
         default:
-            lessontext_wrap(out, first, rest, lessontext_runs(l, b->run0, b->n_runs, buf, sizeof buf), width);
+            text_wrap(out, first, rest, lessontext_runs(l, b->run0, b->n_runs, buf, sizeof buf), width);
         }
         i++;
     }
@@ -350,14 +311,14 @@ int lessontext_print(const Lesson *l, FILE *out, int width, Error *e)
         for (size_t i = 0; i < l->n_exercises; i++)
             len = lessontext_put(buf, sizeof buf, len, i ? ", " : ""), len = lessontext_put(buf, sizeof buf, len, l->exercises[i]);
         fputc('\n', out);
-        lessontext_wrap(out, "Exercises: ", "           ", buf, width);
+        text_wrap(out, "Exercises: ", "           ", buf, width);
         fputs("(kvlab exercise show ID; kvlab exercise check ID ANSWER)\n", out);
     }
     if (l->n_sources) {
         fputs("\nSources\n", out);
         for (size_t i = 0; i < l->n_sources; i++) {
             snprintf(buf, sizeof buf, "[%s] %s", l->sources[i].id, l->sources[i].description);
-            lessontext_wrap(out, "- ", "  ", buf, width);
+            text_wrap(out, "- ", "  ", buf, width);
         }
     }
     return 0;

@@ -22,6 +22,9 @@ typedef struct {
 
 int lessontext_context(LessonContext *c, Error *e);
 void lessontext_context_done(LessonContext *c);
+/* The shipped exercises and those of file (NULL: none), their lessons,
+ * term links and task settings checked as lessons' are. */
+int lessontext_exercises(ExerciseSet *set, const char *file, Error *e);
 /* The glossary's path, in the lessons directory. */
 const char *lessontext_glossary_path(char *buf, size_t n);
 
@@ -36,16 +39,9 @@ typedef struct {
  * the lessons directory, by name. */
 int lessontext_files(const char *file, LessonFiles *out, Error *e);
 
-/* The width text is wrapped to: the terminal's where stdout is one,
- * else $COLUMNS, else 80. */
-int lessontext_width(void);
-
 /* Runs as one line of text (figures evaluated, citations with their
  * source id), into buf. */
 const char *lessontext_runs(const Lesson *l, size_t run0, size_t n, char *buf, size_t size);
-/* text wrapped to width, the first line after `first`, the others after
- * `rest` (both counted in the width). */
-void lessontext_wrap(FILE *out, const char *first, const char *rest, const char *text, int width);
 /* The whole lesson, evaluated. */
 int lessontext_print(const Lesson *l, FILE *out, int width, Error *e);
 

@@ -161,8 +161,10 @@ static void cli_exercise_solution(const Exercise *x)
     if (x->solution[0])
         cli_exercise_line("solution: ", x->solution);
     if (x->seed_answer[0]) {
-        printf("the source's answer: %s, %s", x->seed_answer, x->seed_error[0] ? "wrong: " : "right");
-        cli_exercise_line(NULL, x->seed_error);
+        char label[EXERCISE_TEXT_MAX];
+        snprintf(label, sizeof label, "the source's answer: %s, %s", x->seed_answer,
+                 x->seed_error[0] ? "wrong: " : "right");
+        cli_exercise_line(label, x->seed_error);
     }
     if (x->kind == EXERCISE_CHOICE) {
         for (size_t i = 0; i < x->n_choices; i++)

@@ -1789,6 +1789,131 @@ START_TEST(lesson_widget_full_screen)
 }
 END_TEST
 
+/* The quantization screen's figures in the order METRIC_ROWS names them:
+ * K error, largest score error, softmax TV and output error. */
+enum { N_METRICS = 4 };
+static const char *const METRIC_ROWS[N_METRICS] = {"K error ", "max score err ", "softmax TV ", "output err "};
+/* `kvlab quant` prints them so: one run's lines, or its comparison table's columns. */
+static const char *const METRIC_LINES[N_METRICS] = {"relative error of K (Frobenius)", "largest score error",
+                                                    "softmax total variation", "attention output error"};
+/* The screen shows 3 significant digits and `kvlab quant` 3 or 4: half a
+ * unit in the third is at most 0.5% of a figure; the fourth's rounding adds 0.05%. */
+#define FIGURE_REL_TOL 0.0055
+
+/* `kvlab quant OPTIONS`'s figures: of its one run, or of the comparison
+ * table's row `row` ("token", "channel") where row is not NULL. */
+static void cli_quant_figures(const char *options, const char *row, double fig[N_METRICS])
+{
+    char cmd[512], out[16384], want[32];
+    snprintf(cmd, sizeof cmd, "'%s' quant %s", test_bin(), options);
+    ck_assert_msg(shell(cmd, out, sizeof out) == 0, "kvlab quant %s failed: %s", options, out);
+    snprintf(want, sizeof want, "\n%s ", row ? row : "");
+    const char *at = row ? strstr(out, want) : out;
+    ck_assert_msg(at != NULL, "no row '%s' in: %s", row, out);
+    char *end = (char *)at + strlen(want);
+    for (int m = 0; m < N_METRICS; m++) {
+        if (!row) {
+            const char *line = strstr(out, METRIC_LINES[m]);
+            ck_assert_msg(line != NULL, "no '%s' in: %s", METRIC_LINES[m], out);
+            end = (char *)line + strlen(METRIC_LINES[m]);
+        }
+        fig[m] = strtod(end, &end);
+        if (*end == '%')
+            end++;
+    }
+}
+
+/* The quantization screen's figures, column col (0: as set, 1: token, 2:
+ * channel), from the screen; V's error is "exact" or a figure. */
+static void screen_quant_figures(int col, double fig[N_METRICS])
+{
+    const char *d = dump();
+    for (int m = 0; m < N_METRICS; m++) {
+        const char *at = strstr(d, METRIC_ROWS[m]);
+        ck_assert_msg(at != NULL, "no row '%s' on the screen:\n%s", METRIC_ROWS[m], d);
+        char *end = (char *)at + strlen(METRIC_ROWS[m]);
+        for (int c = 0; c <= col; c++) {
+            fig[m] = strtod(end, &end);
+            if (*end == '%')
+                end++;
+        }
+    }
+}
+
+static void assert_figures_equal(const double *screen, const double *cli, const char *what)
+{
+    for (int m = 0; m < N_METRICS; m++)
+        ck_assert_msg(fabs(screen[m] - cli[m]) <= FIGURE_REL_TOL * fabs(cli[m]),
+                      "%s: the screen's %s%g, kvlab quant's %g", what, METRIC_ROWS[m], screen[m], cli[m]);
+}
+
+/* Opens lesson `name`'s widget whose command line shows `widget`, full
+ * screen, and checks that every option it gives sets an input: the status
+ * line names none as left out. */
+static void open_quant_widget(CutLog *c, char *dir, size_t n, const char *name, const char *widget)
+{
+    char paths[64][1024], env[128], title[64];
+    const size_t count = lesson_paths(paths, 64);
+    size_t i = 0;
+    while (i < count && !strstr(paths[i], name))
+        i++;
+    ck_assert_msg(i < count, "no lesson %s", name);
+    fresh_data_home(dir, n, env, sizeof env);
+    open_lessons(c, 80, 24, env);
+    for (size_t k = 0; k < i; k++)
+        keys("Down");
+    snprintf(title, sizeof title, "%zu/%zu ", i + 1, count);
+    press("Enter", title);
+    tab_to(widget);
+    press("Enter", "Inputs");
+    wait_for("the page's settings; Esc");
+    assert_screen(!strstr(dump(), "but for"), "an option of the widget sets no input");
+}
+
+/* A quant widget opened full screen applies each of its options: keys and
+ * values' `--values token` quantizes the values per token, and the
+ * screen's figures are `kvlab quant`'s for the same options (its rows per
+ * token and per channel). */
+START_TEST(lesson_widget_values)
+{
+    static const char OPTS[] = "--generate --bits 2 --values token";
+    char dir[64];
+    CutLog c;
+    open_quant_widget(&c, dir, sizeof dir, "keys-and-values", "> kvlab quant --generate --bits 2 --values token");
+    wait_for(field_line("Values", "token"));
+    double screen[N_METRICS], cli[N_METRICS];
+    cli_quant_figures(OPTS, "token", cli);
+    screen_quant_figures(0, screen);
+    assert_figures_equal(screen, cli, "as set (per token)");
+    screen_quant_figures(1, screen);
+    assert_figures_equal(screen, cli, "per token");
+    cli_quant_figures(OPTS, "channel", cli);
+    screen_quant_figures(2, screen);
+    assert_figures_equal(screen, cli, "per channel");
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
+/* The scales lesson's `--scale 0.01` widget opens with that static fp8
+ * scale, and the screen's figures are `kvlab quant`'s for its options. */
+START_TEST(lesson_widget_scale)
+{
+    char dir[64];
+    CutLog c;
+    open_quant_widget(&c, dir, sizeof dir, "scales", "> kvlab quant --generate --scheme fp8 --scale 0.01");
+    wait_for(field_line("Scale", "0.01"));
+    double screen[N_METRICS], cli[N_METRICS];
+    cli_quant_figures("--generate --scheme fp8 --scale 0.01 --granularity tensor", NULL, cli);
+    screen_quant_figures(0, screen);
+    assert_figures_equal(screen, cli, "fp8 static scale 0.01");
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
 /* A prediction hides its answer until the learner gives one; then calc's
  * figure shows under it, the one `kvlab lesson` works out. */
 START_TEST(lesson_predict_reveals)
@@ -2009,6 +2134,8 @@ Suite *suite_tui(void)
     tcase_set_timeout(lessons, 120);
     tcase_add_test(lessons, lessons_first_screen);
     tcase_add_test(lessons, lesson_widget_full_screen);
+    tcase_add_test(lessons, lesson_widget_values);
+    tcase_add_test(lessons, lesson_widget_scale);
     tcase_add_test(lessons, lesson_predict_reveals);
     tcase_add_test(lessons, exercise_pane_checks);
     tcase_add_test(lessons, glossary_key);

@@ -36,7 +36,10 @@ const char *field_text(const Field *f, char *buf, size_t n)
         snprintf(buf, n, "%s", *(bool *)f->value ? "on" : "off");
         return buf;
     case FK_FLOAT:
-        snprintf(buf, n, "%g", (double)*(float *)f->value);
+        if (!*(float *)f->value && f->zero)
+            snprintf(buf, n, "%s", f->zero);
+        else
+            snprintf(buf, n, "%g", (double)*(float *)f->value);
         return buf;
     }
     return buf;
@@ -138,6 +141,10 @@ static int field_parse_value(const Field *f, const char *text, Error *e)
     if ((f->kind == FK_SIZE || f->kind == FK_RATE) && f->zero &&
         (strcmp(text, "auto") == 0 || strcmp(text, f->zero) == 0)) {
         *(u128 *)f->value = 0;
+        return 0;
+    }
+    if (f->kind == FK_FLOAT && f->zero && strcmp(text, f->zero) == 0) {
+        *(float *)f->value = 0;
         return 0;
     }
     switch (f->kind) {

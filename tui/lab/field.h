@@ -31,14 +31,14 @@ typedef struct {
     uint64_t min, max;          // counts, contexts and choice bounds
     u128 step;                  // sizes, rates and counts
     const char *const *choices; // FK_CHOICE
-    const char *zero;           // what 0 means for a size or rate ("from GPU")
+    const char *zero;           // what 0 means for a size, rate or float ("from GPU", "dynamic")
 } Field;
 
 /* The value as text: "8,192 (8k)", "20 GiB", "3.352 TB/s", "fp8". */
 const char *field_text(const Field *f, char *buf, size_t n);
 /* Parses typed text into the value; the value is untouched on error, and
  * the message begins with the field's label. A size or rate with a `zero`
- * takes "auto" (or that text) back to 0. */
+ * takes "auto" (or that text) back to 0; a float with one, that text. */
 int field_parse(const Field *f, const char *text, Error *e);
 /* One step up (dir > 0) or down; choices wrap around. */
 void field_step(const Field *f, int dir);

@@ -44,12 +44,19 @@ static const struct {
     {"kivi", SCHEME_INT_MIN, false, false, true},
 };
 static const char *const GRANS[] = {"tensor", "token", "channel", "group", "tgroup"};
+static const GranKind GRAN_KINDS[] = {GRAN_TENSOR, GRAN_TOKEN, GRAN_CHANNEL, GRAN_GROUP_CHANNELS,
+                                      GRAN_GROUP_TOKENS};   // by GRANS
+/* The values: exact, or quantized as the keys are at one of GRANS (VALUES[i + 1] is GRANS[i]). */
+static const char *const VALUES[] = {"exact", "tensor", "token", "channel", "group", "tgroup"};
+#define SCALE_MAX 1000          // a static fp8 scale, at most
 static const char *const ROPES[] = {"none", "pre", "post"};
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 typedef struct {
     const char *scheme_names[N_OF(SCHEMES)];    // the Scheme field's choices
     int source, scheme, gran, rope;
+    int values;                 // VALUES: 0 exact, else GRANS[values - 1]
+    float static_scale;         // fp8: one scale for the tensor; 0: dynamic
     uint64_t seed, outliers, bits, group;
     float outlier_scale;
     bool hadamard;
@@ -108,6 +115,8 @@ static size_t screen_quant_fields(void *st, Field *f)
     f[n++] = (Field){"Scheme", FK_CHOICE, &s->scheme, 0, N_OF(SCHEMES), 0, s->scheme_names, NULL};
     f[n++] = (Field){"Bits", FK_COUNT, &s->bits, 2, 8, 1, NULL, NULL};
     f[n++] = (Field){"Granularity", FK_CHOICE, &s->gran, 0, N_OF(GRANS), 0, GRANS, NULL};
+    f[n++] = (Field){"Values", FK_CHOICE, &s->values, 0, N_OF(VALUES), 0, VALUES, NULL};
+    f[n++] = (Field){"Scale", FK_FLOAT, &s->static_scale, 0, SCALE_MAX, 0, NULL, "dynamic"};
     f[n++] = (Field){"Group size", FK_POW2, &s->group, 1, 1024, 0, NULL, NULL};
     f[n++] = (Field){"RoPE", FK_CHOICE, &s->rope, 0, N_OF(ROPES), 0, ROPES, NULL};
     f[n++] = (Field){"Hadamard", FK_TOGGLE, &s->hadamard, 0, 0, 0, NULL, NULL};
@@ -136,24 +145,47 @@ static int screen_quant_load_keys(Quant *s, uint64_t seed, Error *e)
     return kvgen(&p, s->k, s->v, s->q, e);
 }
 
+/* The per-token and per-channel comparisons use integer keys at the same
+ * bits: the block formats and KIVI fix their own layout. */
+static bool screen_quant_fixed_layout(const Quant *s)
+{
+    return SCHEMES[s->scheme].block || SCHEMES[s->scheme].kivi;
+}
+
+/* Whether a run leaves the values exact: KIVI quantizes them by definition;
+ * else the Values field says, as --values does for `kvlab quant`, except in
+ * the comparisons a fixed layout turns into integer keys. */
+static bool screen_quant_values_exact(const Quant *s, bool compare)
+{
+    if (compare && screen_quant_fixed_layout(s))
+        return true;
+    return !SCHEMES[s->scheme].kivi && s->values == 0;
+}
+
+/* A static scale is fp8's alone. */
+static bool screen_quant_static(const Quant *s)
+{
+    return SCHEMES[s->scheme].scheme == SCHEME_FP8 && s->static_scale > 0;
+}
+
+/* The experiment `kvlab quant` runs for the same options: the values, where
+ * quantized, as the keys are (--values copies the keys' spec) at their own
+ * granularity. */
 static void screen_quant_setup(const Quant *s, Experiment *x, GranKind g)
 {
     experiment_init(x);
     x->key.scheme = SCHEMES[s->scheme].scheme;
     x->key.bits = (unsigned)s->bits;
     x->key.gran = (Granularity){g, s->group};
+    x->key.static_scale = screen_quant_static(s) ? s->static_scale : 0;
     x->kivi = SCHEMES[s->scheme].kivi;
     x->kivi_spec = (KiviSpec){(unsigned)s->bits, s->group, 0};
-    x->values_exact = !x->kivi;
+    x->values_exact = screen_quant_values_exact(s, false);
+    x->value = x->key;
+    if (s->values)
+        x->value.gran = (Granularity){GRAN_KINDS[s->values - 1], s->group};
     x->rope = (RopeMode)s->rope;
     x->hadamard = s->hadamard;
-}
-
-/* The per-token and per-channel comparisons use integer keys at the same
- * bits: the block formats and KIVI fix their own layout. */
-static bool screen_quant_fixed_layout(const Quant *s)
-{
-    return SCHEMES[s->scheme].block || SCHEMES[s->scheme].kivi;
 }
 
 /* One experiment; `compare` runs are the per-token and per-channel ones. */
@@ -166,6 +198,8 @@ static int screen_quant_run(Quant *s, GranKind g, bool compare, ExperimentResult
         x.key.scheme = SCHEME_INT_MIN;
         x.values_exact = true;
     }
+    if (compare)                /* a static scale is one per tensor: compare the dynamic ones */
+        x.key.static_scale = x.value.static_scale = 0;
     experiment_result_free(r);
     if (experiment_run(&x, s->k, s->v, s->q, s->T, s->D, r, e))
         return -1;
@@ -177,9 +211,7 @@ static int screen_quant_run(Quant *s, GranKind g, bool compare, ExperimentResult
 /* The keys of `seed` quantized three ways: as set, per token and per channel. */
 static int screen_quant_run_all(Quant *s, uint64_t seed, Error *e)
 {
-    static const GranKind G[] = {GRAN_TENSOR, GRAN_TOKEN, GRAN_CHANNEL, GRAN_GROUP_CHANNELS,
-                                 GRAN_GROUP_TOKENS};    // by GRANS
-    if (screen_quant_load_keys(s, seed, e) || screen_quant_run(s, G[s->gran], false, &s->cur, s->err_cur, e) ||
+    if (screen_quant_load_keys(s, seed, e) || screen_quant_run(s, GRAN_KINDS[s->gran], false, &s->cur, s->err_cur, e) ||
         screen_quant_run(s, GRAN_TOKEN, true, &s->tok, s->err_tok, e) ||
         screen_quant_run(s, GRAN_CHANNEL, true, &s->chan, s->err_chan, e))
         return -1;
@@ -220,12 +252,15 @@ static Quant *screen_quant_scratch(const Quant *s)
     return t;
 }
 
-static const char *screen_quant_describe(const Quant *s, char *buf, size_t n)
+/* The keys' setting (gran: GRANS' index), or the values' at theirs. */
+static const char *screen_quant_describe(const Quant *s, int gran, char *buf, size_t n)
 {
-    const char *name = SCHEMES[s->scheme].name, *per = SCHEMES[s->scheme].block ? "block" : GRANS[s->gran];
+    const char *name = SCHEMES[s->scheme].name, *per = SCHEMES[s->scheme].block ? "block" : GRANS[gran];
     if (SCHEMES[s->scheme].kivi)
         snprintf(buf, n, "KIVI %llu-bit, groups of %llu", (unsigned long long)s->bits,
                  (unsigned long long)s->group);
+    else if (screen_quant_static(s))
+        snprintf(buf, n, "%s, static scale %g", name, (double)s->static_scale);
     else if (SCHEMES[s->scheme].fixed_bits)
         snprintf(buf, n, "%s per %s", name, per);
     else
@@ -263,7 +298,8 @@ static const struct {
 static void screen_quant_figures(const Quant *s, Table *t)
 {
     const ExperimentResult *runs[3] = {&s->cur, &s->tok, &s->chan};
-    const bool exact[3] = {!SCHEMES[s->scheme].kivi, true, true};  // the comparisons keep values exact
+    const bool exact[3] = {screen_quant_values_exact(s, false), screen_quant_values_exact(s, true),
+                           screen_quant_values_exact(s, true)};
     table_header(t, "keys per", "as set", "token", "channel", NULL);
     for (size_t m = 0; m < N_OF(METRICS); m++) {
         table_row(t);
@@ -408,18 +444,24 @@ static void screen_quant_heatmaps(const Quant *s, Doc *d)
 static void screen_quant_layout(void *st, Doc *d)
 {
     Quant *s = st;
-    char a[96], line[320];
+    char a[96], v[96], line[320];
     snprintf(line, sizeof line, "%s keys, %zu tokens x %zu channels", SOURCES[s->source], s->T, s->D);
     doc_title(d, line);
     /* the setting in the words of `kvlab quant` */
     static const char *const ROPE[] = {"no RoPE", "keys quantized before RoPE", "keys quantized after RoPE"};
-    snprintf(line, sizeof line, "keys: %s; values: %s; %s%s", screen_quant_describe(s, a, sizeof a),
-             SCHEMES[s->scheme].kivi ? "KIVI per token" : "exact", ROPE[s->rope],
+    snprintf(line, sizeof line, "keys: %s; values: %s; %s%s", screen_quant_describe(s, s->gran, a, sizeof a),
+             SCHEMES[s->scheme].kivi ? "KIVI per token"
+             : s->values            ? screen_quant_describe(s, s->values - 1, v, sizeof v)
+                                    : "exact",
+             ROPE[s->rope],
              s->hadamard ? "; Hadamard-rotated" : "");
     if (screen_quant_fixed_layout(s)) {      /* the block formats fix their layout: compare integers */
         size_t n = strlen(line);
         snprintf(line + n, sizeof line - n, "; token and channel: int-min %llu-bit keys",
                  (unsigned long long)s->bits);
+    } else if (screen_quant_static(s)) {
+        size_t n = strlen(line);
+        snprintf(line + n, sizeof line - n, "; token and channel: dynamic scales");
     }
     doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
     doc_table(d, &s->table);
@@ -525,7 +567,7 @@ static int screen_quant_export(void *st, FILE *csv, FILE *svg, Error *e)
                     (double)s->cur.k_hat[i], (double)s->err_cur[i]);
         }
     char a[96], title[160];
-    snprintf(title, sizeof title, "key error, %s", screen_quant_describe(s, a, sizeof a));
+    snprintf(title, sizeof title, "key error, %s", screen_quant_describe(s, s->gran, a, sizeof a));
     double emax = screen_quant_amax(s->err_cur, s->T * s->D);
     svg_heatmap(svg, title, s->err_cur, s->T, s->D, -emax, emax);
     return 0;
@@ -546,6 +588,8 @@ static const ScreenOption OPTIONS[] = {
     {"--bits", "Bits", true, NULL, NULL},
     {"--granularity", "Granularity", true, NULL, NULL},
     {"--kivi", "Scheme", false, "kivi", NULL},
+    {"--values", "Values", true, NULL, "exact"},
+    {"--scale", "Scale", true, NULL, "dynamic"},
     {"--group", "Group size", true, NULL, NULL},
     {"--rope", "RoPE", true, NULL, NULL},
     {"--rotate", "Hadamard", true, "on", NULL},

@@ -305,10 +305,16 @@ static void cli_exercise_verdict_text(const Exercise *x, const ExerciseVerdict *
     if (x->kind == EXERCISE_CHOICE) {
         printf("%s: %c) is %s.\n", x->id, 'a' + c->choice, c->correct ? "right" : "not right");
         cli_exercise_line("  ", x->choices[c->choice].why);
-    } else if (c->correct) {
-        printf("%s: right: %s (calc: %s)\n", x->id, c->number.given_text, c->number.truth_text);
     } else {
-        printf("%s: not right: %s %s\n", x->id, c->number.given_text, c->number.off_text);
+        char said[512];
+        if (c->correct)
+            snprintf(said, sizeof said, "%s: right: %s (calc: %s)", x->id, c->number.given_text,
+                     c->number.truth_text);
+        else
+            snprintf(said, sizeof said, "%s: not right: %s %s", x->id, c->number.given_text, c->number.off_text);
+        text_wrap(stdout, "", "  ", said, text_width());
+    }
+    if (x->kind != EXERCISE_CHOICE && !c->correct) {
         char label[2][128];
         for (size_t i = 0; i < c->number.n_mistakes; i++)
             mistake_label(c->number.mistakes[i], c->number.variants[i], label[i], sizeof label[i]);

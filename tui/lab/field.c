@@ -125,7 +125,11 @@ const char *field_save_text(const Field *f, char *buf, size_t n)
         return buf;
     }
     case FK_CONTEXTS:
-        return ((const FieldContexts *)f->value)->n ? field_contexts_text(f, buf, n, field_tokens) : "auto";
+        if (!((const FieldContexts *)f->value)->n) {
+            snprintf(buf, n, "auto");
+            return buf;
+        }
+        return field_contexts_text(f, buf, n, field_tokens);
     case FK_TOGGLE:
         break;
     }

@@ -52,6 +52,15 @@ bool units_size_is_bare(const char *s);
 /* A whole number, at least min and at most max ("--batch", "--layers"). */
 int units_parse_count(const char *s, uint64_t min, uint64_t max, uint64_t *v,
                       Error *e);
+/* Splits s at its commas and hands each entry to item (with its index);
+ * refuses an empty entry, one too long for a number and more than max. */
+int units_split_list(const char *s, size_t max, size_t *n,
+                     int (*item)(const char *tok, size_t i, void *ctx, Error *e), void *ctx, Error *e);
+/* A comma-separated list of at most max whole numbers, each read by fn
+ * (units_parse_context for contexts); an empty entry or a value listed
+ * twice is an error. */
+int units_parse_u64s(const char *s, uint64_t *out, size_t max, size_t *n,
+                     int (*fn)(const char *, uint64_t *, Error *), Error *e);
 /* A decimal fraction in (0, 1] ("0.9"), kept exact as a Q. */
 int units_parse_fraction(const char *s, Q *q, Error *e);
 

@@ -654,7 +654,8 @@ START_TEST(export_files)
     press("e", "wrote kvlab-calculator-");
     press("F3 e", "wrote kvlab-scenarios-");
     quit_lab();
-    char cmd[1200], out[4096];
+    char cmd[1200];
+    static char out[65536];                     // the CSV, its series included, and the SVG
     snprintf(cmd, sizeof cmd, "cat %s/kvlab-calculator-*.csv %s/kvlab-calculator-*.svg", dir, dir);
     shell(cmd, out, sizeof out);
     ck_assert(strncmp(out, "format,bytes_per_sequence", 25) == 0 && strstr(out, "\nfp8_e4m3,"));
@@ -1896,6 +1897,64 @@ START_TEST(lesson_widget_values)
 }
 END_TEST
 
+/* The step-floors lesson's speedup widget opened full screen applies its
+ * --contexts as the calculator's Contexts: no option goes unapplied, and
+ * the exported series has those four contexts with `kvlab calc`'s speedup
+ * at each (to the CSV's six decimals). */
+START_TEST(lesson_widget_contexts)
+{
+    static const char *const ARGS[] = {"calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--weights", "16GB",
+                                       "--batch", "32", "--contexts", "1k,8k,32k,128k", "--json", NULL};
+    const double TOL = 5e-7 + 1e-12;            // half the CSV's last decimal
+    char out_dir[] = "/tmp/kvlab-export-XXXXXX", cwd[1024], dir[64], cmd[1200];
+    static char csv[16384];
+    ck_assert(mkdtemp(out_dir) != NULL);
+    ck_assert(getcwd(cwd, sizeof cwd) != NULL);
+    ck_assert_int_eq(chdir(out_dir), 0);
+    CutLog c;
+    open_quant_widget(&c, dir, sizeof dir, "step-floors", "> kvlab calc --model llama-3.1-8b --gpu h100-sxm --weights 16GB");
+    wait_for(field_line("Contexts", "1k,8k,32k,128k"));
+    press("e", "wrote kvlab-calculator-");     // its status line, two file names, is cut at 80 columns
+    quit_lab();
+    snprintf(cmd, sizeof cmd, "cat %s/kvlab-calculator-*.csv", out_dir);
+    shell(cmd, csv, sizeof csv);
+    ck_assert_msg(strstr(csv, ",speedup,speedup_at_1024,speedup_at_8192,speedup_at_32768,speedup_at_131072\n"),
+                  "%s", csv);
+    RunResult r = run_kvlab(ARGS, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    cJSON *j = cJSON_Parse(r.out);
+    const cJSON *f;
+    size_t checked = 0;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "formats")) {
+        char row[64];
+        snprintf(row, sizeof row, "\n%s,", cJSON_GetObjectItem(f, "format")->valuestring);
+        const char *p = strstr(csv, row);
+        ck_assert_msg(p, "no row for %s", row + 1);
+        for (int skip = 0; skip < 6; skip++)    // format to speedup: the series follows
+            p = strchr(p + 1, ',');
+        const cJSON *pt;
+        size_t k = 0;
+        cJSON_ArrayForEach(pt, cJSON_GetObjectItem(f, "series")) {
+            char *end;
+            double got = strtod(p + 1, &end);
+            ck_assert_msg(fabs(got - cJSON_GetObjectItem(pt, "speedup")->valuedouble) <= TOL,
+                          "%s at context %zu: %.9g", row + 1, k, got);
+            p = end;
+            k++;
+        }
+        ck_assert_int_eq(k, 4);
+        checked++;
+    }
+    ck_assert(checked > 0);
+    cJSON_Delete(j);
+    run_free(&r);
+    ck_assert_int_eq(chdir(cwd), 0);
+    remove_tree(dir);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", out_dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* The scales lesson's `--scale 0.01` widget opens with that static fp8
  * scale, and the screen's figures are `kvlab quant`'s for its options. */
 START_TEST(lesson_widget_scale)
@@ -2135,6 +2194,7 @@ Suite *suite_tui(void)
     tcase_add_test(lessons, lessons_first_screen);
     tcase_add_test(lessons, lesson_widget_full_screen);
     tcase_add_test(lessons, lesson_widget_values);
+    tcase_add_test(lessons, lesson_widget_contexts);
     tcase_add_test(lessons, lesson_widget_scale);
     tcase_add_test(lessons, lesson_predict_reveals);
     tcase_add_test(lessons, exercise_pane_checks);

@@ -119,36 +119,6 @@ int cli_begin(const CmdSpec *c, int argc, char **argv, Given *g)
     return CLI_GO_ON;
 }
 
-/* Splits s at its commas and hands each entry to item (with its index);
- * refuses an empty entry, one too long for a number and more than max. */
-static int cli_split_list(const char *s, size_t max, size_t *n,
-                          int (*item)(const char *tok, size_t i, void *ctx, Error *e), void *ctx, Error *e)
-{
-    *n = 0;
-    for (const char *p = s;;) {
-        const char *comma = strchr(p, ',');
-        size_t len = comma ? (size_t)(comma - p) : strlen(p);
-        char tok[256];
-        if (len == 0)
-            return error_set(e, "an empty entry in '%s'", s);
-        if (len >= sizeof tok)
-            return error_set(e, "'%.*s...' is too long for a number", 20, p);
-        if (*n == max) {
-            size_t all = 1;
-            for (const char *c = s; (c = strchr(c, ',')); c++)
-                all++;
-            return error_set(e, "at most %zu values, not %zu", max, all);
-        }
-        memcpy(tok, p, len);
-        tok[len] = '\0';
-        if (item(tok, (*n)++, ctx, e))
-            return -1;
-        if (!comma)
-            return 0;
-        p = comma + 1;
-    }
-}
-
 typedef struct {
     const char *list;
     float *out;
@@ -166,30 +136,13 @@ static int cli_float_item(const char *tok, size_t i, void *ctx, Error *e)
 int cli_parse_floats(const char *s, float *out, size_t max, size_t *n, Error *e)
 {
     FloatList f = {s, out};
-    return cli_split_list(s, max, n, cli_float_item, &f, e);
-}
-
-typedef struct {
-    uint64_t *out;
-    int (*fn)(const char *, uint64_t *, Error *);
-} U64List;
-
-static int cli_u64_item(const char *tok, size_t i, void *ctx, Error *e)
-{
-    U64List *u = ctx;
-    if (u->fn(tok, &u->out[i], e))
-        return -1;
-    for (size_t j = 0; j < i; j++)      // a list is a set: a repeat is a slip
-        if (u->out[j] == u->out[i])
-            return error_set(e, "'%s' repeats %llu, listed already", tok, (unsigned long long)u->out[i]);
-    return 0;
+    return units_split_list(s, max, n, cli_float_item, &f, e);
 }
 
 int cli_parse_u64s(const char *opt, const char *s, uint64_t *out, size_t max, size_t *n,
                    int (*fn)(const char *, uint64_t *, Error *), Error *e)
 {
-    U64List u = {out, fn};
-    return cli_split_list(s, max, n, cli_u64_item, &u, e) ? error_prefix(e, "--%s", opt) : 0;
+    return units_parse_u64s(s, out, max, n, fn, e) ? error_prefix(e, "--%s", opt) : 0;
 }
 
 int cli_parse_batch(const char *s, uint64_t *v, Error *e)

@@ -9,6 +9,30 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A list of contexts joined by commas, each as `one` writes it; `zero` when
+ * empty. */
+static const char *field_contexts_text(const Field *f, char *buf, size_t n,
+                                       const char *(*one)(char *, size_t, uint64_t))
+{
+    const FieldContexts *l = f->value;
+    size_t len = 0;
+    buf[0] = '\0';
+    if (!l->n)
+        snprintf(buf, n, "%s", f->zero ? f->zero : "");
+    for (size_t i = 0; i < l->n && len < n; i++) {
+        char a[64];
+        len += (size_t)snprintf(buf + len, n - len, "%s%s", i ? "," : "", one(a, sizeof a, l->tokens[i]));
+    }
+    return buf;
+}
+
+/* A token count as plain digits, which reads back exactly. */
+static const char *field_tokens(char *buf, size_t n, uint64_t tokens)
+{
+    snprintf(buf, n, "%llu", (unsigned long long)tokens);
+    return buf;
+}
+
 const char *field_text(const Field *f, char *buf, size_t n)
 {
     switch (f->kind) {
@@ -41,6 +65,8 @@ const char *field_text(const Field *f, char *buf, size_t n)
         else
             snprintf(buf, n, "%g", (double)*(float *)f->value);
         return buf;
+    case FK_CONTEXTS:
+        return field_contexts_text(f, buf, n, units_context_short);
     }
     return buf;
 }
@@ -98,6 +124,12 @@ const char *field_save_text(const Field *f, char *buf, size_t n)
         }
         return buf;
     }
+    case FK_CONTEXTS:
+        if (!((const FieldContexts *)f->value)->n) {
+            snprintf(buf, n, "auto");
+            return buf;
+        }
+        return field_contexts_text(f, buf, n, field_tokens);
     case FK_TOGGLE:
         break;
     }
@@ -147,6 +179,10 @@ static int field_parse_value(const Field *f, const char *text, Error *e)
         *(float *)f->value = 0;
         return 0;
     }
+    if (f->kind == FK_CONTEXTS && (strcmp(text, "auto") == 0 || (f->zero && strcmp(text, f->zero) == 0))) {
+        ((FieldContexts *)f->value)->n = 0;
+        return 0;
+    }
     switch (f->kind) {
     case FK_CONTEXT:
         if (units_parse_context(text, &u, e))
@@ -178,6 +214,17 @@ static int field_parse_value(const Field *f, const char *text, Error *e)
                              (unsigned long long)f->max);
         *(float *)f->value = x;
         return 0;
+    case FK_CONTEXTS: {
+        FieldContexts l;
+        if (units_parse_u64s(text, l.tokens, FIELD_CONTEXTS_MAX, &l.n, units_parse_context, e))
+            return -1;
+        for (size_t i = 0; i < l.n; i++)
+            if (l.tokens[i] < f->min || l.tokens[i] > f->max)
+                return error_set(e, "each from %llu to %llu tokens", (unsigned long long)f->min,
+                                 (unsigned long long)f->max);
+        *(FieldContexts *)f->value = l;
+        return 0;
+    }
     default:
         return error_set(e, "choose with + and -");
     }
@@ -232,5 +279,7 @@ void field_step(const Field *f, int dir)
             *x = nx;
         break;
     }
+    case FK_CONTEXTS:           // a list has no next value: it is typed
+        break;
     }
 }

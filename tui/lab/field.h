@@ -22,7 +22,15 @@ typedef enum {
     FK_CHOICE,          // int index into choices
     FK_TOGGLE,          // bool
     FK_FLOAT,           // float; steps by 10% of itself
+    FK_CONTEXTS,        // FieldContexts, each from min to max tokens; no steps; empty shows `zero`
 } FieldKind;
+
+/* A list of contexts ("1k,8k,32k"), as `kvlab calc --contexts` reads it. */
+#define FIELD_CONTEXTS_MAX 16
+typedef struct {
+    uint64_t tokens[FIELD_CONTEXTS_MAX];
+    size_t n;
+} FieldContexts;
 
 typedef struct {
     const char *label;

@@ -37,7 +37,7 @@ _Static_assert(N_SCREENS <= LABSTATE_SCREENS, "a saved lab state holds every scr
 /* A screen's settings (its fields' values), as bytes: to put back. */
 typedef struct {
     size_t screen, n;
-    unsigned char value[FIELDS_MAX][sizeof(u128)];
+    unsigned char value[FIELDS_MAX][sizeof(FieldContexts)];      // the largest field value
 } Settings;
 
 struct Lab {
@@ -121,6 +121,8 @@ static size_t lab_value_size(const Field *f)
         return sizeof(bool);
     case FK_FLOAT:
         return sizeof(float);
+    case FK_CONTEXTS:
+        return sizeof(FieldContexts);
     default:
         return sizeof(uint64_t);
     }

@@ -15,11 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SERIES_POINTS 8         // 1k, 2k, ... 128k
+#define SERIES_DOUBLINGS 8      // the series when no contexts are typed: 1k, 2k, ... 128k
 #define GPU_DEFAULT "h100-sxm"  // the seeds' GPU
 #define CONTEXT_DEFAULT (8 * CONTEXT_K)
 #define BATCH_DEFAULT 16
 #define UTIL_DENOMINATOR 1000000        // the typed share kept to a millionth
+
+_Static_assert(FIELD_CONTEXTS_MAX <= REPORT_CONTEXTS_MAX, "the Contexts field fits the report's series");
 
 typedef struct {
     CatalogList models, gpus;
@@ -29,6 +31,7 @@ typedef struct {
     Model model;
     Gpu gpu;
     uint64_t context, batch, tp, residual, block;
+    FieldContexts contexts;                     // the series' contexts; none: the doublings
     u128 pool, weights, bandwidth;              // 0: from the GPU or the model
     float util;
     bool mha;
@@ -40,7 +43,7 @@ typedef struct {
      * GPU or degree may fix it. */
     char no_figures[ERROR_MSG_MAX + 32];
     char no_pool[ERROR_MSG_MAX + 16];
-    double xs[SERIES_POINTS], ys[REPORT_FORMATS_MAX][SERIES_POINTS];
+    double xs[REPORT_CONTEXTS_MAX], ys[REPORT_FORMATS_MAX][REPORT_CONTEXTS_MAX];
     /* The formats table as drawn, rebuilt only when the figures changed
      * (`stale`, set by screen_calc_recompute) or the view's width did. */
     bool stale;
@@ -113,6 +116,7 @@ static size_t screen_calc_fields(void *st, Field *f)
     f[n++] = (Field){"KIVI residual", FK_COUNT, &c->residual, 0, 1u << 20, 32, NULL, NULL};
     f[n++] = (Field){"Paged block", FK_POW2, &c->block, 1, 1u << 16, 0, NULL, NULL};
     f[n++] = (Field){"As MHA", FK_TOGGLE, &c->mha, 0, 0, 0, NULL, NULL};
+    f[n++] = (Field){"Contexts", FK_CONTEXTS, &c->contexts, 1, (uint64_t)1 << 24, 0, NULL, "1k,2k,...,128k"};
     return n;
 }
 
@@ -152,7 +156,9 @@ static int screen_calc_recompute(void *st, Error *e)
         snprintf(c->no_pool, sizeof c->no_pool, "no KV pool: %s", why.msg);
     for (size_t i = 0; i < format_count(); i++)
         rp.formats[rp.n_formats++] = format_at(i);
-    for (size_t k = 0; k < SERIES_POINTS; k++)
+    for (size_t k = 0; k < c->contexts.n; k++)
+        rp.contexts[rp.n_contexts++] = c->contexts.tokens[k];
+    for (size_t k = 0; k < SERIES_DOUBLINGS && !c->contexts.n; k++)
         rp.contexts[rp.n_contexts++] = (uint64_t)CONTEXT_K << k;
     if (!rp.w.bandwidth)
         rp.n_contexts = 0;
@@ -308,17 +314,22 @@ static int screen_calc_export(void *st, FILE *csv, FILE *svg, Error *e)
     Calc *c = st;
     if (c->no_figures[0])
         return error_set(e, "%s", c->no_figures);
-    fprintf(csv, "format,bytes_per_sequence,bytes,slots,step_ms,speedup\n");
+    fprintf(csv, "format,bytes_per_sequence,bytes,slots,step_ms,speedup");
+    for (size_t k = 0; k < c->rp.n_contexts; k++)   // the plotted series, a column a context
+        fprintf(csv, ",speedup_at_%llu", (unsigned long long)c->rp.contexts[k]);
     for (size_t i = 0; i < c->rp.n_formats; i++) {
         const FormatResult *r = &c->res.r[i];
         char a[64], b[64], d[64], f[64], g[64];
-        fprintf(csv, "%s,%s,%s,%s,%s,%s\n", r->format->id,
+        fprintf(csv, "\n%s,%s,%s,%s,%s,%s", r->format->id,
                 u128_str(a, sizeof a, r->fp.bytes_per_sequence, false),
                 u128_str(b, sizeof b, r->fp.bytes, false),
                 r->has_slots ? u128_str(d, sizeof d, r->slots, false) : "",
                 r->has_step ? q_str(f, sizeof f, r->step_ms, 6, true) : "",
                 r->has_step ? q_str(g, sizeof g, r->speedup, 6, true) : "");
+        for (size_t k = 0; k < c->rp.n_contexts; k++)
+            fprintf(csv, ",%s", q_str(g, sizeof g, c->res.series[i][k], 6, true));
     }
+    fprintf(csv, "\n");
     Series s[16];
     size_t ns = screen_calc_series(c, s);
     char title[160];
@@ -353,6 +364,7 @@ static const ScreenOption OPTIONS[] = {
     {"--residual", "KIVI residual", true, NULL, NULL},
     {"--block", "Paged block", true, NULL, NULL},
     {"--mha", "As MHA", false, "on", NULL},
+    {"--contexts", "Contexts", true, NULL, NULL},
 };
 
 const ScreenDef SCREEN_CALC = {

@@ -1,6 +1,7 @@
 /* jsonfile.c - see jsonfile.h. */
 #include "jsonfile.h"
 
+#include "readfile.h"
 #include "units.h"
 
 #include <errno.h>
@@ -236,41 +237,11 @@ err:
 int jsondoc_load(JsonDoc *d, const char *path, Error *e)
 {
     memset(d, 0, sizeof *d);
-    /* O_NONBLOCK: a FIFO named as a data file must not hang the open; it is
-     * refused below as not a regular file. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return error_set(e, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return error_set(e, "%s: not a regular file", path);
-    }
-    if (st.st_size > (off_t)JSON_FILE_MAX) {
-        close(fd);
-        return error_set(e, "%s: file is %lld bytes; data files are limited to %u bytes",
-                         path, (long long)st.st_size, JSON_FILE_MAX);
-    }
-    size_t want = (size_t)st.st_size, got = 0;
-    char *buf = malloc(want + 1);
-    if (!buf) {
-        close(fd);
-        return error_runtime(e, "%s: out of memory", path);
-    }
-    while (got < want) {
-        ssize_t r = read(fd, buf + got, want - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-    }
-    close(fd);
-    if (got != want) {
-        free(buf);
-        return error_runtime(e, "%s: short read (%zu of %zu bytes)", path, got, want);
-    }
-    int rc = jsondoc_parse(d, path, buf, got, e);
+    char *buf;
+    size_t len;
+    if (readfile(path, JSON_FILE_MAX, "data files", &buf, &len, e))
+        return -1;
+    int rc = jsondoc_parse(d, path, buf, len, e);
     free(buf);
     return rc;
 }

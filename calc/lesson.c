@@ -13,6 +13,7 @@
 #include "catalog.h"
 #include "paths.h"
 #include "query.h"
+#include "readfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -1200,31 +1201,11 @@ static bool lesson_name_differs(const char *path, const char *id, const char **n
 int lesson_load(Lesson *l, const char *path, const LessonRefs *refs, Error *e)
 {
     lesson_init(l, path);
-    /* O_NONBLOCK: a FIFO must not hang the open; it is refused below. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return error_set(e, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return error_set(e, "%s: not a regular file", path);
-    }
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        close(fd);
-        return error_runtime(e, "%s: cannot read: %s", path, strerror(errno));
-    }
-    char *buf = malloc(LESSON_FILE_MAX + 1);
-    if (!buf) {
-        fclose(f);
-        return error_runtime(e, "%s: out of memory", path);
-    }
-    size_t n = fread(buf, 1, LESSON_FILE_MAX + 1, f);
-    int bad = ferror(f);
-    fclose(f);
-    int rc = bad ? error_runtime(e, "%s: read error", path)
-             : n > LESSON_FILE_MAX ? error_set(e, "%s: larger than %u bytes", path, LESSON_FILE_MAX)
-                                   : lesson_parse(l, path, buf, n, refs, e);
+    char *buf;
+    size_t n;
+    if (readfile(path, LESSON_FILE_MAX, "lessons", &buf, &n, e))
+        return -1;
+    int rc = lesson_parse(l, path, buf, n, refs, e);
     free(buf);
     const char *name;
     if (!rc && lesson_name_differs(path, l->id, &name)) {

@@ -314,22 +314,42 @@ bool json_number_whole(const JsonDoc *d, const cJSON *v, uint64_t min, uint64_t 
     return ok;
 }
 
+/* The C locale, since a JSON number's point is '.' whatever the user's
+ * locale. */
+static locale_t c_locale(void)
+{
+    static locale_t c;
+    if (!c)
+        c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    return c;
+}
+
 bool json_number_float(const JsonDoc *d, const cJSON *v, float *out)
 {
     const JsonPos *p = cJSON_IsNumber(v) ? pos_of(d, v) : NULL;
     if (!p)
         return false;
-    /* strtof reads any number of digits and rounds once; in the C locale,
-     * since a JSON number's point is '.' whatever the user's locale. */
-    static locale_t c_locale;
-    if (!c_locale)
-        c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    locale_t old = uselocale(c_locale);
+    /* strtof reads any number of digits and rounds once */
+    locale_t old = uselocale(c_locale());
     float f = strtof(d->text + p->offset, NULL);
     uselocale(old);
     if (isinf(f))
         return false;
     *out = f;
+    return true;
+}
+
+bool json_number_double(const JsonDoc *d, const cJSON *v, double *out)
+{
+    const JsonPos *p = cJSON_IsNumber(v) ? pos_of(d, v) : NULL;
+    if (!p)
+        return false;
+    locale_t old = uselocale(c_locale());
+    double x = strtod(d->text + p->offset, NULL);
+    uselocale(old);
+    if (isinf(x))
+        return false;
+    *out = x;
     return true;
 }
 
@@ -405,6 +425,17 @@ int json_uint(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed ne
     if (!json_number_whole(d, v, min, max, out))
         return jsondoc_error(d, v, e, "field '%s': expected a whole number from %llu to %llu",
                              name, (unsigned long long)min, (unsigned long long)max);
+    return 0;
+}
+
+int json_positive(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need, double *out, Error *e)
+{
+    const cJSON *v;
+    int rc = member(d, obj, name, need, &v, e);
+    if (rc)
+        return rc;
+    if (!json_number_double(d, v, out) || !(*out > 0))
+        return jsondoc_error(d, v, e, "field '%s': expected a number above 0", name);
     return 0;
 }
 

@@ -82,6 +82,29 @@ typedef struct {
     bool show_stored;
 } GpuLab;
 
+/* Which of the slopes tables (SLOPE_TABLES, narrower and narrower) is the
+ * widest that fits w columns; the narrowest where none does. */
+static size_t screen_gpu_widest(const Table *slopes, int w)
+{
+    size_t shown = 0;
+    while (shown + 1 < SLOPE_TABLES && table_width(&slopes[shown]) > w)
+        shown++;
+    return shown;
+}
+
+/* What a slopes table's slope columns mean, with the one-layer column
+ * (layer) or without; the length written. */
+static size_t screen_gpu_slopes_meaning(char *text, size_t n, bool layer, uint64_t layers)
+{
+    if (layer)
+        snprintf(text, n, "ms per context token: layer = one attention layer (the plot's slope), model = %llu layers",
+                 (unsigned long long)layers);
+    else
+        snprintf(text, n, "ms per context token for the model: %llu layers x the plot's slope",
+                 (unsigned long long)layers);
+    return strlen(text);
+}
+
 /* ------------------------------------------------------------------------
  * The results stored from a GPU run: read once, drawn in a section of
  * their own, never in this machine's columns.
@@ -161,17 +184,9 @@ static void screen_gpu_stored_about(const Stored *st, Doc *d)
 /* What follows the stored plot: the slopes, the widest table that fits. */
 static void screen_gpu_stored_after(const Stored *st, Doc *d)
 {
-    size_t shown = 0;
-    while (shown + 1 < SLOPE_TABLES && table_width(&st->slopes[shown]) > d->win.w)
-        shown++;
+    const size_t shown = screen_gpu_widest(st->slopes, d->win.w);
     char text[512];
-    if (shown == 0)
-        snprintf(text, sizeof text, "ms per context token: layer = one attention layer (the plot's slope), model "
-                                    "= %llu layers", (unsigned long long)st->run.layers);
-    else
-        snprintf(text, sizeof text, "ms per context token for the model: %llu layers x the plot's slope",
-                 (unsigned long long)st->run.layers);
-    size_t len = strlen(text);
+    size_t len = screen_gpu_slopes_meaning(text, sizeof text, shown == 0, st->run.layers);
     snprintf(text + len, sizeof text - len, "; ratio = to bf16; rate = the bytes a step reads over its time at the "
                                             "longest context%s.",
              shown < 2 ? ", and its share of that GPU's copy rate" : "");
@@ -323,18 +338,9 @@ static void screen_gpu_slopes_table(const Sweep *w, int digits, Table *t)
 static void screen_gpu_slopes_layout(const GpuLab *s, Doc *d)
 {
     const Sweep *w = &s->shown;
-    size_t shown = 0;               // the widest table that fits
-    while (shown + 1 < SLOPE_TABLES && table_width(&w->slopes[shown]) > d->win.w)
-        shown++;
-    const bool layer = shown == 0;
+    const size_t shown = screen_gpu_widest(w->slopes, d->win.w);
     char text[512];
-    if (layer)
-        snprintf(text, sizeof text, "ms per context token: layer = one attention layer (the plot's slope), "
-                                    "model = %u layers", (unsigned)w->layers);
-    else
-        snprintf(text, sizeof text, "ms per context token for the model: %u layers x the plot's slope",
-                 (unsigned)w->layers);
-    size_t len = strlen(text);
+    size_t len = screen_gpu_slopes_meaning(text, sizeof text, shown == 0, w->layers);
     snprintf(text + len, sizeof text - len, "; ratio = to bf16; published = vLLM with FlashAttention-3 on "
                                             "an H100 SXM, Llama-3.1-8B (seed 000).%s",
              isnan(w->slope[KV_BF16]) ? " One context measured: no slope to fit (a longest "

@@ -324,33 +324,35 @@ static locale_t c_locale(void)
     return c;
 }
 
-bool json_number_float(const JsonDoc *d, const cJSON *v, float *out)
+/* Number v's value read from its text as a float (f) or a double (x),
+ * rounded once: strtof and strtod read any number of digits; false where
+ * it is out of range (the outputs then untouched). */
+static bool number_read(const JsonDoc *d, const cJSON *v, float *f, double *x)
 {
     const JsonPos *p = cJSON_IsNumber(v) ? pos_of(d, v) : NULL;
     if (!p)
         return false;
-    /* strtof reads any number of digits and rounds once */
     locale_t old = uselocale(c_locale());
-    float f = strtof(d->text + p->offset, NULL);
+    const float ff = f ? strtof(d->text + p->offset, NULL) : 0;
+    const double xx = f ? 0 : strtod(d->text + p->offset, NULL);
     uselocale(old);
-    if (isinf(f))
+    if (isinf(ff) || isinf(xx))
         return false;
-    *out = f;
+    if (f)
+        *f = ff;
+    else
+        *x = xx;
     return true;
+}
+
+bool json_number_float(const JsonDoc *d, const cJSON *v, float *out)
+{
+    return number_read(d, v, out, NULL);
 }
 
 bool json_number_double(const JsonDoc *d, const cJSON *v, double *out)
 {
-    const JsonPos *p = cJSON_IsNumber(v) ? pos_of(d, v) : NULL;
-    if (!p)
-        return false;
-    locale_t old = uselocale(c_locale());
-    double x = strtod(d->text + p->offset, NULL);
-    uselocale(old);
-    if (isinf(x))
-        return false;
-    *out = x;
-    return true;
+    return number_read(d, v, NULL, out);
 }
 
 /* ------------------------------------------------------------------------

@@ -990,7 +990,7 @@ START_TEST(gpu_lab_stored)
     ck_assert_msg(stored_load(&r, STORED_FILE, &e) == 0, "%s", e.msg);
     char title[256];
     snprintf(title, sizeof title, "Measured on %s, %s, not this machine", r.device, r.measured);
-    const char *const parts[] = {title, r.command, "rate at 128k", NULL};
+    const char *const parts[] = {title, r.command, "bandwidth at 128k", NULL};
     const char *const after_sweep[] = {"CPU reference", "published", title, r.command, NULL};
     static const int SIZES[][2] = {{80, 24}, {120, 40}};
     for (size_t i = 0; i < N_OF(SIZES); i++) {
@@ -1008,7 +1008,7 @@ START_TEST(gpu_lab_stored)
         keys("s");
         wait_changed(before);
         assert_reachable((const char *const[]){"CPU reference", "published", NULL}, GPU_PLOT);
-        assert_screen(!strstr(dump(), "not this machine") && !strstr(dump(), "rate at"),
+        assert_screen(!strstr(dump(), "not this machine") && !strstr(dump(), "bandwidth at 128k"),
                       "s left the stored results at the view's end");
         quit_lab();
         assert_no_cuts(&c, "GPU lab");

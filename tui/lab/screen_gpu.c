@@ -111,15 +111,16 @@ static size_t screen_gpu_slopes_meaning(char *text, size_t n, bool layer, uint64
  */
 
 /* Their slopes as screen_gpu_slopes_table gives this machine's, in
- * `digits` significant digits, with the rate each format reached at the
- * longest context and its share of the copy rate measured in that run. */
+ * `digits` significant digits, with the bandwidth each format reached at
+ * the longest context and its share of the copy rate measured in that
+ * run. */
 static void screen_gpu_stored_table(const StoredRun *r, int digits, Table *t)
 {
     char rate_at[64], ctx[32];
     const StoredSeries *base = stored_series(r, kv_format_id(KV_BF16));
     const uint64_t longest = r->formats[0].points[r->formats[0].n - 1].context;
-    snprintf(rate_at, sizeof rate_at, "rate at %s", format_tick((double)longest, ctx, sizeof ctx));
-    table_header(t, "format", "layer", "model", "ratio", rate_at, "of copy", NULL);
+    snprintf(rate_at, sizeof rate_at, "bandwidth at %s", format_tick((double)longest, ctx, sizeof ctx));
+    table_header(t, "format", "layer", "model", "ratio", rate_at, NULL);
     for (size_t i = 0; i < r->n_formats; i++) {
         const StoredSeries *f = &r->formats[i];
         const StoredPoint *last = &f->points[f->n - 1];
@@ -132,8 +133,8 @@ static void screen_gpu_stored_table(const StoredRun *r, int digits, Table *t)
             table_cell(t, "%.2f", f->slope / base->slope);
         else
             table_cell(t, "-");
-        table_cell(t, "%s", units_rate_measured(rate, sizeof rate, last->gbps * 1e9));
-        table_cell(t, "%.0f%%", 100 * last->gbps / r->copy_gbps);
+        table_cell(t, "%s %.0f%%", units_rate_measured(rate, sizeof rate, last->gbps * 1e9),
+                   100 * last->gbps / r->copy_gbps);
     }
 }
 
@@ -154,14 +155,13 @@ static void screen_gpu_stored_load(Stored *st)
             st->ys[i][k] = r->formats[i].points[k].ms;
         snprintf(st->names[i], sizeof st->names[i], "%s %s", r->formats[i].format, r->device);
     }
-    /* every column; without the one-layer column; without the share of
-     * the copy rate too */
+    /* every column in three digits; without the one-layer column; then in
+     * two digits, as this machine's */
     screen_gpu_stored_table(r, 3, &st->slopes[0]);
     screen_gpu_stored_table(r, 3, &st->slopes[1]);
     table_drop_column(&st->slopes[1], "layer");
-    screen_gpu_stored_table(r, 3, &st->slopes[2]);
+    screen_gpu_stored_table(r, 2, &st->slopes[2]);
     table_drop_column(&st->slopes[2], "layer");
-    table_drop_column(&st->slopes[2], "of copy");
     st->have = true;
 }
 
@@ -187,9 +187,8 @@ static void screen_gpu_stored_after(const Stored *st, Doc *d)
     const size_t shown = screen_gpu_widest(st->slopes, d->win.w);
     char text[512];
     size_t len = screen_gpu_slopes_meaning(text, sizeof text, shown == 0, st->run.layers);
-    snprintf(text + len, sizeof text - len, "; ratio = to bf16; rate = the bytes a step reads over its time at the "
-                                            "longest context%s.",
-             shown < 2 ? ", and its share of that GPU's copy rate" : "");
+    snprintf(text + len, sizeof text - len, "; ratio = to bf16; bandwidth = the bytes a step reads over its time "
+                                            "at the longest context, and its share of that GPU's copy rate.");
     doc_gap(d, 1);
     doc_text(d, 0, crt_attr(ROLE_DIM), text);
     doc_table(d, &st->slopes[shown]);

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------------
@@ -27,10 +28,11 @@ static int stored_date(const JsonDoc *d, const cJSON *obj, char *out, size_t n, 
 {
     if (json_string(d, obj, "measured", FIELD_REQUIRED, out, n, e))
         return -1;
-    unsigned y, m, day;
-    int used = 0;
-    if (sscanf(out, "%4u-%2u-%2u%n", &y, &m, &day, &used) != 3 || used != 10 || strlen(out) != 10 || m < 1 ||
-        m > 12 || day < 1 || day > 31)
+    bool ok = strlen(out) == 10;
+    for (size_t i = 0; ok && i < 10; i++)
+        ok = i == 4 || i == 7 ? out[i] == '-' : out[i] >= '0' && out[i] <= '9';
+    const int m = ok ? atoi(out + 5) : 0, day = ok ? atoi(out + 8) : 0;
+    if (m < 1 || m > 12 || day < 1 || day > 31)
         return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(obj, "measured"), e,
                              "field 'measured': expected a date such as \"2026-11-29\", not \"%s\"", out);
     return 0;

@@ -243,6 +243,7 @@ static const struct {
 } BAD[] = {
     {"\"measured\": \"2026-11-29\"", "\"measured\": \"2026-13-29\"", 12, "expected a date such as"},
     {"\"measured\": \"2026-11-29\"", "\"measured\": \"29.11.2026\"", 12, "expected a date such as"},
+    {"\"measured\": \"2026-11-29\"", "\"measured\": \" 026-11-29\"", 12, "expected a date such as"},
     {"\"name\": \"nvidia-h200\"", "\"name\": \"nvidia-h100\"", 8, "does not match the file name"},
     {"\"device\"", "\"devise\"", 0, "unknown field 'devise'"},
     {"\"format\": \"int8\"", "\"format\": \"int9\"", 10, "unknown format 'int9'"},

@@ -188,7 +188,7 @@ static void gpu_vs_cpu(const KvCudaOptions *o, const KvFormat *only, int n_only,
 }
 
 /* The plugin's defaults: the tensor-core kernels, FP8 path B. */
-static const KvCudaOptions DEFAULTS = {KV_CUDA_TENSOR_CORES, 0};
+static const KvCudaOptions DEFAULTS = {KV_CUDA_TENSOR_CORES, 0, 0};
 
 /* Every format at every head dimension and group size the kernels take
  * (D 64 and 128 on the tensor cores, 256 on the FP32 kernels; 1 to 8
@@ -243,7 +243,7 @@ END_TEST
  * still correct (KV_CUDA_FP32 selects them). */
 START_TEST(gpu_fp32_path)
 {
-    const KvCudaOptions fp32 = {KV_CUDA_FP32, 0};
+    const KvCudaOptions fp32 = {KV_CUDA_FP32, 0, 0};
     gpu_vs_cpu(&fp32, NULL, 0, 18, 0xF32, false);
 }
 END_TEST
@@ -261,7 +261,7 @@ START_TEST(gpu_fp8_path_a)
                info.cc_major, info.cc_minor);
         return;
     }
-    const KvCudaOptions path_a = {KV_CUDA_FP8_PATH_A, 0}, promote1 = {KV_CUDA_FP8_PATH_A, 1};
+    const KvCudaOptions path_a = {KV_CUDA_FP8_PATH_A, 0, 0}, promote1 = {KV_CUDA_FP8_PATH_A, 1, 0};
     gpu_vs_cpu(&path_a, FP8, 1, 10, 0xF8A, false);
     gpu_vs_cpu(&promote1, FP8, 1, 10, 0xF8A1, false);
 }
@@ -280,7 +280,7 @@ START_TEST(gpu_fp8_kernel_named)
     small.head_dim = 64;
     wide.head_dim = 256;
     deep.kv_heads = 2;
-    const KvCudaOptions path_a = {KV_CUDA_FP8_PATH_A, 0}, fp32 = {KV_CUDA_FP32, 0};
+    const KvCudaOptions path_a = {KV_CUDA_FP8_PATH_A, 0, 0}, fp32 = {KV_CUDA_FP32, 0, 0};
     ck_assert_str_eq(api->fp8_kernel(&mma, NULL), "B");
     ck_assert_str_eq(api->fp8_kernel(&mma, &DEFAULTS), "B");
     ck_assert_str_eq(api->fp8_kernel(&small, &DEFAULTS), "B");
@@ -303,7 +303,7 @@ START_TEST(gpu_fill_matches_host)
 {
     const KvCudaApi *api = gpu();
     Rng r = {test_seed() ^ 0xF111};
-    const KvCudaOptions fp32 = {KV_CUDA_FP32, 0};
+    const KvCudaOptions fp32 = {KV_CUDA_FP32, 0, 0};
     for (int it = 0; it < 2 * KV_FORMATS; it++) {
         const KvCudaOptions *o = it < KV_FORMATS ? &DEFAULTS : &fp32;
         KvShape s = {(KvFormat)(it % KV_FORMATS), 2, 2, 8, it % 2 ? 64 : 128, 1024,
@@ -339,7 +339,7 @@ START_TEST(gpu_bad_options_refused)
 {
     const KvCudaApi *api = gpu();
     KvShape s = {KV_FP8, 1, 1, 1, 128, 64, 0, false};
-    const KvCudaOptions kernels = {KV_CUDA_KERNELS, 0}, promote = {KV_CUDA_FP8_PATH_A, -1};
+    const KvCudaOptions kernels = {KV_CUDA_KERNELS, 0, 0}, promote = {KV_CUDA_FP8_PATH_A, -1, 0};
     GpuCache *g = NULL;
     char err[512];
     ck_assert_int_eq(api->fill(&s, &kernels, 32, 1, &g, err, sizeof err), -1);

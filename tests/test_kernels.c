@@ -613,49 +613,6 @@ START_TEST(cpu_matches_f64)
 }
 END_TEST
 
-/* FP8 path C's arithmetic in float64 (KvCpuOptions.fp8_p): for each query
- * head, m2 = ceil(max score x log2 e), p = 2^(s log2 e - m2), the output
- * sum(E4M3(256 p) / 256 v) / sum(p). A head where some 256 p lies within
- * 1e-5 of a point where E4M3 rounding changes (float and float64 may
- * round it apart) is marked in `near` and not compared. */
-static void reference_fp8_p(const KvCache *c, const float *q, double *out, bool *near)
-{
-    const KvShape *s = &c->s;
-    uint32_t D = s->head_dim, G = s->q_heads / s->kv_heads;
-    float k[256], v[256];
-    double *sc = malloc(c->len * sizeof *sc);
-    for (uint32_t b = 0; b < s->batch; b++)
-        for (uint32_t hq = 0; hq < s->q_heads; hq++) {
-            const size_t row = (size_t)b * s->q_heads + hq;
-            const float *qh = q + row * D;
-            double mx = -INFINITY, sum = 0, *o = out + row * D;
-            for (uint32_t t = 0; t < c->len; t++) {
-                kv_dequant(c, b, hq / G, t, k, v);
-                double dot = 0;
-                for (uint32_t d = 0; d < D; d++)
-                    dot += (double)qh[d] * k[d];
-                sc[t] = dot / sqrt((double)D) * (1 / log(2.0));
-                mx = fmax(mx, sc[t]);
-            }
-            const double m2 = ceil(mx);
-            memset(o, 0, D * sizeof *o);
-            near[row] = false;
-            for (uint32_t t = 0; t < c->len; t++) {
-                kv_dequant(c, b, hq / G, t, k, v);
-                const double p = exp2(sc[t] - m2), x = 256 * p;
-                const float pq = minifloat_round(&MF_E4M3, (float)x, true);
-                near[row] |= minifloat_round(&MF_E4M3, (float)(x * (1 + 1e-5)), true) !=
-                             minifloat_round(&MF_E4M3, (float)(x * (1 - 1e-5)), true);
-                sum += p;
-                for (uint32_t d = 0; d < D; d++)
-                    o[d] += pq / 256.0 * v[d];
-            }
-            for (uint32_t d = 0; d < D; d++)
-                o[d] /= sum;
-        }
-    free(sc);
-}
-
 /* The CPU reference with path C's arithmetic (E4M3 query and E4M3
  * probabilities, KvCpuOptions) is that arithmetic in float64, within the
  * FP32 tolerance, head by head; and the rounding of the probabilities is
@@ -685,16 +642,9 @@ START_TEST(cpu_fp8_arith_matches_f64)
         ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
         ck_assert_int_eq(kv_decode_cpu_with(&c, q, out, 2, &fp8, NULL), 0);
         ck_assert_int_eq(kv_decode_cpu_with(&c, q, plain, 2, &q_only, NULL), 0);
-        /* the query as fp8_q rounds it: q / sqrt(D), a scale per head to 448 */
-        for (size_t h = 0; h < (size_t)B * s.q_heads; h++) {
-            float amax = 0, sc = 1.0f / sqrtf((float)D);
-            for (uint32_t d = 0; d < D; d++)
-                amax = fmaxf(amax, fabsf(q[h * D + d] * sc));
-            const float qs = 448.0f / amax;
-            for (uint32_t d = 0; d < D; d++)
-                qr[h * D + d] = minifloat_round(&MF_E4M3, q[h * D + d] * (sc * qs), true) / qs / sc;
-        }
-        reference_fp8_p(&c, qr, ref, near);
+        memcpy(qr, q, nq * 4);
+        e4m3_query(qr, (size_t)B * s.q_heads, D);
+        attn_fp8_p_f64(&c, qr, ref, near, 1e-5);
         for (size_t h = 0; h < (size_t)B * s.q_heads; h++) {
             if (near[h])
                 continue;

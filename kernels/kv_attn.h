@@ -190,6 +190,12 @@ typedef struct {
     bool fp8_p;
 } KvCpuOptions;
 
+/* The query FP8 paths A and C give their MMAs (KvCpuOptions.fp8_q), in
+ * place: each head's q / sqrt(D) rounded to E4M3 (to nearest, saturating)
+ * with a scale mapping its largest magnitude to 448, given back in q's
+ * own scale. */
+void kv_e4m3_query(float *q, size_t heads, uint32_t D);
+
 /* kv_decode_cpu with that arithmetic (o NULL: none of it). */
 int kv_decode_cpu_with(const KvCache *c, const float *q, float *out, int threads, const KvCpuOptions *o,
                        Error *e);

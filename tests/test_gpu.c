@@ -306,7 +306,7 @@ static int check_fp8c(const KvCudaApi *api, const KvCudaOptions *o, Rng *r, Case
     const KvCpuOptions arith = gpu_cpu_arith(o);
     ck_assert_int_eq(kv_decode_cpu_with(&c, q, cpu, 0, &arith, NULL), 0);
     memcpy(qr, q, nq * 4);
-    e4m3_query(qr, heads, D);
+    kv_e4m3_query(qr, heads, D);
     attn_fp8_p_f64(&c, qr, ref, near, P_NEAR_WINDOW);
     GpuCache *g;
     char err[512];

@@ -643,7 +643,7 @@ START_TEST(cpu_fp8_arith_matches_f64)
         ck_assert_int_eq(kv_decode_cpu_with(&c, q, out, 2, &fp8, NULL), 0);
         ck_assert_int_eq(kv_decode_cpu_with(&c, q, plain, 2, &q_only, NULL), 0);
         memcpy(qr, q, nq * 4);
-        e4m3_query(qr, (size_t)B * s.q_heads, D);
+        kv_e4m3_query(qr, (size_t)B * s.q_heads, D);
         attn_fp8_p_f64(&c, qr, ref, near, 1e-5);
         for (size_t h = 0; h < (size_t)B * s.q_heads; h++) {
             if (near[h])

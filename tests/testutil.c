@@ -297,19 +297,6 @@ void build_ties(Rng *r, const QuantSpec *q, size_t rows, size_t cols, const TieR
  * FP8 path C's arithmetic, written out
  */
 
-void e4m3_query(float *q, size_t heads, uint32_t D)
-{
-    const float scale = 1.0f / sqrtf((float)D);
-    for (size_t h = 0; h < heads; h++) {
-        float *x = q + h * D, amax = 0;
-        for (uint32_t d = 0; d < D; d++)
-            amax = fmaxf(amax, fabsf(x[d] * scale));
-        const float qs = amax > 0 ? 448.0f / amax : 1.0f;
-        for (uint32_t d = 0; d < D; d++)
-            x[d] = minifloat_round(&MF_E4M3, x[d] * (scale * qs), true) / qs / scale;
-    }
-}
-
 /* Whether E4M3 rounds x and some value within `window` of it apart. */
 static bool e4m3_near_change(double x, double window)
 {

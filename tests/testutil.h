@@ -85,13 +85,8 @@ void run_free(RunResult *r);
  * so that one head's error does not hide behind another's larger outputs. */
 double worst_head(const float *x, const double *ref, size_t heads, size_t d);
 
-/* q / sqrt(D) rounded to E4M3 with a scale per head mapping its largest
- * magnitude to 448, given back in q's scale: the query FP8 paths A and C
- * give their MMAs (kv_attn.h, KvCpuOptions.fp8_q), written out here. */
-void e4m3_query(float *q, size_t heads, uint32_t D);
-
 /* FP8 path C's arithmetic (KvCpuOptions.fp8_p) in float64 on a cache and
- * a query already rounded (e4m3_query): per query head m2 = ceil(max score
+ * a query already rounded (kv_e4m3_query): per query head m2 = ceil(max score
  * x log2 e), p = 2^(s log2 e - m2), out = sum(E4M3(256 p) / 256 v) /
  * sum(p). near[head] (B x H_q): some 256 p lies within `window` (relative)
  * of a point where its E4M3 rounding changes, so that another summation

@@ -36,6 +36,14 @@ typedef struct {
     pthread_mutex_t lock;
 } Job;
 
+/* The group's outputs: each head's accumulator over its sum. */
+static void normalize(const float *o, const float *l, uint32_t G, uint32_t D, float *oh)
+{
+    for (uint32_t g = 0; g < G; g++)
+        for (uint32_t d = 0; d < D; d++)
+            oh[g * D + d] = l[g] > 0 ? o[g * D + d] / l[g] : 0;
+}
+
 /* q_g . k / sqrt(D) of every query head g of the group. */
 static void scores(const float *qh, const float *k, uint32_t G, uint32_t D, float *sc)
 {
@@ -80,9 +88,7 @@ static void one_pair_fp8_p(const KvCache *c, uint32_t b, uint32_t h, const float
                 o[g * D + d] += pq * v[d];
         }
     }
-    for (uint32_t g = 0; g < G; g++)
-        for (uint32_t d = 0; d < D; d++)
-            oh[g * D + d] = l[g] > 0 ? o[g * D + d] / l[g] : 0;
+    normalize(o, l, G, D, oh);
 }
 
 static void one_pair(const KvCache *c, uint32_t b, uint32_t h, const float *q, float *out, bool fp8_p)
@@ -113,9 +119,7 @@ static void one_pair(const KvCache *c, uint32_t b, uint32_t h, const float *q, f
             m[g] = mn;
         }
     }
-    for (uint32_t g = 0; g < G; g++)
-        for (uint32_t d = 0; d < D; d++)
-            oh[g * D + d] = l[g] > 0 ? o[g * D + d] / l[g] : 0;
+    normalize(o, l, G, D, oh);
 }
 
 static void *worker(void *arg)
@@ -132,9 +136,7 @@ static void *worker(void *arg)
     }
 }
 
-/* q / sqrt(D) in E4M3, a scale per query head mapping its largest
- * magnitude to 448 (KvCpuOptions.fp8_q), given back in q's own scale. */
-static void round_q_e4m3(float *q, size_t heads, uint32_t D)
+void kv_e4m3_query(float *q, size_t heads, uint32_t D)
 {
     const float scale = 1.0f / sqrtf((float)D);
     for (size_t h = 0; h < heads; h++) {
@@ -164,7 +166,7 @@ int kv_decode_cpu_with(const KvCache *c, const float *q, float *out, int threads
         if (!(qr = malloc(n * sizeof *qr)))
             return error_set(e, "out of memory for the query");
         memcpy(qr, q, n * sizeof *qr);
-        round_q_e4m3(qr, (size_t)s->batch * s->q_heads, s->head_dim);
+        kv_e4m3_query(qr, (size_t)s->batch * s->q_heads, s->head_dim);
         q = qr;
     }
     if (threads <= 0)

@@ -470,21 +470,22 @@ START_TEST(typed_numbers_exempt)
 END_TEST
 
 /* A random figure of a random model, typed at the precision the lesson's
- * own query shows, is flagged. */
+ * own query shows (in MiB, so with more than one significant digit), is
+ * flagged. */
 START_TEST(typed_numbers_random)
 {
     static const char *const MODELS[] = {"llama-3.1-8b", "llama-3.1-70b", "mistral-7b-v0.1", "gemma-2-9b"};
     Rng r = {test_seed()};
     for (int round = 0; round < 4; round++) {
         char q[256];
-        snprintf(q, sizeof q, "gib:GiB:2 --model %s --context %llu --format %s",
+        snprintf(q, sizeof q, "bytes:MiB:2 --model %s --context %llu --format %s",
                  MODELS[rng_range(&r, 0, N_OF(MODELS) - 1)], (unsigned long long)rng_range(&r, 1024, 131072),
                  format_at(rng_range(&r, 0, format_count() - 1))->id);
         QueryValue v;
         Error e;
         ck_assert_seeded(query_run(q, &v, &e) == 0, "%s: %s", q, e.msg);
         char text[4096];
-        snprintf(text, sizeof text, HEADER "\nIt is `=%s`, that is %s GiB.\n" SUMMARY, q, v.number);
+        snprintf(text, sizeof text, HEADER "\nIt is `=%s`, that is %s MiB.\n" SUMMARY, q, v.number);
         Lesson l;
         const char *msg = test_parse(text, &l, &e);
         ck_assert_seeded(!msg, "%s", msg);
@@ -582,18 +583,114 @@ START_TEST(exercise_typed_found)
 {
     static const char FILE_TEXT[] =
         "{\"exercises\": [{\"id\": \"x-1\", \"lesson\": \"l\", \"kind\": \"number\", \"level\": \"compute\",\n"
-        "  \"question\": \"How many sequences fit? BF16 fits 20.\", \"hint\": \"FP8 fits 40 sequences.\",\n"
-        "  \"answer\": \"slots --scenario pool-20gib --format fp8_e4m3\", \"solution\": \"It is 20 and 40.\"}]}";
+        "  \"question\": \"How many sequences fit? NVFP4 fits 71.\", \"hint\": \"FP8 fits 40 sequences.\",\n"
+        "  \"answer\": \"slots --scenario pool-20gib --format fp8_e4m3\", \"solution\": \"It is 71 and 40.\"}]}";
     ExerciseSet set = {0};
     Error e;
     ck_assert_msg(exercise_load_file(&set, "x.json", FILE_TEXT, strlen(FILE_TEXT), &e) == 0, "%s", e.msg);
     TypedNumber t[8];
     int n = exercise_typed_numbers(&set.ex[0], t, 8, &e);
     ck_assert_msg(n == 4, "%d typed numbers", n);
-    ck_assert(!strcmp(t[0].where, "question") && !strcmp(t[0].number, "20") && t[0].pos.col == 35);
+    ck_assert(!strcmp(t[0].where, "question") && !strcmp(t[0].number, "71") && t[0].pos.col == 36);
     ck_assert(!strcmp(t[1].where, "hint") && !strcmp(t[1].number, "40") && t[1].pos.col == 10);
     ck_assert(!strcmp(t[2].where, "solution") && !strcmp(t[3].where, "solution"));
     exercise_set_free(&set);
+}
+END_TEST
+
+/* No shipped exercise types, in its question, hint, solution or choices, a
+ * number calc computes for its answer or its figures; nor does a glossary
+ * definition for its figures. */
+START_TEST(shipped_exercises_typed)
+{
+    Shipped s;
+    shipped_open(&s);
+    static char found[65536];
+    found[0] = 0;
+    size_t len = 0;
+    for (size_t i = 0; i < s.x.n; i++) {
+        const Exercise *x = &s.x.ex[i];
+        TypedNumber t[8];
+        Error e;
+        int typed = exercise_typed_numbers(x, t, 8, &e);
+        ck_assert_msg(typed >= 0, "%s: %s", x->id, e.msg);
+        for (int k = 0; k < typed && k < 8 && len < sizeof found; k++)
+            len += (size_t)snprintf(found + len, sizeof found - len, "\n%s, %s: %s is `=%s`", x->id, t[k].where,
+                                    t[k].number, t[k].figure);
+    }
+    for (size_t i = 0; i < s.g.n; i++) {
+        RuleText text = {s.g.entries[i].term, s.g.entries[i].definition};
+        TypedNumber t[8];
+        Error e;
+        int typed = text_typed_numbers(&text, 1, NULL, 0, t, 8, &e);
+        ck_assert_msg(typed >= 0, "%s: %s", text.name, e.msg);
+        for (int k = 0; k < typed && k < 8 && len < sizeof found; k++)
+            len += (size_t)snprintf(found + len, sizeof found - len, "\nglossary %s: %s is `=%s`", t[k].where,
+                                    t[k].number, t[k].figure);
+    }
+    if (getenv("KVLAB_TYPED_ALL"))
+        fprintf(stderr, "%s\n", found);
+    ck_assert_msg(!len, "typed numbers calc computes:%.1500s", found);
+    shipped_close(&s);
+}
+END_TEST
+
+/* The rule reads an exercise file as it is shipped: a figure typed into
+ * its hint or solution is flagged, in whatever unit it is typed, while
+ * its inputs (layers, heads, tokens, BF16's 2 bytes) are not. */
+START_TEST(exercise_file_typed_flagged)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/exercise_typed.json", test_testdata());
+    ExerciseSet set = {0};
+    Error e;
+    ck_assert_msg(exercise_load_file(&set, path, NULL, 0, &e) == 0, "%s", e.msg);
+    TypedNumber t[8];
+    int n = exercise_typed_numbers(&set.ex[0], t, 8, &e);
+    static const struct {
+        const char *where, *number;
+    } WANT[] = {{"hint", "327,680"}, {"solution", "42"}, {"solution", "41.94"}, {"solution", "39.06"}};
+    ck_assert_msg(n == (int)N_OF(WANT), "%d typed numbers", n);
+    for (size_t i = 0; i < N_OF(WANT); i++)
+        ck_assert_msg(!strcmp(t[i].where, WANT[i].where) && !strcmp(t[i].number, WANT[i].number), "%zu: %s %s is %s", i,
+                      t[i].where, t[i].number, t[i].figure);
+    exercise_set_free(&set);
+}
+END_TEST
+
+/* A number that is one of the inputs, in any unit it is written in, is
+ * not a figure; nor is one of a single significant digit, which stands
+ * for too wide a range to tell which figure it would be; the same figure
+ * written to two digits or more is flagged. */
+START_TEST(typed_numbers_inputs_and_precision)
+{
+    static const char FIGURE[] = "`=slots --model llama-3.1-8b --gpu h100-sxm --pool 60GB --context 32k --format bf16`";
+    static const struct {
+        const char *body, *number;       // number NULL: nothing flagged
+    } CASES[] = {
+        {"The pool is 60 GB, that is 55.88 GiB, beside 16 GB of weights.", NULL},
+        {"The GPU reads 3,352 GB/s.", NULL},
+        {"A context of 32,768, a KiB of 1,024 B, a GiB of 1,073,741,824 B.", NULL},
+        {"BF16 takes 2 bytes, K and V make 2, about 4 GB a sequence.", NULL},
+        {"It holds 13 sequences.", "13"},
+        {"About 4.3 GB a sequence.", "4.3"},
+        {"One sequence is 4.29 GB.", "4.29"},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        char text[4096];
+        snprintf(text, sizeof text, HEADER "\nIt holds %s.\n\n%s\n" SUMMARY, FIGURE, CASES[i].body);
+        Lesson l;
+        Error e;
+        const char *msg = test_parse(text, &l, &e);
+        ck_assert_msg(!msg, "%s", msg);
+        TypedNumber t[4];
+        int n = lesson_typed_numbers(&l, t, 4, &e);
+        if (CASES[i].number)
+            ck_assert_msg(n == 1 && !strcmp(t[0].number, CASES[i].number), "'%s': %d flagged", CASES[i].body, n);
+        else
+            ck_assert_msg(n == 0, "'%s': %s flagged (%s)", CASES[i].body, n ? t[0].number : "", n ? t[0].figure : "");
+        lesson_free(&l);
+    }
 }
 END_TEST
 
@@ -905,10 +1002,10 @@ START_TEST(cli_lesson)
     ck_assert_int_eq(r.status, 2);
     run_free(&r);
 
-    const char *typed = test_file("typed.md", HEADER "\nOne sequence: `=gib:GiB --model llama-3.1-8b`, "
-                                                     "that is 1 GiB.\n" SUMMARY);
+    const char *typed = test_file("typed.md", HEADER "\nOne sequence: `=gib:GiB --model llama-3.1-8b --context 10000`, "
+                                                     "that is 1.22 GiB.\n" SUMMARY);
     r = run_kvlab((const char *[]){"lesson", "check", typed, NULL}, NULL);
-    ck_assert_msg(r.status == 1 && strstr(r.out, ":8:") && strstr(r.out, "typed number 1"), "%d %s %s", r.status,
+    ck_assert_msg(r.status == 1 && strstr(r.out, ":8:") && strstr(r.out, "typed number 1.22"), "%d %s %s", r.status,
                   r.out, r.err);
     /* One figure is "1 figure", in the singular. */
     ck_assert_msg(strstr(r.out, ", 1 figure, 1 typed number calc computes"), "%s", r.out);
@@ -1150,6 +1247,9 @@ Suite *suite_lesson(void)
     tcase_add_test(t, typed_numbers_random);
     tcase_add_test(t, shipped_lessons_check);
     tcase_add_test(t, exercise_typed_found);
+    tcase_add_test(t, shipped_exercises_typed);
+    tcase_add_test(t, exercise_file_typed_flagged);
+    tcase_add_test(t, typed_numbers_inputs_and_precision);
     suite_add_tcase(s, t);
     t = tcase_create("glossary");
     tcase_add_test(t, glossary_errors);

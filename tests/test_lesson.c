@@ -7,6 +7,7 @@
 #include "glossary.h"
 #include "lesson.h"
 #include "query.h"
+#include "tui/table.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -1129,10 +1130,83 @@ static size_t widest_line(const char *text, const char **where)
     }
 }
 
+/* A random table of words and numbers printed within a random width fits
+ * it (its cells wrapped, the columns in parts where they must be), and
+ * every word and number of every cell is in it whole. */
+START_TEST(table_fits_width)
+{
+    static const char *const WORDS[] = {"a", "bytes", "per", "element", "metadata", "scale", "FP8", "E4M3",
+                                        "per-tensor", "group", "of", "16"};
+    Rng r = {test_seed()};
+    for (int round = 0; round < 50; round++) {
+        size_t cols = rng_range(&r, 1, 12), rows = rng_range(&r, 1, 8);
+        int width = (int)rng_range(&r, 30, 120);
+        static Table t;
+        table_init(&t, cols);
+        static char cells[8][12][128];
+        for (size_t i = 0; i < rows; i++) {
+            table_row(&t);
+            for (size_t c = 0; c < cols; c++) {
+                char *cell = cells[i][c];
+                size_t len = 0;
+                if (c > 0 && i > 0 && c % 2)    // a number column: one number, up to 12 digits
+                    len += (size_t)snprintf(cell, 128, "%llu", (unsigned long long)rng_range(&r, 0, 999999999999ull));
+                else
+                    for (size_t k = 0, n = rng_range(&r, 1, 6); k < n; k++)
+                        len += (size_t)snprintf(cell + len, 128 - len, "%s%s", k ? " " : "",
+                                                WORDS[rng_range(&r, 0, N_OF(WORDS) - 1)]);
+                table_cell(&t, "%s", cell);
+            }
+        }
+        char *out = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&out, &size);
+        table_print_width(&t, f, width);
+        fclose(f);
+        const char *w;
+        size_t widest = widest_line(out, &w);
+        ck_assert_seeded(widest <= (size_t)width, "%zu columns in %d: %.100s", widest, width, w);
+        for (size_t i = 0; i < rows; i++)
+            for (size_t c = 0; c < cols; c++) {
+                char text[128];
+                snprintf(text, sizeof text, "%s", cells[i][c]);
+                for (char *save, *word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save))
+                    ck_assert_seeded(strstr(out, word), "cell (%zu, %zu) word '%s' is not shown:\n%s", i, c, word, out);
+            }
+        free(out);
+        table_free(&t);
+    }
+}
+END_TEST
+
+/* Every word of every table cell of the lesson in file `name` (its
+ * figures worked out) is in out, the lesson as `lesson show` prints it:
+ * a table laid out to the width loses no cell and cuts no number. */
+static void lesson_cells_shown(const Shipped *s, const char *name, const char *out)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", lessondir(), name);
+    Lesson l;
+    Error e;
+    ck_assert_msg(lesson_load(&l, path, &s->refs, &e) == 0 && lesson_eval(&l, &e) == 0, "%s", e.msg);
+    for (size_t b = 0; b < l.n_blocks; b++) {
+        const LessonBlock *blk = &l.blocks[b];
+        for (size_t i = blk->run0; blk->kind == BLOCK_TABLE_ROW && i < blk->run0 + blk->n_runs; i++) {
+            const LessonRun *run = &l.runs[i];
+            char text[1024];
+            snprintf(text, sizeof text, "%s", run->kind == RUN_FIGURE ? l.figures[run->figure].text : run->text);
+            for (char *save, *word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save))
+                ck_assert_msg(strstr(out, word), "%s: the table's cell word '%s' is not shown", name, word);
+        }
+    }
+    lesson_free(&l);
+}
+
 /* The teaching commands' own text fits an 80-column terminal: the lesson
- * and glossary lists, the lessons' widget command lines, the help, and
- * every exercise shown with its solution and checked with a random wrong
- * answer (tables that a widget's command prints are that command's). */
+ * and glossary lists, every lesson as `lesson show` prints it (its tables
+ * and its widgets' output laid out to the width, every cell shown), the
+ * help, and every exercise shown with its solution and checked with a
+ * random wrong answer. */
 START_TEST(cli_text_fits_80)
 {
     setenv("COLUMNS", "80", 1);
@@ -1150,22 +1224,20 @@ START_TEST(cli_text_fits_80)
                       CMDS[i][1] ? CMDS[i][1] : "", cols, w);
         run_free(&r);
     }
-    for (int n = 1; n <= 11; n++) {
-        char id[8];
-        snprintf(id, sizeof id, "%d", n);
-        RunResult r = run_kvlab((const char *[]){"lesson", "show", id, NULL}, NULL);
-        for (const char *p = r.out; (p = strstr(p, " widget] "));) {
-            const char *line = p;
-            while (line > r.out && line[-1] != '\n')
-                line--;
-            size_t len = strcspn(line, "\n");
-            ck_assert_msg(len <= 80, "lesson %d: %zu columns: %.*s", n, len, (int)len, line);
-            p++;
-        }
-        run_free(&r);
-    }
     Shipped s;
     shipped_open(&s);
+    char names[64][256];
+    size_t n_lessons = shipped_lessons(names, 64);
+    for (size_t n = 1; n <= n_lessons; n++) {
+        char id[8];
+        snprintf(id, sizeof id, "%zu", n);
+        RunResult r = run_kvlab((const char *[]){"lesson", "show", id, NULL}, NULL);
+        const char *w;
+        size_t cols = widest_line(r.out, &w);
+        ck_assert_msg(r.status == 0 && cols <= 80, "lesson %zu: %zu columns: %.100s", n, cols, w);
+        lesson_cells_shown(&s, names[n - 1], r.out);
+        run_free(&r);
+    }
     Rng rng = {test_seed()};
     for (size_t i = 0; i < s.x.n; i++) {
         const Exercise *x = &s.x.ex[i];
@@ -1268,6 +1340,7 @@ Suite *suite_lesson(void)
     t = tcase_create("width");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, cli_text_fits_80);
+    tcase_add_test(t, table_fits_width);
     suite_add_tcase(s, t);
     return s;
 }

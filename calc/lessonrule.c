@@ -30,6 +30,7 @@
  */
 typedef struct {
     double value;               // in unit
+    Q exact;                    // the same, exact: rounded as calc rounds it
     const QueryUnit *unit;
     short input;                // which input set
     const Metric *metric;       // NULL: an input, not a figure
@@ -111,7 +112,7 @@ static int rule_value(Figures *f, size_t i, Q v, const char *unit, Error *e)
         Q x;
         if (query_unit_family(u) != query_unit_family(from) || query_convert(v, from, u, &x, &ignored))
             continue;
-        Computed c = {q_to_double(x), u, (short)i, NULL, NULL};
+        Computed c = {q_to_double(x), x, u, (short)i, NULL, NULL};
         if (rule_add(f, &c, e))
             return -1;
     }
@@ -192,7 +193,7 @@ static int rule_compute(Figures *f, size_t i, Error *e)
                 Q x;
                 if (query_unit_family(u) != v.family || query_convert(v.exact, v.unit, u, &x, &ignored))
                     continue;
-                Computed c = {q_to_double(x), u, (short)i, q.metric, format_at(fi)};
+                Computed c = {q_to_double(x), x, u, (short)i, q.metric, format_at(fi)};
                 if (rule_add(f, &c, e))
                     return -1;
             }
@@ -391,7 +392,9 @@ static bool rule_equal(const Computed *c, const Number *num)
         snprintf(shown, sizeof shown, "%.*e", num->decimals, c->value);
         return strcmp(shown, typed) == 0;
     }
-    snprintf(shown, sizeof shown, "%.*f", num->decimals, c->value);
+    /* Rounded half up, exactly, as calc prints it: 10895.625 MiB is
+     * "10895.63", where printf's binary rounding gives "10895.62". */
+    q_str(shown, sizeof shown, c->exact, num->decimals, false);
     return strcmp(shown, num->digits) == 0;
 }
 

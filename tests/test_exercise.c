@@ -1128,17 +1128,23 @@ static size_t entries(const char *dir)
     return n;
 }
 
+/* A fresh progress home: the progress file's path and its directory's. */
+static void progress_files(char *path, char *dir)
+{
+    Error e;
+    progress_dir_setup();
+    ck_assert(progress_path(path, PROGRESS_PATH_MAX, &e) == 0);
+    snprintf(dir, PROGRESS_PATH_MAX, "%s/kvlab", progress_home);
+}
+
 /* Nothing is renamed by a command that only shows progress; a file that
  * cannot be read (not a regular file; no permission) is not corrupt, and
  * a file of a newer version is not ours: both are left as they are, with
  * a message naming why, and a check then exits 3 with its verdict. */
 START_TEST(progress_left_alone)
 {
-    progress_dir_setup();
     char path[PROGRESS_PATH_MAX], dir[PROGRESS_PATH_MAX];
-    Error e;
-    ck_assert(progress_path(path, sizeof path, &e) == 0);
-    snprintf(dir, sizeof dir, "%s/kvlab", progress_home);
+    progress_files(path, dir);
     mkdir(dir, 0700);
     static const struct {
         const char *text;           // NULL: a directory where the file should be
@@ -1208,11 +1214,9 @@ static bool flock_waited_on(void)
  * does not come back. */
 START_TEST(progress_reset_under_lock)
 {
-    progress_dir_setup();
     char path[PROGRESS_PATH_MAX], dir[PROGRESS_PATH_MAX];
     Error e;
-    ck_assert(progress_path(path, sizeof path, &e) == 0);
-    snprintf(dir, sizeof dir, "%s/kvlab", progress_home);
+    progress_files(path, dir);
     static Progress p;
     memset(&p, 0, sizeof p);
     progress_exercise(&p, "old")->attempts = 1;

@@ -1331,7 +1331,9 @@ Suite *suite_lesson(void)
     tcase_add_test(t, glossary_covers_labels);
     suite_add_tcase(s, t);
     t = tcase_create("cli");
-    tcase_set_timeout(t, 60);
+    /* Each test runs kvlab once per shipped lesson or exercise: some
+     * ninety runs, minutes under the sanitizers on a busy machine. */
+    tcase_set_timeout(t, 300);
     tcase_add_test(t, cli_lesson);
     tcase_add_test(t, cli_lessons_render);
     tcase_add_test(t, shipped_units_not_repeated);

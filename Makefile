@@ -287,7 +287,7 @@ $(CALC_LIB): $(CALC_OBJ)
 $(KERN_LIB): $(KERN_OBJ)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/lab/plotmath.o $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
+$(TEST_BIN): $(TEST_OBJ) $(BUILD)/tui/lab/plotmath.o $(BUILD)/tui/table.o $(BUILD)/tui/text.o $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CHECK_LIBS) $(CJSON_LIBS) $(MD4C_LIBS) \
 	    -lm -lpthread -ldl $(LDLIBS)
 

@@ -575,18 +575,60 @@ const char *exercise_dir(char *buf, size_t n)
     return buf;
 }
 
+/* "elements" and the calc options of settings, less every --format and
+ * every option that is the widget's own (--contexts), with their values,
+ * into buf (which holds "elements" on entry). */
+static const char *settings_calc_options(const char *settings, char *buf, size_t n)
+{
+    char words[512];
+    snprintf(words, sizeof words, "%s", settings);
+    size_t len = strlen(buf);
+    bool skip = false;
+    for (char *save, *w = strtok_r(words, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save)) {
+        bool option = !strncmp(w, "--", 2);
+        if (skip && !option) {
+            skip = false;               // the value of an option left out
+            continue;
+        }
+        skip = false;
+        if (option && (!strncmp(w, "--format", 8) || query_option_by_name(w + 2) < 0)) {
+            skip = !strchr(w, '=');
+            continue;
+        }
+        len += (size_t)snprintf(buf + len, len < n ? n - len : 0, " %s", w);
+    }
+    return buf;
+}
+
 int exercise_typed_numbers(const Exercise *x, TypedNumber *out, size_t max, Error *e)
 {
-    static char names[EXERCISE_CHOICES_MAX][2][24];
-    RuleText texts[3 + 2 * EXERCISE_CHOICES_MAX] = {
-        {"question", x->question}, {"hint", x->hint}, {"solution", x->solution}};
-    size_t n = 3;
+    static char names[EXERCISE_CHOICES_MAX + EXERCISE_STEPS_MAX][2][24];
+    RuleText texts[4 + 2 * EXERCISE_CHOICES_MAX + EXERCISE_STEPS_MAX] = {
+        {"question", x->question}, {"hint", x->hint}, {"solution", x->solution}, {"seed_error", x->seed_error}};
+    size_t n = 4;
     for (size_t i = 0; i < x->n_choices; i++) {
         snprintf(names[i][0], sizeof names[i][0], "choice %c", (int)('a' + i));
         snprintf(names[i][1], sizeof names[i][1], "choice %c's why", (int)('a' + i));
         texts[n++] = (RuleText){names[i][0], x->choices[i].text};
         texts[n++] = (RuleText){names[i][1], x->choices[i].why};
     }
-    const char *answer = x->answer;
-    return text_typed_numbers(texts, n, &answer, x->has_query ? 1 : 0, out, max, e);
+    for (size_t i = 0; i < x->n_steps; i++) {
+        snprintf(names[EXERCISE_CHOICES_MAX + i][0], sizeof names[0][0], "step %zu", i + 1);
+        texts[n++] = (RuleText){names[EXERCISE_CHOICES_MAX + i][0], x->steps[i]};
+    }
+    /* The inputs: the answer's query, and a task's settings where they are
+     * calc's options (a calc or speedup screen's), without their formats. */
+    const char *queries[2];
+    size_t n_queries = 0;
+    if (x->has_query)
+        queries[n_queries++] = x->answer;
+    char settings[QUERY_TEXT_MAX] = "elements";
+    Query q;
+    QueryValue v;
+    Error ignored;
+    if (x->kind == EXERCISE_TASK && !query_parse(settings_calc_options(x->settings, settings, sizeof settings), &q,
+                                                 &ignored) &&
+        !query_eval(&q, &v, &ignored))
+        queries[n_queries++] = settings;
+    return text_typed_numbers(texts, n, queries, n_queries, out, max, e);
 }

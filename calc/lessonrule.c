@@ -7,7 +7,12 @@
  * every metric of every format, in every unit of the metric's family.
  * That is a few thousand values, computed once per check: each input
  * set's workload is set up once (files read), then every metric of every
- * format is worked out on it. */
+ * format is worked out on it.
+ *
+ * The inputs themselves are kept beside them (the model's shape, the
+ * context, batch, pool, weights, the GPU's memory and bandwidth, the
+ * formats' own widths and groups ...): a typed number that is one of them,
+ * in any unit, states an input, not a figure. */
 #include "lesson.h"
 
 #include "format.h"
@@ -25,19 +30,22 @@
  */
 typedef struct {
     double value;               // in unit
+    Q exact;                    // the same, exact: rounded as calc rounds it
     const QueryUnit *unit;
     short input;                // which input set
-    const Metric *metric;
+    const Metric *metric;       // NULL: an input, not a figure
     const Format *format;
 } Computed;
 
 #define INPUTS_MAX 64
 
 typedef struct {
-    Computed *c;
+    Computed *c;                // the figures, then the inputs' values
     size_t n, cap;
     size_t n_inputs;
     Query inputs[INPUTS_MAX];   // metric and unit unused: the options alone
+    size_t n_formats;
+    const Format *formats[QUERY_FORMATS_MAX * 4]; // the formats the queries name
 } Figures;
 
 static int rule_add(Figures *f, const Computed *c, Error *e)
@@ -53,17 +61,32 @@ static int rule_add(Figures *f, const Computed *c, Error *e)
     return 0;
 }
 
+/* A format a query names, once. */
+static void rule_format(Figures *f, const char *id)
+{
+    const Format *fm = format_by_id(id);
+    for (size_t i = 0; fm && i < f->n_formats; i++)
+        if (f->formats[i] == fm)
+            return;
+    if (fm && f->n_formats < sizeof f->formats / sizeof f->formats[0])
+        f->formats[f->n_formats++] = fm;
+}
+
 /* The query's options without --format, once per distinct set. */
 static void rule_input(Figures *f, const Query *q)
 {
     Query in = {.metric = q->metric, .unit = q->unit, .digits = -1};
     for (size_t i = 0; i < q->n_words; i++) {
         if (strcmp(q->words[i], "--format") == 0) {
+            if (i + 1 < q->n_words)
+                rule_format(f, q->words[i + 1]);
             i++;
             continue;
         }
-        if (strncmp(q->words[i], "--format=", 9) == 0)
+        if (strncmp(q->words[i], "--format=", 9) == 0) {
+            rule_format(f, q->words[i] + 9);
             continue;
+        }
         memcpy(in.words[in.n_words++], q->words[i], sizeof q->words[i]);
     }
     for (size_t i = 0; i < f->n_inputs; i++) {
@@ -78,6 +101,75 @@ static void rule_input(Figures *f, const Query *q)
         f->inputs[f->n_inputs++] = in;
 }
 
+/* Value v (a count "", a size "B", a ratio "x") of input set i, in every
+ * unit of its family. */
+static int rule_value(Figures *f, size_t i, Q v, const char *unit, Error *e)
+{
+    const QueryUnit *from = query_unit_by_name(unit);
+    Error ignored;
+    for (size_t ui = 0; v.num && ui < query_unit_count(); ui++) {
+        const QueryUnit *u = query_unit_at(ui);
+        Q x;
+        if (query_unit_family(u) != query_unit_family(from) || query_convert(v, from, u, &x, &ignored))
+            continue;
+        Computed c = {q_to_double(x), x, u, (short)i, NULL, NULL};
+        if (rule_add(f, &c, e))
+            return -1;
+    }
+    return 0;
+}
+
+/* What input set i is worked out on: the numbers of the workload the
+ * options make, whether typed in the query or read from the scenario,
+ * model and GPU files it names. */
+static int rule_workload_inputs(Figures *f, size_t i, const QuerySetup *s, Error *e)
+{
+    const Workload *w = &s->w;
+    const uint64_t counts[] = {w->shape.layers, w->shape.q_heads, w->shape.kv_heads, w->shape.head_dim,
+                               w->shape.window, w->context, w->batch, w->tp, w->block_tokens, w->kv.residual};
+    const u128 sizes[] = {w->pool, w->weights, w->bandwidth, s->has_gpu ? s->gpu.memory : 0};
+    int r = rule_value(f, i, s->utilization, "x", e);
+    for (size_t k = 0; !r && k < sizeof counts / sizeof counts[0]; k++)
+        r = rule_value(f, i, q_make(counts[k], 1), "", e);
+    for (size_t k = 0; !r && k < w->kv.n_bf16_layers; k++)
+        r = rule_value(f, i, q_make(w->kv.bf16_layers[k], 1), "", e);
+    for (size_t k = 0; !r && k < sizeof sizes / sizeof sizes[0]; k++)
+        r = rule_value(f, i, q_make(sizes[k], 1), "B", e);
+    return r;
+}
+
+/* The definitions calc works with: each unit's size in its family's
+ * first unit (1 GiB is 1,073,741,824 B), and what each format the queries
+ * name (and BF16, the baseline of every ratio) is defined by: its bits,
+ * its group, its metadata's bytes, and its payload's bytes per element. */
+static int rule_definitions(Figures *f, Error *e)
+{
+    int r = 0;
+    for (size_t ui = 0; !r && ui < query_unit_count(); ui++) {
+        const QueryUnit *u = query_unit_at(ui);
+        for (size_t bi = 0; bi < query_unit_count(); bi++) {
+            const QueryUnit *base = query_unit_at(bi);
+            Q x;
+            Error ignored;
+            if (query_unit_family(base) == query_unit_family(u)) {
+                if (!query_convert(q_make(1, 1), u, base, &x, &ignored))
+                    r = rule_value(f, 0, x, query_unit_name(base), e);
+                break;
+            }
+        }
+    }
+    rule_format(f, format_bf16()->id);
+    for (size_t k = 0; !r && k < f->n_formats; k++) {
+        const Format *fm = f->formats[k];
+        r = rule_value(f, 0, q_make(fm->payload_bits, 1), "", e) || rule_value(f, 0, q_make(fm->group, 1), "", e) ||
+            rule_value(f, 0, q_make(fm->payload_bits, 8), "B", e) ||
+            rule_value(f, 0, q_make(fm->group_meta_bytes, 1), "B", e) ||
+            rule_value(f, 0, q_make(fm->vector_meta_bytes, 1), "B", e) ||
+            rule_value(f, 0, q_make(fm->tensor_scale_bytes, 1), "B", e);
+    }
+    return r ? -1 : 0;
+}
+
 /* Every metric of every format on input set i, in every unit of its family. */
 static int rule_compute(Figures *f, size_t i, Error *e)
 {
@@ -87,6 +179,8 @@ static int rule_compute(Figures *f, size_t i, Error *e)
     Error ignored;
     if (query_workload(&q, &s, &unused, &ignored))
         return 0;                       // a scenario query needs no shape of its own; none to compute
+    if (rule_workload_inputs(f, i, &s, e))
+        return -1;
     for (size_t fi = 0; fi < format_count(); fi++)
         for (size_t mi = 0; mi < metric_count(); mi++) {
             q.metric = metric_at(mi);
@@ -99,7 +193,7 @@ static int rule_compute(Figures *f, size_t i, Error *e)
                 Q x;
                 if (query_unit_family(u) != v.family || query_convert(v.exact, v.unit, u, &x, &ignored))
                     continue;
-                Computed c = {q_to_double(x), u, (short)i, q.metric, format_at(fi)};
+                Computed c = {q_to_double(x), x, u, (short)i, q.metric, format_at(fi)};
                 if (rule_add(f, &c, e))
                     return -1;
             }
@@ -124,7 +218,7 @@ static int rule_figures(const Lesson *l, Figures *f, Error *e)
     for (size_t i = 0; i < f->n_inputs; i++)
         if (rule_compute(f, i, e))
             return -1;
-    return 0;
+    return f->n_inputs ? rule_definitions(f, e) : 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -267,6 +361,13 @@ static bool rule_exempt(const char *text, size_t len, size_t start, size_t end, 
     w = rule_word(text, len, start, false, &n);
     if (rule_in(INPUT_BEFORE, w, n))
         return true;
+    /* The value of one of calc's options: "--batch 64". */
+    char option[QUERY_WORD_MAX];
+    if (n > 2 && n < sizeof option && !strncmp(w, "--", 2)) {
+        snprintf(option, sizeof option, "%.*s", (int)(n - 2), w + 2);
+        if (query_option_by_name(option) >= 0)
+            return true;
+    }
     /* A year: four digits from 1900 to 2099, no comma, no decimals. */
     long v = strtol(num->digits, NULL, 10);
     return !num->decimals && !num->suffix && strlen(num->digits) == 4 && v >= 1900 && v <= 2099 &&
@@ -291,8 +392,38 @@ static bool rule_equal(const Computed *c, const Number *num)
         snprintf(shown, sizeof shown, "%.*e", num->decimals, c->value);
         return strcmp(shown, typed) == 0;
     }
-    snprintf(shown, sizeof shown, "%.*f", num->decimals, c->value);
+    /* Rounded half up, exactly, as calc prints it: 10895.625 MiB is
+     * "10895.63", where printf's binary rounding gives "10895.62". */
+    q_str(shown, sizeof shown, c->exact, num->decimals, false);
     return strcmp(shown, num->digits) == 0;
+}
+
+/* Whether the number is one of the inputs, in the unit it is written in
+ * (any unit when none): "60 GB" of a --pool 60GB, "16" of 16 KV heads.
+ * An input is exempt even where a figure has the same value, for a
+ * reader cannot tell the two apart either, and the input is the one the
+ * text states. */
+static bool rule_is_input(const Figures *f, const Number *num)
+{
+    for (size_t k = 0; k < f->n; k++)
+        if (!f->c[k].metric && rule_equal(&f->c[k], num))
+            return true;
+    return false;
+}
+
+/* The number's significant digits, as typed: "41.94" 4, "128,000" 6,
+ * "0.05" 1, "2" 1, "3.55x" 3. A number of one is not compared with the
+ * figures: it stands for a range at least a tenth of its value wide (2 for
+ * 1.5 to 2.5), and the thousands of figures of a lesson's inputs, in every
+ * unit, fill every such range many times over, so a match would not say
+ * which figure, if any, it is (lessons/FORMAT.md, "Precision"). */
+static int rule_significant(const Number *num)
+{
+    int n = 0;
+    for (const char *d = num->digits; *d; d++)
+        if (isdigit((unsigned char)*d) && (n || *d != '0'))
+            n++;
+    return n;
 }
 
 typedef struct {
@@ -356,10 +487,12 @@ static void rule_text(Found *fd, const char *text, size_t from, LessonPos pos)
         /* A unit in the next word says which figures it can be. */
         size_t un;
         const char *u = rule_word(text, len, i, true, &un);
-        if (!num.unit[0] && !num.suffix)
-            rule_unit(u, un, false, &num);
+        if (!num.unit[0] && !num.suffix && !rule_unit(u, un, false, &num) && un > 2 && !strncmp(u + un - 2, "/s", 2))
+            rule_unit(u, un - 2, false, &num);  // a rate, "3,352 GB/s": the size of a second
+        if (rule_is_input(fd->f, &num) || rule_significant(&num) < 2)
+            continue;
         for (size_t k = 0; k < fd->f->n; k++)
-            if (rule_equal(&fd->f->c[k], &num)) {
+            if (fd->f->c[k].metric && rule_equal(&fd->f->c[k], &num)) {
                 rule_report(fd, &num, text + s, e - s, &fd->f->c[k],
                             rule_pos(fd->l, &from, text + s, e - s, pos));
                 break;

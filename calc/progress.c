@@ -3,6 +3,7 @@
 
 #include "atomicfile.h"
 #include "jsonfile.h"
+#include "readfile.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -131,20 +132,6 @@ static int from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
     return rc;
 }
 
-/* Whether there is a file to read (1) or none (0); -1 where it cannot be
- * read (permission, not a regular file): that is not corruption, and the
- * file is left alone. */
-static int readable(const char *path, Error *e)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : error_runtime(e, "%s cannot be read: %s", path, strerror(errno));
-    struct stat st;
-    const char *why = fstat(fd, &st) ? strerror(errno) : !S_ISREG(st.st_mode) ? "not a regular file" : NULL;
-    close(fd);
-    return why ? error_runtime(e, "%s cannot be read: %s", path, why) : 1;
-}
-
 /* Renames the file that is not progress aside under a name that says when. */
 static int keep_aside(Progress *p, const char *path, const Error *why, Error *e)
 {
@@ -169,12 +156,22 @@ static int keep_aside(Progress *p, const char *path, const Error *why, Error *e)
 int progress_load(Progress *p, const char *path, ProgressMode mode, Error *e)
 {
     memset(p, 0, sizeof *p);
-    int there = readable(path, e);
-    if (there <= 0)
-        return there;           // no progress yet, or none to be had
+    /* The file is opened and read once: what is judged is what was read. */
+    char *text;
+    size_t len;
     Error why;
-    if (!jsondoc_read(p, sizeof *p, from_doc, NULL, path, NULL, 0, &why))
-        return 0;
+    if (readfile(path, JSON_FILE_MAX, "progress files", &text, &len, &why)) {
+        if (errno == ENOENT)
+            return 0;           // no progress yet
+        if (errno != EFBIG)     // no permission, not a regular file, a failed read: not corruption
+            return error_runtime(e, "%s cannot be read: %s", path,
+                                 errno == EINVAL ? "not a regular file" : strerror(errno));
+    } else {
+        int rc = jsondoc_read(p, sizeof *p, from_doc, NULL, path, text, len, &why);
+        free(text);
+        if (!rc)
+            return 0;
+    }
     if (why.runtime && !p->newer)
         return error_runtime(e, "%s", why.msg);     // a failed read, not a corrupt file
     bool newer = p->newer;
@@ -309,4 +306,16 @@ int progress_record(Progress *p, const char *path, const char *id, bool correct,
 int progress_record_read(Progress *p, const char *path, const char *lesson, Error *e)
 {
     return progress_update(p, path, progress_change_read, lesson, e);
+}
+
+int progress_reset(const char *path, Error *e)
+{
+    int lock = lock_dir(path, e);
+    if (lock < 0)
+        return access(path, F_OK) && errno == ENOENT ? 0 : -1;     // no directory: no progress
+    int rc = 1;
+    if (unlink(path))
+        rc = errno == ENOENT ? 0 : error_runtime(e, "cannot delete %s: %s", path, strerror(errno));
+    close(lock);
+    return rc;
 }

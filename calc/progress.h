@@ -79,6 +79,12 @@ int progress_attempt(Progress *p, const char *id, bool correct);
 int progress_record(Progress *p, const char *path, const char *id, bool correct, Error *e);
 /* The lesson marked read in the file at path, in the same way. */
 int progress_record_read(Progress *p, const char *path, const char *lesson, Error *e);
+/* Deletes the file at path under the same lock, waiting for a record in
+ * progress to finish: so a reset that races a check neither loses the
+ * check's attempt to a save after it (the reset comes after the save and
+ * deletes it too) nor lets that save bring the deleted progress back.
+ * 1 deleted, 0 there was none, -1 on an error. */
+int progress_reset(const char *path, Error *e);
 /* The entry where there is one, else NULL. */
 const ProgressItem *progress_find_exercise(const Progress *p, const char *id);
 const ProgressItem *progress_find_lesson(const Progress *p, const char *id);

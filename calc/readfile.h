@@ -11,7 +11,10 @@
 
 /* The file's bytes in *text (NUL-terminated, to free), its length in *len.
  * `kind` names what the limit is for in the refusal: "data files are
- * limited to 1048576 bytes". */
+ * limited to 1048576 bytes". On an error errno says which, for a caller
+ * that tells them apart: the open's own (ENOENT: no such file), EINVAL not
+ * a regular file, EFBIG over the limit, ENOMEM, EIO a read that stopped
+ * short. */
 int readfile(const char *path, size_t max, const char *kind, char **text, size_t *len, Error *e);
 
 #endif

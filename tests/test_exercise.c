@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1125,17 +1128,23 @@ static size_t entries(const char *dir)
     return n;
 }
 
+/* A fresh progress home: the progress file's path and its directory's. */
+static void progress_files(char *path, char *dir)
+{
+    Error e;
+    progress_dir_setup();
+    ck_assert(progress_path(path, PROGRESS_PATH_MAX, &e) == 0);
+    snprintf(dir, PROGRESS_PATH_MAX, "%s/kvlab", progress_home);
+}
+
 /* Nothing is renamed by a command that only shows progress; a file that
  * cannot be read (not a regular file; no permission) is not corrupt, and
  * a file of a newer version is not ours: both are left as they are, with
  * a message naming why, and a check then exits 3 with its verdict. */
 START_TEST(progress_left_alone)
 {
-    progress_dir_setup();
     char path[PROGRESS_PATH_MAX], dir[PROGRESS_PATH_MAX];
-    Error e;
-    ck_assert(progress_path(path, sizeof path, &e) == 0);
-    snprintf(dir, sizeof dir, "%s/kvlab", progress_home);
+    progress_files(path, dir);
     mkdir(dir, 0700);
     static const struct {
         const char *text;           // NULL: a directory where the file should be
@@ -1186,6 +1195,114 @@ START_TEST(progress_left_alone)
 }
 END_TEST
 
+/* Whether some process waits on /proc/locks for a flock another holds. */
+static bool flock_waited_on(void)
+{
+    FILE *f = fopen("/proc/locks", "r");
+    char line[256];
+    bool waits = false;
+    while (f && !waits && fgets(line, sizeof line, f))
+        waits = strstr(line, "->") && strstr(line, "FLOCK");
+    if (f)
+        fclose(f);
+    return waits;
+}
+
+/* `kvlab exercise reset` takes the lock a check records its attempt under:
+ * while a check holds it, the reset waits and deletes nothing; the check
+ * saves, and the reset then deletes what it saved, so the deleted progress
+ * does not come back. */
+START_TEST(progress_reset_under_lock)
+{
+    char path[PROGRESS_PATH_MAX], dir[PROGRESS_PATH_MAX];
+    Error e;
+    progress_files(path, dir);
+    static Progress p;
+    memset(&p, 0, sizeof p);
+    progress_exercise(&p, "old")->attempts = 1;
+    ck_assert(progress_save(&p, path, &e) == 0);
+    int locked[2], go[2];
+    ck_assert(pipe(locked) == 0 && pipe(go) == 0);
+    pid_t check = fork();
+    ck_assert(check >= 0);
+    if (check == 0) {               // a check: the lock held from its load to its save
+        int fd = open(dir, O_RDONLY | O_DIRECTORY);
+        char c = 0;
+        if (fd < 0 || flock(fd, LOCK_EX) || write(locked[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+            _exit(1);
+        static Progress n;
+        progress_exercise(&n, "old")->attempts = 2;
+        progress_exercise(&n, "new")->attempts = 1;
+        _exit(progress_save(&n, path, &e) ? 1 : 0);
+    }
+    char c;
+    ck_assert(read(locked[0], &c, 1) == 1);
+    pid_t reset = fork();
+    ck_assert(reset >= 0);
+    if (reset == 0) {
+        RunResult r = RUN("exercise", "reset", "--yes");
+        _exit(r.status == 0 && strstr(r.out, "progress deleted") ? 0 : 1);
+    }
+    /* Until the reset is seen waiting on the lock (or a while has passed,
+     * for a reset that takes no lock). */
+    for (int i = 0; i < 500 && !flock_waited_on(); i++)
+        usleep(10000);
+    ck_assert_msg(access(path, F_OK) == 0, "the reset deleted the file while a check held the lock");
+    ck_assert(write(go[1], &c, 1) == 1);
+    int status;
+    ck_assert(waitpid(check, &status, 0) == check && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert(waitpid(reset, &status, 0) == reset && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ck_assert_msg(access(path, F_OK) != 0, "the check's save brought the progress back after the reset");
+    close(locked[0]), close(locked[1]), close(go[0]), close(go[1]);
+    /* A reset with nothing to reset says so. */
+    RunResult r = RUN("exercise", "reset", "--yes");
+    ck_assert_msg(r.status == 0 && strstr(r.out, "no progress to reset"), "%d %s", r.status, r.out);
+    run_free(&r);
+    progress_dir_teardown();
+}
+END_TEST
+
+/* A load opens the progress file once, whatever it finds there (progress,
+ * or a corrupt file then kept aside): what is judged is what was read. */
+START_TEST(progress_read_once)
+{
+    progress_dir_setup();
+    char path[PROGRESS_PATH_MAX];
+    Error e;
+    ck_assert(progress_path(path, sizeof path, &e) == 0);
+    static Progress p;
+    memset(&p, 0, sizeof p);
+    progress_exercise(&p, "a")->attempts = 3;
+    static const struct {
+        const char *text;           // NULL: p saved
+        ProgressMode mode;
+    } CASES[] = {{NULL, PROGRESS_READ}, {NULL, PROGRESS_UPDATE}, {"{oops", PROGRESS_READ}, {"{oops", PROGRESS_UPDATE}};
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        if (CASES[i].text)
+            write_file(path, CASES[i].text);
+        else
+            ck_assert(progress_save(&p, path, &e) == 0);
+        int in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        ck_assert(in >= 0 && inotify_add_watch(in, path, IN_OPEN | IN_CLOSE) >= 0);
+        static Progress q;
+        ck_assert_msg(progress_load(&q, path, CASES[i].mode, &e) == 0, "%s", e.msg);
+        /* Closes are watched too: inotify folds an event into the one
+         * before it when they are the same, and two opens in a row are. */
+        int opens = 0;
+        char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        for (ssize_t n; (n = read(in, buf, sizeof buf)) > 0;)
+            for (char *ev = buf; ev < buf + n; ev += sizeof(struct inotify_event) + ((struct inotify_event *)ev)->len)
+                opens += (((struct inotify_event *)ev)->mask & IN_OPEN) != 0;
+        close(in);
+        ck_assert_msg(opens == 1, "case %zu: the file was opened %d times", i, opens);
+        char cmd[PROGRESS_PATH_MAX + 32];
+        snprintf(cmd, sizeof cmd, "rm -f '%s'*", path);
+        ck_assert(system(cmd) == 0);
+    }
+    progress_dir_teardown();
+}
+END_TEST
+
 Suite *suite_exercise(void)
 {
     Suite *s = suite_create("exercise");
@@ -1217,6 +1334,8 @@ Suite *suite_exercise(void)
     tcase_add_test(t, progress_crash_before_rename);
     tcase_add_test(t, progress_corrupt_kept);
     tcase_add_test(t, progress_left_alone);
+    tcase_add_test(t, progress_reset_under_lock);
+    tcase_add_test(t, progress_read_once);
     suite_add_tcase(s, t);
     return s;
 }

@@ -7,6 +7,7 @@
 #include "glossary.h"
 #include "lesson.h"
 #include "query.h"
+#include "tui/table.h"
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
@@ -470,21 +471,22 @@ START_TEST(typed_numbers_exempt)
 END_TEST
 
 /* A random figure of a random model, typed at the precision the lesson's
- * own query shows, is flagged. */
+ * own query shows (in MiB, so with more than one significant digit), is
+ * flagged. */
 START_TEST(typed_numbers_random)
 {
     static const char *const MODELS[] = {"llama-3.1-8b", "llama-3.1-70b", "mistral-7b-v0.1", "gemma-2-9b"};
     Rng r = {test_seed()};
     for (int round = 0; round < 4; round++) {
         char q[256];
-        snprintf(q, sizeof q, "gib:GiB:2 --model %s --context %llu --format %s",
+        snprintf(q, sizeof q, "bytes:MiB:2 --model %s --context %llu --format %s",
                  MODELS[rng_range(&r, 0, N_OF(MODELS) - 1)], (unsigned long long)rng_range(&r, 1024, 131072),
                  format_at(rng_range(&r, 0, format_count() - 1))->id);
         QueryValue v;
         Error e;
         ck_assert_seeded(query_run(q, &v, &e) == 0, "%s: %s", q, e.msg);
         char text[4096];
-        snprintf(text, sizeof text, HEADER "\nIt is `=%s`, that is %s GiB.\n" SUMMARY, q, v.number);
+        snprintf(text, sizeof text, HEADER "\nIt is `=%s`, that is %s MiB.\n" SUMMARY, q, v.number);
         Lesson l;
         const char *msg = test_parse(text, &l, &e);
         ck_assert_seeded(!msg, "%s", msg);
@@ -582,18 +584,114 @@ START_TEST(exercise_typed_found)
 {
     static const char FILE_TEXT[] =
         "{\"exercises\": [{\"id\": \"x-1\", \"lesson\": \"l\", \"kind\": \"number\", \"level\": \"compute\",\n"
-        "  \"question\": \"How many sequences fit? BF16 fits 20.\", \"hint\": \"FP8 fits 40 sequences.\",\n"
-        "  \"answer\": \"slots --scenario pool-20gib --format fp8_e4m3\", \"solution\": \"It is 20 and 40.\"}]}";
+        "  \"question\": \"How many sequences fit? NVFP4 fits 71.\", \"hint\": \"FP8 fits 40 sequences.\",\n"
+        "  \"answer\": \"slots --scenario pool-20gib --format fp8_e4m3\", \"solution\": \"It is 71 and 40.\"}]}";
     ExerciseSet set = {0};
     Error e;
     ck_assert_msg(exercise_load_file(&set, "x.json", FILE_TEXT, strlen(FILE_TEXT), &e) == 0, "%s", e.msg);
     TypedNumber t[8];
     int n = exercise_typed_numbers(&set.ex[0], t, 8, &e);
     ck_assert_msg(n == 4, "%d typed numbers", n);
-    ck_assert(!strcmp(t[0].where, "question") && !strcmp(t[0].number, "20") && t[0].pos.col == 35);
+    ck_assert(!strcmp(t[0].where, "question") && !strcmp(t[0].number, "71") && t[0].pos.col == 36);
     ck_assert(!strcmp(t[1].where, "hint") && !strcmp(t[1].number, "40") && t[1].pos.col == 10);
     ck_assert(!strcmp(t[2].where, "solution") && !strcmp(t[3].where, "solution"));
     exercise_set_free(&set);
+}
+END_TEST
+
+/* No shipped exercise types, in its question, hint, solution or choices, a
+ * number calc computes for its answer or its figures; nor does a glossary
+ * definition for its figures. */
+START_TEST(shipped_exercises_typed)
+{
+    Shipped s;
+    shipped_open(&s);
+    static char found[65536];
+    found[0] = 0;
+    size_t len = 0;
+    for (size_t i = 0; i < s.x.n; i++) {
+        const Exercise *x = &s.x.ex[i];
+        TypedNumber t[8];
+        Error e;
+        int typed = exercise_typed_numbers(x, t, 8, &e);
+        ck_assert_msg(typed >= 0, "%s: %s", x->id, e.msg);
+        for (int k = 0; k < typed && k < 8 && len < sizeof found; k++)
+            len += (size_t)snprintf(found + len, sizeof found - len, "\n%s, %s: %s is `=%s`", x->id, t[k].where,
+                                    t[k].number, t[k].figure);
+    }
+    for (size_t i = 0; i < s.g.n; i++) {
+        RuleText text = {s.g.entries[i].term, s.g.entries[i].definition};
+        TypedNumber t[8];
+        Error e;
+        int typed = text_typed_numbers(&text, 1, NULL, 0, t, 8, &e);
+        ck_assert_msg(typed >= 0, "%s: %s", text.name, e.msg);
+        for (int k = 0; k < typed && k < 8 && len < sizeof found; k++)
+            len += (size_t)snprintf(found + len, sizeof found - len, "\nglossary %s: %s is `=%s`", t[k].where,
+                                    t[k].number, t[k].figure);
+    }
+    if (getenv("KVLAB_TYPED_ALL"))
+        fprintf(stderr, "%s\n", found);
+    ck_assert_msg(!len, "typed numbers calc computes:%.1500s", found);
+    shipped_close(&s);
+}
+END_TEST
+
+/* The rule reads an exercise file as it is shipped: a figure typed into
+ * its hint or solution is flagged, in whatever unit it is typed, while
+ * its inputs (layers, heads, tokens, BF16's 2 bytes) are not. */
+START_TEST(exercise_file_typed_flagged)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/exercise_typed.json", test_testdata());
+    ExerciseSet set = {0};
+    Error e;
+    ck_assert_msg(exercise_load_file(&set, path, NULL, 0, &e) == 0, "%s", e.msg);
+    TypedNumber t[8];
+    int n = exercise_typed_numbers(&set.ex[0], t, 8, &e);
+    static const struct {
+        const char *where, *number;
+    } WANT[] = {{"hint", "327,680"}, {"solution", "42"}, {"solution", "41.94"}, {"solution", "39.06"}};
+    ck_assert_msg(n == (int)N_OF(WANT), "%d typed numbers", n);
+    for (size_t i = 0; i < N_OF(WANT); i++)
+        ck_assert_msg(!strcmp(t[i].where, WANT[i].where) && !strcmp(t[i].number, WANT[i].number), "%zu: %s %s is %s", i,
+                      t[i].where, t[i].number, t[i].figure);
+    exercise_set_free(&set);
+}
+END_TEST
+
+/* A number that is one of the inputs, in any unit it is written in, is
+ * not a figure; nor is one of a single significant digit, which stands
+ * for too wide a range to tell which figure it would be; the same figure
+ * written to two digits or more is flagged. */
+START_TEST(typed_numbers_inputs_and_precision)
+{
+    static const char FIGURE[] = "`=slots --model llama-3.1-8b --gpu h100-sxm --pool 60GB --context 32k --format bf16`";
+    static const struct {
+        const char *body, *number;       // number NULL: nothing flagged
+    } CASES[] = {
+        {"The pool is 60 GB, that is 55.88 GiB, beside 16 GB of weights.", NULL},
+        {"The GPU reads 3,352 GB/s.", NULL},
+        {"A context of 32,768, a KiB of 1,024 B, a GiB of 1,073,741,824 B.", NULL},
+        {"BF16 takes 2 bytes, K and V make 2, about 4 GB a sequence.", NULL},
+        {"It holds 13 sequences.", "13"},
+        {"About 4.3 GB a sequence.", "4.3"},
+        {"One sequence is 4.29 GB.", "4.29"},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        char text[4096];
+        snprintf(text, sizeof text, HEADER "\nIt holds %s.\n\n%s\n" SUMMARY, FIGURE, CASES[i].body);
+        Lesson l;
+        Error e;
+        const char *msg = test_parse(text, &l, &e);
+        ck_assert_msg(!msg, "%s", msg);
+        TypedNumber t[4];
+        int n = lesson_typed_numbers(&l, t, 4, &e);
+        if (CASES[i].number)
+            ck_assert_msg(n == 1 && !strcmp(t[0].number, CASES[i].number), "'%s': %d flagged", CASES[i].body, n);
+        else
+            ck_assert_msg(n == 0, "'%s': %s flagged (%s)", CASES[i].body, n ? t[0].number : "", n ? t[0].figure : "");
+        lesson_free(&l);
+    }
 }
 END_TEST
 
@@ -905,10 +1003,10 @@ START_TEST(cli_lesson)
     ck_assert_int_eq(r.status, 2);
     run_free(&r);
 
-    const char *typed = test_file("typed.md", HEADER "\nOne sequence: `=gib:GiB --model llama-3.1-8b`, "
-                                                     "that is 1 GiB.\n" SUMMARY);
+    const char *typed = test_file("typed.md", HEADER "\nOne sequence: `=gib:GiB --model llama-3.1-8b --context 10000`, "
+                                                     "that is 1.22 GiB.\n" SUMMARY);
     r = run_kvlab((const char *[]){"lesson", "check", typed, NULL}, NULL);
-    ck_assert_msg(r.status == 1 && strstr(r.out, ":8:") && strstr(r.out, "typed number 1"), "%d %s %s", r.status,
+    ck_assert_msg(r.status == 1 && strstr(r.out, ":8:") && strstr(r.out, "typed number 1.22"), "%d %s %s", r.status,
                   r.out, r.err);
     /* One figure is "1 figure", in the singular. */
     ck_assert_msg(strstr(r.out, ", 1 figure, 1 typed number calc computes"), "%s", r.out);
@@ -1032,10 +1130,83 @@ static size_t widest_line(const char *text, const char **where)
     }
 }
 
+/* A random table of words and numbers printed within a random width fits
+ * it (its cells wrapped, the columns in parts where they must be), and
+ * every word and number of every cell is in it whole. */
+START_TEST(table_fits_width)
+{
+    static const char *const WORDS[] = {"a", "bytes", "per", "element", "metadata", "scale", "FP8", "E4M3",
+                                        "per-tensor", "group", "of", "16"};
+    Rng r = {test_seed()};
+    for (int round = 0; round < 50; round++) {
+        size_t cols = rng_range(&r, 1, 12), rows = rng_range(&r, 1, 8);
+        int width = (int)rng_range(&r, 30, 120);
+        static Table t;
+        table_init(&t, cols);
+        static char cells[8][12][128];
+        for (size_t i = 0; i < rows; i++) {
+            table_row(&t);
+            for (size_t c = 0; c < cols; c++) {
+                char *cell = cells[i][c];
+                size_t len = 0;
+                if (c > 0 && i > 0 && c % 2)    // a number column: one number, up to 12 digits
+                    len += (size_t)snprintf(cell, 128, "%llu", (unsigned long long)rng_range(&r, 0, 999999999999ull));
+                else
+                    for (size_t k = 0, n = rng_range(&r, 1, 6); k < n; k++)
+                        len += (size_t)snprintf(cell + len, 128 - len, "%s%s", k ? " " : "",
+                                                WORDS[rng_range(&r, 0, N_OF(WORDS) - 1)]);
+                table_cell(&t, "%s", cell);
+            }
+        }
+        char *out = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&out, &size);
+        table_print_width(&t, f, width);
+        fclose(f);
+        const char *w;
+        size_t widest = widest_line(out, &w);
+        ck_assert_seeded(widest <= (size_t)width, "%zu columns in %d: %.100s", widest, width, w);
+        for (size_t i = 0; i < rows; i++)
+            for (size_t c = 0; c < cols; c++) {
+                char text[128];
+                snprintf(text, sizeof text, "%s", cells[i][c]);
+                for (char *save, *word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save))
+                    ck_assert_seeded(strstr(out, word), "cell (%zu, %zu) word '%s' is not shown:\n%s", i, c, word, out);
+            }
+        free(out);
+        table_free(&t);
+    }
+}
+END_TEST
+
+/* Every word of every table cell of the lesson in file `name` (its
+ * figures worked out) is in out, the lesson as `lesson show` prints it:
+ * a table laid out to the width loses no cell and cuts no number. */
+static void lesson_cells_shown(const Shipped *s, const char *name, const char *out)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", lessondir(), name);
+    Lesson l;
+    Error e;
+    ck_assert_msg(lesson_load(&l, path, &s->refs, &e) == 0 && lesson_eval(&l, &e) == 0, "%s", e.msg);
+    for (size_t b = 0; b < l.n_blocks; b++) {
+        const LessonBlock *blk = &l.blocks[b];
+        for (size_t i = blk->run0; blk->kind == BLOCK_TABLE_ROW && i < blk->run0 + blk->n_runs; i++) {
+            const LessonRun *run = &l.runs[i];
+            char text[1024];
+            snprintf(text, sizeof text, "%s", run->kind == RUN_FIGURE ? l.figures[run->figure].text : run->text);
+            for (char *save, *word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save))
+                ck_assert_msg(strstr(out, word), "%s: the table's cell word '%s' is not shown", name, word);
+        }
+    }
+    lesson_free(&l);
+}
+
 /* The teaching commands' own text fits an 80-column terminal: the lesson
- * and glossary lists, the lessons' widget command lines, the help, and
- * every exercise shown with its solution and checked with a random wrong
- * answer (tables that a widget's command prints are that command's). */
+ * and glossary lists, every lesson as `lesson show` prints it (its tables
+ * and its widgets' output laid out to the width, every cell shown), the
+ * help, and every exercise shown with its solution and checked with a
+ * random wrong answer. */
 START_TEST(cli_text_fits_80)
 {
     setenv("COLUMNS", "80", 1);
@@ -1053,22 +1224,20 @@ START_TEST(cli_text_fits_80)
                       CMDS[i][1] ? CMDS[i][1] : "", cols, w);
         run_free(&r);
     }
-    for (int n = 1; n <= 11; n++) {
-        char id[8];
-        snprintf(id, sizeof id, "%d", n);
-        RunResult r = run_kvlab((const char *[]){"lesson", "show", id, NULL}, NULL);
-        for (const char *p = r.out; (p = strstr(p, " widget] "));) {
-            const char *line = p;
-            while (line > r.out && line[-1] != '\n')
-                line--;
-            size_t len = strcspn(line, "\n");
-            ck_assert_msg(len <= 80, "lesson %d: %zu columns: %.*s", n, len, (int)len, line);
-            p++;
-        }
-        run_free(&r);
-    }
     Shipped s;
     shipped_open(&s);
+    char names[64][256];
+    size_t n_lessons = shipped_lessons(names, 64);
+    for (size_t n = 1; n <= n_lessons; n++) {
+        char id[8];
+        snprintf(id, sizeof id, "%zu", n);
+        RunResult r = run_kvlab((const char *[]){"lesson", "show", id, NULL}, NULL);
+        const char *w;
+        size_t cols = widest_line(r.out, &w);
+        ck_assert_msg(r.status == 0 && cols <= 80, "lesson %zu: %zu columns: %.100s", n, cols, w);
+        lesson_cells_shown(&s, names[n - 1], r.out);
+        run_free(&r);
+    }
     Rng rng = {test_seed()};
     for (size_t i = 0; i < s.x.n; i++) {
         const Exercise *x = &s.x.ex[i];
@@ -1150,6 +1319,9 @@ Suite *suite_lesson(void)
     tcase_add_test(t, typed_numbers_random);
     tcase_add_test(t, shipped_lessons_check);
     tcase_add_test(t, exercise_typed_found);
+    tcase_add_test(t, shipped_exercises_typed);
+    tcase_add_test(t, exercise_file_typed_flagged);
+    tcase_add_test(t, typed_numbers_inputs_and_precision);
     suite_add_tcase(s, t);
     t = tcase_create("glossary");
     tcase_add_test(t, glossary_errors);
@@ -1159,7 +1331,9 @@ Suite *suite_lesson(void)
     tcase_add_test(t, glossary_covers_labels);
     suite_add_tcase(s, t);
     t = tcase_create("cli");
-    tcase_set_timeout(t, 60);
+    /* Each test runs kvlab once per shipped lesson or exercise: some
+     * ninety runs, minutes under the sanitizers on a busy machine. */
+    tcase_set_timeout(t, 300);
     tcase_add_test(t, cli_lesson);
     tcase_add_test(t, cli_lessons_render);
     tcase_add_test(t, shipped_units_not_repeated);
@@ -1168,6 +1342,7 @@ Suite *suite_lesson(void)
     t = tcase_create("width");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, cli_text_fits_80);
+    tcase_add_test(t, table_fits_width);
     suite_add_tcase(s, t);
     return s;
 }

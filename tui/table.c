@@ -151,40 +151,190 @@ static bool table_numeric_column(const Table *t, size_t c)
     return true;
 }
 
-void table_print(const Table *t, FILE *out)
+/* The width table_print lays tables out to; 0: as wide as they need. */
+static int table_limit;
+
+void table_print_limit(int width)
 {
-    size_t width[TABLE_COLS] = {0};
-    bool right[TABLE_COLS] = {0};
-    for (size_t c = 0; c < t->cols; c++)
-        right[c] = c > 0 && table_numeric_column(t, c);
-    for (size_t r = 0; r < t->rows; r++)
-        for (size_t c = 0; c < t->cols; c++) {
-            size_t w = text_columns(table_at(t, r, c));
-            if (w > width[c])
-                width[c] = w;
+    table_limit = width > 0 ? width : 0;
+}
+
+/* Columns of the n bytes at s (UTF-8: one per character). */
+static size_t table_cols(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+/* The widest word of s, in columns. */
+static size_t table_widest_word(const char *s)
+{
+    size_t widest = 0;
+    while (*s) {
+        size_t n = strcspn(s, " ");
+        size_t w = table_cols(s, n);
+        widest = w > widest ? w : widest;
+        s += n + strspn(s + n, " ");
+    }
+    return widest;
+}
+
+/* The next line of a cell wrapped to width columns, from *s on: as many
+ * whole words as fit (a word wider than the column alone on its line, cut
+ * at the width); *s moves past it. Its bytes in *n. */
+static const char *table_next_line(const char **s, size_t width, size_t *n)
+{
+    size_t whole = strlen(*s);
+    if (table_cols(*s, whole) <= width) {       // the rest fits as it is, blanks and all
+        const char *a = *s;
+        *n = whole;
+        *s += whole;
+        return a;
+    }
+    const char *a = *s + strspn(*s, " ");
+    size_t len = 0;
+    while (a[len]) {
+        size_t word = strcspn(a + len, " ");
+        size_t end = len + word;
+        if (len && table_cols(a, end) > width)
+            break;
+        len = end;
+        if (table_cols(a, len) > width) {          // one word too wide: cut it
+            len = 0;
+            for (size_t cols = 0; a[len] && cols < width; cols++)
+                do
+                    len++;
+                while (((unsigned char)a[len] & 0xC0) == 0x80);
+            break;
         }
+        size_t blanks = strspn(a + len, " ");
+        if (!a[len + blanks])
+            break;
+        len += blanks;
+    }
+    while (len && a[len - 1] == ' ')
+        len--;
+    *n = len;
+    *s = a + len;
+    return a;
+}
+
+/* The columns' widths (of the n columns col[]) within limit (0: none):
+ * each column as wide as its widest cell where that fits; else every
+ * column at least its least width (least[]) and the room left given out,
+ * first to make whole the columns that lack least (so that one long column
+ * wraps rather than several short ones), then a column at a time to the
+ * one that lacks the most. */
+static void table_widths(const size_t *need, const size_t *least, size_t n, int limit, size_t *width)
+{
+    size_t total = 0, used = 0;
+    for (size_t k = 0; k < n; k++)
+        total += need[k] + (k ? 2 : 0), used += least[k] + (k ? 2 : 0);
+    memcpy(width, !limit || total <= (size_t)limit ? need : least, n * sizeof *width);
+    if (!limit || total <= (size_t)limit)
+        return;
+    for (bool grew = true; grew;) {
+        size_t fit = n;
+        for (size_t k = 0; k < n; k++)
+            if (need[k] > width[k] && (fit == n || need[k] - width[k] < need[fit] - width[fit]))
+                fit = k;
+        grew = fit < n && used + need[fit] - width[fit] <= (size_t)limit;
+        if (grew)
+            used += need[fit] - width[fit], width[fit] = need[fit];
+    }
+    while (used < (size_t)limit) {
+        size_t most = n;
+        for (size_t k = 0; k < n; k++)
+            if (need[k] > width[k] && (most == n || need[k] - width[k] > need[most] - width[most]))
+                most = k;
+        if (most == n)
+            break;
+        width[most]++, used++;
+    }
+}
+
+/* The columns col[0 .. n) of t as one table within limit. */
+static void table_print_part(const Table *t, FILE *out, const size_t *col, size_t n, const size_t *need,
+                             const size_t *least, const bool *right, int limit)
+{
+    size_t width[TABLE_COLS], nd[TABLE_COLS], ls[TABLE_COLS];
+    for (size_t k = 0; k < n; k++)
+        nd[k] = need[col[k]], ls[k] = least[col[k]];
+    table_widths(nd, ls, n, limit, width);
+    /* Rows that take more than one line are set apart by a blank line. */
+    bool wrapped = false;
+    for (size_t r = 1; r < t->rows && !wrapped; r++)
+        for (size_t k = 0; k < n; k++)
+            wrapped |= text_columns(table_at(t, r, col[k])) > width[k];
     for (size_t r = 0; r < t->rows; r++) {
-        size_t blanks = 0;                      // written before the next text, so none trail
-        for (size_t c = 0; c < t->cols; c++) {
-            const char *s = table_at(t, r, c);
-            size_t pad = width[c] - text_columns(s);
-            blanks += (c ? 2 : 0) + (right[c] ? pad : 0);
-            if (*s) {
-                fprintf(out, "%*s%s", (int)blanks, "", s);
-                blanks = 0;
+        const char *rest[TABLE_COLS];
+        bool more = true;
+        for (size_t k = 0; k < n; k++)
+            rest[k] = table_at(t, r, col[k]);
+        if (wrapped && r > 1)
+            fputc('\n', out);
+        while (more) {
+            size_t blanks = 0;                  // written before the next text, so none trail
+            more = false;
+            for (size_t k = 0; k < n; k++) {
+                size_t len;
+                const char *s = table_next_line(&rest[k], width[k], &len);
+                size_t pad = width[k] - table_cols(s, len);
+                bool r_align = right[col[k]];
+                blanks += (k ? 2 : 0) + (r_align ? pad : 0);
+                if (len) {
+                    fprintf(out, "%*s%.*s", (int)blanks, "", (int)len, s);
+                    blanks = 0;
+                }
+                blanks += r_align ? 0 : pad;
+                more |= *(rest[k] + strspn(rest[k], " ")) != '\0';
             }
-            blanks += right[c] ? 0 : pad;
+            fputc('\n', out);
         }
-        fputc('\n', out);
         if (r == 0) {
             size_t total = 0;
-            for (size_t c = 0; c < t->cols; c++)
-                total += width[c] + (c ? 2 : 0);
-            for (size_t k = 0; k < total; k++)
+            for (size_t k = 0; k < n; k++)
+                total += width[k] + (k ? 2 : 0);
+            for (size_t i = 0; i < total; i++)
                 fputc('-', out);
             fputc('\n', out);
         }
     }
+}
+
+void table_print(const Table *t, FILE *out)
+{
+    table_print_width(t, out, table_limit);
+}
+
+void table_print_width(const Table *t, FILE *out, int limit)
+{
+    size_t need[TABLE_COLS] = {0}, least[TABLE_COLS] = {0};
+    bool right[TABLE_COLS] = {0};
+    for (size_t c = 0; c < t->cols; c++) {
+        right[c] = c > 0 && table_numeric_column(t, c);
+        for (size_t r = 0; r < t->rows; r++) {
+            const char *s = table_at(t, r, c);
+            size_t n = text_columns(s), w = right[c] && r > 0 ? n : table_widest_word(s);
+            need[c] = n > need[c] ? n : need[c];
+            least[c] = w > least[c] ? w : least[c];
+        }
+    }
+    /* A table too wide even with its cells wrapped goes in parts, each as
+     * many columns as fit beside the first, which every part repeats. */
+    size_t col[TABLE_COLS] = {0}, n = 1, used = least[0];
+    for (size_t c = 1; c < t->cols; c++) {
+        if (limit && n > 1 && used + 2 + least[c] > (size_t)limit) {
+            table_print_part(t, out, col, n, need, least, right, limit);
+            fputc('\n', out);
+            n = 1, used = least[0];
+        }
+        col[n++] = c, used += 2 + least[c];
+    }
+    if (t->cols)
+        table_print_part(t, out, col, n, need, least, right, limit);
 }
 
 int table_width(const Table *t)

@@ -53,8 +53,19 @@ void table_row(Table *t);
 void table_cell(Table *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Cell (r, c)'s text, for every row. */
 const char *table_at(const Table *t, size_t r, size_t c);
-/* Numeric columns right-aligned, words left-aligned, a rule under row 0. */
+/* Numeric columns right-aligned, words left-aligned, a rule under row 0;
+ * as wide as the cells need, or laid out to the width table_print_limit
+ * set. */
 void table_print(const Table *t, FILE *out);
+/* The same within width columns (0: no limit): a table wider than that has
+ * its cells wrapped at spaces, every column at least as wide as its widest
+ * word and a numeric column as its widest number (a number is never cut),
+ * and rows of more than one line are set apart by a blank line. */
+void table_print_width(const Table *t, FILE *out, int width);
+/* The width table_print lays every table out to from now on, for a
+ * command whose output goes into a page of that width; 0 (the start):
+ * none. */
+void table_print_limit(int width);
 void table_csv(const Table *t, FILE *out);
 /* 0, or -1 with a run-time error when a row or cell could not be stored
  * (out of memory): for a command to check before it prints. */

@@ -32,6 +32,9 @@ static const CmdSpec CMD = {
              "with its figures worked out by calc and its widgets as their commands\n"
              "print them, or check a lesson file (its references, its figures, and\n"
              "that no number calc computes is typed).\n"
+             "show prints within the terminal's width (on a terminal), else $COLUMNS,\n"
+             "else 80 columns: tables wider than that have their cells wrapped, and\n"
+             "go in parts when they must, each repeating the first column.\n"
              "check exits 1 when a typed number is one calc computes.",
     .opts = OPTS,
     .n_opts = O_COUNT,

@@ -188,9 +188,9 @@ static void lessontext_prefix(const LessonBlock *b, bool first, char *buf, size_
     }
 }
 
-/* A run of table rows from block i on, as one aligned table; returns the
- * block after it. */
-static size_t lessontext_table(const Lesson *l, size_t i, FILE *out)
+/* A run of table rows from block i on, as one aligned table laid out to
+ * the width; returns the block after it. */
+static size_t lessontext_table(const Lesson *l, size_t i, FILE *out, int width)
 {
     Table t;
     int cols = 0;
@@ -211,7 +211,7 @@ static size_t lessontext_table(const Lesson *l, size_t i, FILE *out)
             table_cell(&t, "%s", lessontext_runs(l, r0, n, cell, sizeof cell));
         }
     }
-    table_print(&t, out);
+    table_print_width(&t, out, width);
     table_free(&t);
     return j;
 }
@@ -246,8 +246,25 @@ static int lessontext_widget(const LessonBlock *b, FILE *out, int width, Error *
     char cmd[1024], head[64];
     snprintf(head, sizeof head, "[%s widget] ", b->widget);
     text_wrap(out, head, "    ", lessonwidget_command(w, b->text, cmd, sizeof cmd), width);
-    fflush(out);
-    return lessonwidget_print(w, b->text, e);
+    /* The command lays its tables out to the width; a line of its prose
+     * still wider is wrapped, further in on the lines after. */
+    FILE *text = tmpfile();
+    if (!text)
+        return error_runtime(e, "cannot set the widget's output aside");
+    table_print_limit(width);
+    int rc = lessonwidget_print(w, b->text, text, e);
+    table_print_limit(0);
+    rewind(text);
+    char line[LINE_MAX_BYTES];
+    while (!rc && fgets(line, sizeof line, text)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (text_columns(line) <= (size_t)width)
+            fprintf(out, "%s\n", line);
+        else
+            text_wrap(out, "", "    ", line, width);
+    }
+    fclose(text);
+    return rc;
 }
 
 static void lessontext_heading(const LessonBlock *b, const char *text, FILE *out, int width)
@@ -278,7 +295,7 @@ int lessontext_print(const Lesson *l, FILE *out, int width, Error *e)
             lessontext_heading(b, lessontext_runs(l, b->run0, b->n_runs, buf, sizeof buf), out, width);
             break;
         case BLOCK_TABLE_ROW:
-            i = lessontext_table(l, i, out);
+            i = lessontext_table(l, i, out, width);
             continue;
         case BLOCK_RULE:
             text_wrap(out, rest, rest, "----", width);

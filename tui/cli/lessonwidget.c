@@ -15,18 +15,18 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Runs the command on argv with stderr set aside, and stdout too where
- * quiet; a failure's message (its first line, without "kvlab CMD: ") goes
- * into e. */
-static int lessonwidget_run(const char *cmd, int argc, char **argv, bool quiet, Error *e)
+/* Runs the command on argv with stderr set aside and stdout into `to`
+ * (NULL: thrown away); a failure's message (its first line, without
+ * "kvlab CMD: ") goes into e. */
+static int lessonwidget_run(const char *cmd, int argc, char **argv, FILE *to, Error *e)
 {
     int (*run)(int, char **) = cli_command(cmd);
     if (!run)
         return error_runtime(e, "no command '%s'", cmd);
     FILE *msg = tmpfile();
-    int saved_err = dup(STDERR_FILENO), saved_out = quiet ? dup(STDOUT_FILENO) : -1;
-    int null = quiet ? open("/dev/null", O_WRONLY) : -1;
-    if (!msg || saved_err < 0 || (quiet && (saved_out < 0 || null < 0))) {
+    int saved_err = dup(STDERR_FILENO), saved_out = dup(STDOUT_FILENO);
+    int null = to ? -1 : open("/dev/null", O_WRONLY);
+    if (!msg || saved_err < 0 || saved_out < 0 || (!to && null < 0)) {
         if (msg)
             fclose(msg);
         close(saved_err), close(saved_out), close(null);
@@ -34,15 +34,15 @@ static int lessonwidget_run(const char *cmd, int argc, char **argv, bool quiet, 
     }
     fflush(stdout);
     fflush(stderr);
+    if (to)
+        fflush(to);
     dup2(fileno(msg), STDERR_FILENO);
-    if (quiet)
-        dup2(null, STDOUT_FILENO);
+    dup2(to ? fileno(to) : null, STDOUT_FILENO);
     int rc = run(argc, argv);
     fflush(stdout);
     fflush(stderr);
     dup2(saved_err, STDERR_FILENO);
-    if (quiet)
-        dup2(saved_out, STDOUT_FILENO);
+    dup2(saved_out, STDOUT_FILENO);
     close(saved_err), close(saved_out), close(null);
     if (rc != EXIT_OK) {
         char line[ERROR_MSG_MAX] = "";
@@ -60,7 +60,7 @@ static int lessonwidget_run(const char *cmd, int argc, char **argv, bool quiet, 
     return 0;
 }
 
-static int lessonwidget_go(const LessonWidget *w, const char *options, bool quiet, Error *e)
+static int lessonwidget_go(const LessonWidget *w, const char *options, FILE *to, Error *e)
 {
     char copy[1024];
     if (strlen(options) >= sizeof copy)
@@ -71,11 +71,11 @@ static int lessonwidget_go(const LessonWidget *w, const char *options, bool quie
     if (argc < 0)
         return -1;
     if (!lessonwidget_runs(w)) {
-        if (!quiet)
-            printf("%s\n", lessonwidget_text(w));
+        if (to)
+            fprintf(to, "%s\n", lessonwidget_text(w));
         return 0;
     }
-    return lessonwidget_run(lessonwidget_runs(w), argc, argv, quiet, e);
+    return lessonwidget_run(lessonwidget_runs(w), argc, argv, to, e);
 }
 
 int lessonwidget_check(const char *name, const char *options, const void *ctx, Error *e)
@@ -84,10 +84,10 @@ int lessonwidget_check(const char *name, const char *options, const void *ctx, E
     const LessonWidget *w = lessonwidget_by_name(name);
     if (!w)
         return LESSON_WIDGET_UNKNOWN;
-    return lessonwidget_go(w, options, true, e);
+    return lessonwidget_go(w, options, NULL, e);
 }
 
-int lessonwidget_print(const LessonWidget *w, const char *options, Error *e)
+int lessonwidget_print(const LessonWidget *w, const char *options, FILE *to, Error *e)
 {
-    return lessonwidget_go(w, options, false, e);
+    return lessonwidget_go(w, options, to, e);
 }

@@ -7,11 +7,14 @@
 #include "error.h"
 #include "tui/lessonwidget.h"
 
+#include <stdio.h>
+
 /* For LessonRefs.widget_check: 0 when the widget's command takes the
  * options, LESSON_WIDGET_UNKNOWN for a name no widget has, -1 with the
  * command's own message when it refuses them. */
 int lessonwidget_check(const char *name, const char *options, const void *ctx, Error *e);
-/* Prints the widget as text (its command's output) to stdout, or fills e. */
-int lessonwidget_print(const LessonWidget *w, const char *options, Error *e);
+/* Prints the widget as text (its command's output) into `to`, a file
+ * with a descriptor (the command writes to its stdout), or fills e. */
+int lessonwidget_print(const LessonWidget *w, const char *options, FILE *to, Error *e);
 
 #endif

@@ -111,20 +111,25 @@ typedef struct {
     unsigned long long begin, end;  // data_offsets: [begin, end) from the data's start
 } Entry;
 
-/* "[2, 8, 128]", cut with "..." where it does not fit. */
+/* "[2, 8, 128]", or "[1, 1, 1, ...]" where n bytes (at least 8) do not
+ * hold it all. */
 static const char *shape_str(const JsonDoc *d, const cJSON *shape, char *buf, size_t n)
 {
+    static const char MORE[] = ", ...]";
     size_t len = (size_t)snprintf(buf, n, "[");
     const cJSON *x;
     cJSON_ArrayForEach(x, shape) {
+        const char *sep = x == shape->child ? "" : ", ";
         uint64_t v = 0;
         json_number_whole(d, x, 0, UINT64_MAX, &v);
-        len += (size_t)snprintf(buf + len, len < n ? n - len : 0, "%s%llu", x == shape->child ? "" : ", ",
-                                (unsigned long long)v);
-        if (len + 5 >= n) {
-            snprintf(buf + (n - 5), 5, "...]");
+        char one[32];
+        size_t w = (size_t)snprintf(one, sizeof one, "%s%llu", sep, (unsigned long long)v);
+        if (len + w + sizeof MORE > n) {    // keeps room for MORE after what is written
+            snprintf(buf + len, n - len, "%s", MORE + 2 - strlen(sep));
             return buf;
         }
+        memcpy(buf + len, one, w + 1);
+        len += w;
     }
     snprintf(buf + len, n - len, "]");
     return buf;
@@ -207,7 +212,8 @@ static int entries_check(const JsonDoc *d, Entry *en, size_t n, Error *e)
         if (en[i].metadata || en[i].begin == en[i].end)
             continue;               // no bytes to overlap
         if (last && en[i].begin < last->end)
-            return jsondoc_error(d, en[i].item, e, "tensors %s and %s overlap in the data ([%llu, %llu) and [%llu, %llu))",
+            return jsondoc_error(d, en[i].item, e,
+                                 "tensors %s and %s overlap in the data ([%llu, %llu) and [%llu, %llu))",
                                  last->item->string, en[i].item->string, last->begin, last->end, en[i].begin,
                                  en[i].end);
         last = &en[i];
@@ -257,8 +263,9 @@ static int kv_entry(const JsonDoc *d, const Entry *en, size_t n, const char *nam
     u128 bytes = (u128)out->dims[0] * out->dims[1] * out->dims[2] * out->dtype->bytes;
     if (bytes != x->end - x->begin) {
         char b[48];
-        return jsondoc_error(d, x->item, e, "tensor %s: data_offsets [%llu, %llu] do not match shape %s of %s (%s bytes)",
-                             name, x->begin, x->end, shape, x->dtype, u128_str(b, sizeof b, bytes, false));
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(x->item, "data_offsets"), e,
+                             "tensor %s: data_offsets [%llu, %llu] do not match shape %s of %s (%s bytes)", name,
+                             x->begin, x->end, shape, x->dtype, u128_str(b, sizeof b, bytes, false));
     }
     return 0;
 }

@@ -276,6 +276,10 @@ static const struct {
      "header:1:30: tensor k: shape [4, 8] is not [tokens, kv_heads, head_dim]"},
     {KV_HEADER("BF16", "[1,1,1,1]", "[0,2]", "[2,4]"), NULL, 4,
      "header:1:30: tensor k: shape [1, 1, 1, 1] is not [tokens, kv_heads, head_dim]"},
+    {KV_HEADER("BF16", "[1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,"
+                        "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1]", "[0,2]", "[2,4]"), NULL, 4,
+     "header:1:30: tensor k: shape [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, "
+     "1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, ...] is not [tokens, kv_heads, head_dim]"},
     {KV_HEADER("BF16", "[2,0,4]", "[0,0]", "[0,0]"), NULL, 0,
      "header:1:30: tensor k: shape [2, 0, 4] has a zero-sized dimension"},
     {KV_HEADER("BF16", "[1,1,4097]", "[0,8194]", "[8194,16388]"), NULL, 16388,
@@ -283,9 +287,9 @@ static const struct {
     {KV_HEADER("BF16", "[16777217,1,1]", "[0,2]", "[2,4]"), NULL, 4,
      "header:1:30: tensor k: 16777217 tokens are over 16777216, the most kvlab takes"},
     {KV_HEADER("BF16", "[2,8,128]", "[0,99]", "[99,4195]"), NULL, 4195,
-     "header:1:6: tensor k: data_offsets [0, 99] do not match shape [2, 8, 128] of BF16 (4096 bytes)"},
+     "header:1:55: tensor k: data_offsets [0, 99] do not match shape [2, 8, 128] of BF16 (4096 bytes)"},
     {KV_HEADER("F32", "[1,1152921504606846976,4096]", "[0,0]", "[0,0]"), NULL, 0,
-     "header:1:6: tensor k: data_offsets [0, 0] do not match shape [1, 1152921504606846976, 4096] of F32 "
+     "header:1:73: tensor k: data_offsets [0, 0] do not match shape [1, 1152921504606846976, 4096] of F32 "
      "(18889465931478580854784 bytes)"},
     {"{\"k\":{\"dtype\":\"F32\",\"shape\":[2,1,2],\"data_offsets\":[0,16]},"
      "\"v\":{\"dtype\":\"F32\",\"shape\":[1,1,4],\"data_offsets\":[16,32]}}",
@@ -423,7 +427,8 @@ START_TEST(twice_among_many)
     static const char KV[] = KV_HEADER("F32", "[1,1,1]", "[0,4]", "[4,8]");
     size_t len = (size_t)snprintf(h, cap, "%.*s", (int)sizeof KV - 2, KV);     // without its closing brace
     for (size_t i = 0; i <= n; i++)
-        len += (size_t)snprintf(h + len, cap - len, ",\"t%zu\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[8,8]}",
+        len += (size_t)snprintf(h + len, cap - len,
+                                ",\"t%zu\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[8,8]}",
                                 i == n ? twice : i);
     len += (size_t)snprintf(h + len, cap - len, "}");
     File f = file_of(h, len, NULL, 8);

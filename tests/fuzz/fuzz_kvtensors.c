@@ -30,7 +30,9 @@ FUZZ_TARGET(kvtensors)
         FUZZ_CHECK(t.tokens >= 1 && t.tokens <= KVGEN_TOKENS_MAX && t.kv_heads >= 1 && t.head_dim >= 1 &&
                        t.head_dim <= KVGEN_MAX_DIM,
                    "%zu x %zu x %zu", t.tokens, t.kv_heads, t.head_dim);
-        size_t bytes_per = !strcmp(t.dtype, "F32") ? 4 : !strcmp(t.dtype, "BF16") || !strcmp(t.dtype, "F16") ? 2 : 0;
+        size_t bytes_per = !strcmp(t.dtype, "F32")                                ? 4
+                           : !strcmp(t.dtype, "BF16") || !strcmp(t.dtype, "F16") ? 2
+                                                                                  : 0;
         FUZZ_CHECK(bytes_per, "dtype '%s'", t.dtype);
         size_t n = t.tokens * t.kv_heads * t.head_dim;
         FUZZ_CHECK(n * bytes_per * 2 <= size - 8, "k and v of %zu elements each in %zu bytes", n, size);

@@ -220,9 +220,12 @@ END_TEST
     "{\"k\":{\"dtype\":\"" dtype "\",\"shape\":" shape ",\"data_offsets\":" k_at "},"                       \
     "\"v\":{\"dtype\":\"" dtype "\",\"shape\":" shape ",\"data_offsets\":" v_at "}}"
 
+/* A string literal's bytes and their count, NULs included, for data. */
+#define BYTES(s) s, sizeof s - 1
+
 static const struct {
     const char *header;         // the header's text
-    const char *data;           // the data's bytes; NULL: data_len zeros
+    const char *data;           // the data's data_len bytes; NULL: zeros
     size_t data_len;
     const char *why;            // the message, after "kv.safetensors: "
 } REFUSED[] = {
@@ -295,11 +298,11 @@ static const struct {
      "\"v\":{\"dtype\":\"F32\",\"shape\":[1,1,4],\"data_offsets\":[16,32]}}",
      NULL, 32, "header:1:87: k and v shapes differ: [2, 1, 2] and [1, 1, 4]"},
     /* Values: F16 0x7C00 is infinity, BF16 0xFFC0 NaN, F32 0xFF800000 -infinity. */
-    {KV_HEADER("F16", "[1,1,2]", "[0,4]", "[4,8]"), "\0\0\0\0\0\0\0\x7C", 8,
+    {KV_HEADER("F16", "[1,1,2]", "[0,4]", "[4,8]"), BYTES("\0\0\0\0\0\0\0\x7C"),
      "tensor v: element [0, 0, 1] is inf; keys and values must be finite"},
-    {KV_HEADER("BF16", "[2,1,2]", "[0,8]", "[8,16]"), "\0\0\0\0\0\0\xC0\xFF", 16,
+    {KV_HEADER("BF16", "[2,1,2]", "[0,8]", "[8,16]"), BYTES("\0\0\0\0\0\0\xC0\xFF\0\0\0\0\0\0\0\0"),
      "tensor k: element [1, 0, 1] is NaN; keys and values must be finite"},
-    {KV_HEADER("F32", "[1,2,1]", "[0,8]", "[8,16]"), "\0\0\0\0\0\0\x80\xFF", 16,
+    {KV_HEADER("F32", "[1,2,1]", "[0,8]", "[8,16]"), BYTES("\0\0\0\0\0\0\x80\xFF\0\0\0\0\0\0\0\0"),
      "tensor k: element [0, 1, 0] is -inf; keys and values must be finite"},
 };
 

@@ -8,55 +8,75 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int readfile(const char *path, size_t max, const char *kind, char **text, size_t *len, Error *e)
+/* Returns -1 with errno set to `err` after the message is written (error_set
+ * may change errno). */
+static int fail_errno(int err)
 {
-    *text = NULL;
-    *len = 0;
+    errno = err;
+    return -1;
+}
+
+int readfile_open(const char *path, int *fd, unsigned long long *size, Error *e)
+{
     /* O_NONBLOCK: a FIFO must not hang the open; it is refused below as
      * not a regular file. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
+    *fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (*fd < 0) {
         int err = errno;
         error_set(e, "%s: cannot open: %s", path, strerror(err));
-        errno = err;
-        return -1;
+        return fail_errno(err);
     }
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
+    if (fstat(*fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(*fd);
+        *fd = -1;
         error_set(e, "%s: not a regular file", path);
-        errno = EINVAL;
-        return -1;
+        return fail_errno(EINVAL);
     }
-    if ((unsigned long long)st.st_size > max) {
-        close(fd);
-        error_set(e, "%s: file is %lld bytes; %s are limited to %zu bytes", path, (long long)st.st_size, kind,
-                  max);
-        errno = EFBIG;
-        return -1;
-    }
-    size_t want = (size_t)st.st_size, got = 0;
-    char *buf = malloc(want + 1);
-    if (!buf) {
-        close(fd);
-        error_runtime(e, "%s: out of memory", path);
-        errno = ENOMEM;
-        return -1;
-    }
-    while (got < want) {
-        ssize_t r = read(fd, buf + got, want - got);
+    *size = (unsigned long long)st.st_size;
+    return 0;
+}
+
+size_t readfile_at(int fd, unsigned long long off, void *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, (char *)buf + got, n - got, (off_t)(off + got));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             break;
         got += (size_t)r;
     }
+    return got;
+}
+
+int readfile(const char *path, size_t max, const char *kind, char **text, size_t *len, Error *e)
+{
+    *text = NULL;
+    *len = 0;
+    int fd;
+    unsigned long long size;
+    if (readfile_open(path, &fd, &size, e))
+        return -1;
+    if (size > max) {
+        close(fd);
+        error_set(e, "%s: file is %llu bytes; %s are limited to %zu bytes", path, size, kind, max);
+        return fail_errno(EFBIG);
+    }
+    size_t want = (size_t)size;
+    char *buf = malloc(want + 1);
+    if (!buf) {
+        close(fd);
+        error_runtime(e, "%s: out of memory", path);
+        return fail_errno(ENOMEM);
+    }
+    size_t got = readfile_at(fd, 0, buf, want);
     close(fd);
     if (got != want) {
         free(buf);
         error_runtime(e, "%s: short read (%zu of %zu bytes)", path, got, want);
-        errno = EIO;
-        return -1;
+        return fail_errno(EIO);
     }
     buf[got] = '\0';
     *text = buf;

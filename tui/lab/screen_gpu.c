@@ -165,12 +165,11 @@ static void screen_gpu_slopes_table(const Sweep *w, int digits, Table *t)
     }
 }
 
-/* The slopes: what the columns mean (and, on the CPU, what they cannot
- * mean), then the table, narrowed to the width by leaving out the
- * one-layer column. */
-static void screen_gpu_slopes_layout(const GpuLab *s, Doc *d)
+/* The slopes of sweep w on the device (cuda, else the CPU reference):
+ * what the columns mean (and, on the CPU, what they cannot mean), then
+ * the table, narrowed to the width by leaving out the one-layer column. */
+static void screen_gpu_slopes_of(const Sweep *w, bool cuda, Doc *d)
 {
-    const Sweep *w = &s->shown;
     size_t shown = 0;               // the widest table that fits
     while (shown + 1 < SLOPE_TABLES && table_width(&w->slopes[shown]) > d->win.w)
         shown++;
@@ -187,10 +186,49 @@ static void screen_gpu_slopes_layout(const GpuLab *s, Doc *d)
                                             "an H100 SXM, Llama-3.1-8B (seed 000).%s",
              isnan(w->slope[KV_BF16]) ? " One context measured: no slope to fit (a longest "
                                         "context of 2k or more gives one)." : "");
-    if (!s->b.cuda)
+    if (!cuda)
         doc_text(d, 0, crt_attr(ROLE_WARN), "CPU reference: its slopes say nothing about a GPU's speed.");
     doc_text(d, 0, crt_attr(ROLE_DIM), text);
     doc_table(d, &w->slopes[shown]);
+}
+
+static void screen_gpu_slopes_layout(const GpuLab *s, Doc *d)
+{
+    screen_gpu_slopes_of(&s->shown, s->b.cuda, d);
+}
+
+/* Slopes measured elsewhere and shipped with kvlab, for a lesson to show
+ * where this machine has measured nothing; none are shipped yet. */
+static const Sweep *screen_gpu_stored(const char **device)
+{
+    *device = NULL;
+    return NULL;
+}
+
+/* In a lesson's page: the slopes this session's last complete sweep
+ * measured, or the stored ones, or that nothing is measured yet. */
+static void screen_gpu_inline(void *st, Doc *d)
+{
+    const GpuLab *s = st;
+    const char *device;
+    const Sweep *stored = screen_gpu_stored(&device);
+    char line[400];
+    if (s->have_sweep) {
+        snprintf(line, sizeof line, "Measured in this session on %s: %s", s->b.cuda ? s->b.info.name : "the CPU",
+                 s->shown.what);
+        doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
+        screen_gpu_slopes_of(&s->shown, s->b.cuda, d);
+        return;
+    }
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), "Nothing measured yet in this session: Enter opens the GPU lab, "
+                                          "where r measures every format on this machine.");
+    if (!stored) {
+        doc_text(d, 0, crt_attr(ROLE_DIM), "No stored measurements ship with this kvlab.");
+        return;
+    }
+    snprintf(line, sizeof line, "Stored, measured on %s: %s", device, stored->what);
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
+    screen_gpu_slopes_of(stored, true, d);
 }
 
 /* The bandwidth each format reached at the longest context, one bar per
@@ -429,4 +467,5 @@ const ScreenDef SCREEN_GPU = {
     .export = screen_gpu_export,
     .options = OPTIONS,
     .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
+    .inline_layout = screen_gpu_inline,
 };

@@ -20,8 +20,11 @@ DATADIR   := share/kvlab
 PLUGINDIR := lib/kvlab
 MANDIR    := share/man/man1
 COMPDIR   := share/bash-completion/completions
-# The run-time data, installed under DATADIR as laid out in the tree.
+# The run-time data, installed under DATADIR as laid out in the tree, and
+# the stored results of GPU runs (assets/stored_results.sh writes them),
+# installed as DATADIR/stored.
 DATA      := scenarios lessons
+STORED    := assets/stored
 
 # ------------------------------------------------------------------------
 # Flags. CPPFLAGS, CFLAGS, LDFLAGS, LDLIBS and NVCCFLAGS are the user's (e.g.
@@ -33,7 +36,8 @@ ALL_CPPFLAGS = -Icalc -Ikernels -I. -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE 
                -DKVLAB_VERSION='"$(VERSION)"' $(CPPFLAGS)
 # The places under PREFIX, for calc/paths.c and its test only.
 PATHS_CPPFLAGS = -DKVLAB_PREFIX='"$(PREFIX)"' -DKVLAB_DATADIR='"$(DATADIR)/scenarios"' \
-                 -DKVLAB_PLUGINDIR='"$(PLUGINDIR)"' -DKVLAB_LESSONDIR='"$(DATADIR)/lessons"'
+                 -DKVLAB_PLUGINDIR='"$(PLUGINDIR)"' -DKVLAB_LESSONDIR='"$(DATADIR)/lessons"' \
+                 -DKVLAB_STOREDDIR='"$(DATADIR)/stored"'
 ALL_CFLAGS   = -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
                -Wformat=2 -MMD -MP $(SAN) $(CFLAGS)
 ALL_LDFLAGS  = $(SAN) $(LDFLAGS)
@@ -41,7 +45,7 @@ ALL_LDFLAGS  = $(SAN) $(LDFLAGS)
 # Debian packages providing each pkg-config module the build needs.
 PKG_MODULES  := ncursesw libcjson check md4c
 APT_PACKAGES := libncurses-dev libcjson-dev check pkg-config locales tmux groff-base \
-                libmd4c-dev
+                libmd4c-dev jq
 
 # Recursive (=) so pkg-config runs only after `deps` has installed things.
 CJSON_CFLAGS = $(shell pkg-config --cflags libcjson)
@@ -116,7 +120,7 @@ TOP_PLUGIN := $(if $(filter build,$(BUILD)),libkvlab_cuda.so)
 # Targets for people.
 
 # Build the program (and, where nvcc is found, the CUDA plugin, or one line on why not).
-all: $(BUILD)/kvlab $(BUILD)/scenarios $(BUILD)/lessons $(TOP) $(if $(NVCC),plugin-if-possible)
+all: $(BUILD)/kvlab $(BUILD)/scenarios $(BUILD)/lessons $(BUILD)/stored $(TOP) $(if $(NVCC),plugin-if-possible)
 
 # Build the CUDA plugin (fails, saying why, where nvcc cannot build it).
 plugin: $(if $(CUDA_GENCODE),$(BUILD)/libkvlab_cuda.so $(TOP_PLUGIN))
@@ -169,10 +173,12 @@ bench: $(BUILD)/bench_quant $(BUILD)/kvlab
 # shared one such as bin or share/man/man1.
 DEST           = $(DESTDIR)$(PREFIX)
 DATA_FILES     = $(shell find $(DATA) -type f ! -name '.*' | LC_ALL=C sort)
+STORED_FILES   = $(shell find $(STORED) -type f -name '*.json' | LC_ALL=C sort)
 OWN_DIRS       = $(DATADIR) $(PLUGINDIR)
 INSTALL_PLUGIN = $(BUILD)/libkvlab_cuda.so:$(PLUGINDIR)/libkvlab_cuda.so:755
 INSTALL_FILES  = $(BUILD)/kvlab:$(BINDIR)/kvlab:755 \
                  $(foreach f,$(DATA_FILES),$(f):$(DATADIR)/$(f):644) \
+                 $(foreach f,$(STORED_FILES),$(f):$(DATADIR)/stored/$(notdir $(f)):644) \
                  assets/kvlab.1:$(MANDIR)/kvlab.1:644 \
                  assets/kvlab.bash:$(COMPDIR)/kvlab:644
 
@@ -232,7 +238,8 @@ DEPS_MISSING = command -v pkg-config >/dev/null 2>&1 || printf ' pkg-config'; \
                for m in $(PKG_MODULES); do pkg-config --exists $$m 2>/dev/null || printf ' %s' $$m; done; \
                [ -f /usr/share/i18n/locales/de_DE ] || printf ' locales'; \
                command -v tmux >/dev/null 2>&1 || printf ' tmux'; \
-               command -v groff >/dev/null 2>&1 || printf ' groff'
+               command -v groff >/dev/null 2>&1 || printf ' groff'; \
+               command -v jq >/dev/null 2>&1 || printf ' jq'
 
 # Install missing build dependencies (apt-get as root; otherwise print the command).
 deps:
@@ -253,6 +260,9 @@ $(BUILD)/calc/paths.o $(BUILD)/tests/test_paths.o: $(PATHS_STAMP)
 $(BUILD)/scenarios $(BUILD)/lessons: $(BUILD)/%:
 	@mkdir -p $(BUILD)
 	ln -sfn $$(realpath --relative-to=$(BUILD) $*) $@
+$(BUILD)/stored:
+	@mkdir -p $(BUILD)
+	ln -sfn $$(realpath --relative-to=$(BUILD) $(STORED)) $@
 
 $(BUILD)/kvlab: $(TUI_OBJ) $(KERN_LIB) $(CALC_LIB) $(LINK_STAMP)
 	$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LINK_STAMP),$^) $(CURSES_LIBS) $(CJSON_LIBS) $(MD4C_LIBS) \

@@ -314,23 +314,45 @@ bool json_number_whole(const JsonDoc *d, const cJSON *v, uint64_t min, uint64_t 
     return ok;
 }
 
-bool json_number_float(const JsonDoc *d, const cJSON *v, float *out)
+/* The C locale, since a JSON number's point is '.' whatever the user's
+ * locale. */
+static locale_t c_locale(void)
+{
+    static locale_t c;
+    if (!c)
+        c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    return c;
+}
+
+/* Number v's value read from its text as a float (f) or a double (x),
+ * rounded once: strtof and strtod read any number of digits; false where
+ * it is out of range (the outputs then untouched). */
+static bool number_read(const JsonDoc *d, const cJSON *v, float *f, double *x)
 {
     const JsonPos *p = cJSON_IsNumber(v) ? pos_of(d, v) : NULL;
     if (!p)
         return false;
-    /* strtof reads any number of digits and rounds once; in the C locale,
-     * since a JSON number's point is '.' whatever the user's locale. */
-    static locale_t c_locale;
-    if (!c_locale)
-        c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    locale_t old = uselocale(c_locale);
-    float f = strtof(d->text + p->offset, NULL);
+    locale_t old = uselocale(c_locale());
+    const float ff = f ? strtof(d->text + p->offset, NULL) : 0;
+    const double xx = f ? 0 : strtod(d->text + p->offset, NULL);
     uselocale(old);
-    if (isinf(f))
+    if (isinf(ff) || isinf(xx))
         return false;
-    *out = f;
+    if (f)
+        *f = ff;
+    else
+        *x = xx;
     return true;
+}
+
+bool json_number_float(const JsonDoc *d, const cJSON *v, float *out)
+{
+    return number_read(d, v, out, NULL);
+}
+
+bool json_number_double(const JsonDoc *d, const cJSON *v, double *out)
+{
+    return number_read(d, v, NULL, out);
 }
 
 /* ------------------------------------------------------------------------
@@ -405,6 +427,17 @@ int json_uint(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed ne
     if (!json_number_whole(d, v, min, max, out))
         return jsondoc_error(d, v, e, "field '%s': expected a whole number from %llu to %llu",
                              name, (unsigned long long)min, (unsigned long long)max);
+    return 0;
+}
+
+int json_positive(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need, double *out, Error *e)
+{
+    const cJSON *v;
+    int rc = member(d, obj, name, need, &v, e);
+    if (rc)
+        return rc;
+    if (!json_number_double(d, v, out) || !(*out > 0))
+        return jsondoc_error(d, v, e, "field '%s': expected a number above 0", name);
     return 0;
 }
 

@@ -79,6 +79,9 @@ bool json_number_whole(const JsonDoc *d, const cJSON *v, uint64_t min, uint64_t 
 /* True and *out when v is a number within float range: the float nearest to
  * its exact value, rounded once (1e-50 is 0). */
 bool json_number_float(const JsonDoc *d, const cJSON *v, float *out);
+/* The same as a double: the double nearest to its exact value, rounded
+ * once; false where it is out of range. */
+bool json_number_double(const JsonDoc *d, const cJSON *v, double *out);
 
 /* ------------------------------------------------------------------------
  * Typed fields of an object. Each returns 0 and fills *out, 1 when an
@@ -98,6 +101,8 @@ int json_uint(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed ne
               uint64_t min, uint64_t max, uint64_t *out, Error *e);
 int json_bool(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,
               bool *out, Error *e);
+/* A measured quantity: a number above 0 (a time, a rate, a slope). */
+int json_positive(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need, double *out, Error *e);
 /* Sizes and rates as strings with units ("20GiB", "3.35TB/s") or bare
  * integers of bytes; contexts as strings ("8k") or integers. */
 int json_size(const JsonDoc *d, const cJSON *obj, const char *name, FieldNeed need,

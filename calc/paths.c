@@ -9,8 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#if !defined(KVLAB_PREFIX) || !defined(KVLAB_DATADIR) || !defined(KVLAB_PLUGINDIR) || !defined(KVLAB_LESSONDIR)
-#error "the Makefile's ALL_CPPFLAGS define KVLAB_PREFIX, KVLAB_DATADIR, KVLAB_PLUGINDIR and KVLAB_LESSONDIR"
+#if !defined(KVLAB_PREFIX) || !defined(KVLAB_DATADIR) || !defined(KVLAB_PLUGINDIR) || !defined(KVLAB_LESSONDIR) || \
+    !defined(KVLAB_STOREDDIR)
+#error "the Makefile's PATHS_CPPFLAGS define KVLAB_PREFIX, KVLAB_DATADIR, KVLAB_PLUGINDIR, KVLAB_LESSONDIR and KVLAB_STOREDDIR"
 #endif
 
 #define PLUGIN_FILE "libkvlab_cuda.so"
@@ -32,6 +33,8 @@ static const struct {
                      KVLAB_PREFIX "/" KVLAB_PLUGINDIR "/" PLUGIN_FILE, PLUGIN_FILE, false},
     [PATH_LESSONS] = {"KVLAB_LESSONS", {"lessons", "../" KVLAB_LESSONDIR},
                       KVLAB_PREFIX "/" KVLAB_LESSONDIR, NULL, true},
+    [PATH_STORED] = {"KVLAB_STORED", {"stored", "../" KVLAB_STOREDDIR},
+                     KVLAB_PREFIX "/" KVLAB_STOREDDIR, NULL, true},
 };
 
 static const char *env_place(PathKind kind)
@@ -107,4 +110,10 @@ const char *paths_lessondir(void)
 {
     const char *dir = paths_find(PATH_LESSONS);
     return dir ? dir : paths_installed(PATH_LESSONS);
+}
+
+const char *paths_storeddir(void)
+{
+    const char *dir = paths_find(PATH_STORED);
+    return dir ? dir : paths_installed(PATH_STORED);
 }

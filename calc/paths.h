@@ -4,8 +4,10 @@
  *                PREFIX/share/kvlab/scenarios        (KVLAB_DATADIR under PREFIX)
  *                PREFIX/lib/kvlab/libkvlab_cuda.so   (KVLAB_PLUGINDIR under PREFIX)
  *                PREFIX/share/kvlab/lessons          (KVLAB_LESSONDIR under PREFIX)
- *   build tree:  ./kvlab or BUILD/kvlab, the scenarios and lessons beside it
- *                (BUILD/scenarios, BUILD/lessons link to the tree's), the plugin
+ *                PREFIX/share/kvlab/stored           (KVLAB_STOREDDIR under PREFIX)
+ *   build tree:  ./kvlab or BUILD/kvlab, the scenarios, lessons and stored
+ *                results beside it (BUILD/scenarios, BUILD/lessons link to the
+ *                tree's, BUILD/stored to assets/stored), the plugin
  *                beside it
  *
  * Each is looked for beside the running program first, so that a build
@@ -14,7 +16,8 @@
  * tree's data and plugin, even where an installed tree lies above it, as
  * after make install PREFIX=$HOME with the tree in ~/kvlab), then the
  * installed layout's; then under the PREFIX compiled in. An environment
- * variable (KVLAB_DATA, KVLAB_CUDA_PLUGIN, KVLAB_LESSONS), where set, is the only place. */
+ * variable (KVLAB_DATA, KVLAB_CUDA_PLUGIN, KVLAB_LESSONS, KVLAB_STORED), where set,
+ * is the only place. */
 #ifndef KVLAB_PATHS_H
 #define KVLAB_PATHS_H
 
@@ -24,6 +27,7 @@ typedef enum {
     PATH_DATA,          // the scenarios directory
     PATH_PLUGIN,        // libkvlab_cuda.so
     PATH_LESSONS,       // the lessons directory (lessons, exercises, glossary)
+    PATH_STORED,        // the stored results of GPU runs (calc/stored.h)
     PATH_KINDS
 } PathKind;
 
@@ -58,5 +62,7 @@ const char *paths_installed(PathKind kind);
 const char *paths_datadir(void);
 /* Where lessons/ lives, the same way. */
 const char *paths_lessondir(void);
+/* Where the stored GPU results live, the same way. */
+const char *paths_storeddir(void);
 
 #endif

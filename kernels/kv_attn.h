@@ -172,6 +172,34 @@ typedef struct {
 /* The CPU reference, threaded over sequences and KV heads. */
 int kv_decode_cpu(const KvCache *c, const float *q, float *out, int threads, Error *e);
 
+/* Arithmetic of the FP8 kernels the CPU reference can repeat (all false:
+ * FP32 throughout, kv_decode_cpu). */
+typedef struct {
+    /* q / sqrt(D) rounded to E4M3 (to nearest, saturating) with a scale
+     * per query head that maps its largest magnitude to 448, as FP8 paths
+     * A and C give it to their MMAs. */
+    bool fp8_q;
+    /* The probabilities rounded to E4M3 before they weight the values, as
+     * FP8 path C (FlashAttention-3's arithmetic) gives them to its p.v
+     * MMAs: p = e^(s - m) times 2^8, where m is the reference maximum
+     * rounded up to a multiple of ln 2, so that a block's scale 2^8 e^-m
+     * moves by powers of two only and the codes do not depend on how the
+     * tokens are split into blocks (but for E4M3 subnormals, probabilities
+     * under 2^-14 of a block's reference); the sum the output is divided
+     * by is taken of the probabilities before rounding, as there. */
+    bool fp8_p;
+} KvCpuOptions;
+
+/* The query FP8 paths A and C give their MMAs (KvCpuOptions.fp8_q), in
+ * place: each head's q / sqrt(D) rounded to E4M3 (to nearest, saturating)
+ * with a scale mapping its largest magnitude to 448, given back in q's
+ * own scale. */
+void kv_e4m3_query(float *q, size_t heads, uint32_t D);
+
+/* kv_decode_cpu with that arithmetic (o NULL: none of it). */
+int kv_decode_cpu_with(const KvCache *c, const float *q, float *out, int threads, const KvCpuOptions *o,
+                       Error *e);
+
 #ifdef __cplusplus
 }
 #endif

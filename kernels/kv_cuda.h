@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define KVLAB_CUDA_ABI 3
+#define KVLAB_CUDA_ABI 4
 
 typedef struct {
     char name[128];
@@ -26,7 +26,7 @@ typedef struct {
 } GpuInfo;
 
 /* Compute capability (10 major + minor) 8.9 or later: MMAs on E4M3
- * operands (FP8 path A). */
+ * operands (FP8 paths A and C). */
 static inline bool cc_has_e4m3_mma(int cc) { return cc >= 89; }
 static inline bool gpu_has_e4m3_mma(const GpuInfo *g) { return cc_has_e4m3_mma(g->cc_major * 10 + g->cc_minor); }
 
@@ -43,16 +43,39 @@ typedef enum {
     KV_CUDA_FP8_PATH_A,
     /* The FP32 kernels for every format and shape (to compare). */
     KV_CUDA_FP32,
+    /* FP8 as FlashAttention-3 runs it (path C): q.k as path A, and p.v on
+     * E4M3 MMAs too, the probabilities rounded to E4M3 and the tokens the
+     * MMA's reduction, summed in the MMA's accumulators over the tokens
+     * of a split (promoted to FP32 every fp8_promote blocks of 32 tokens),
+     * where the GPU has E4M3 MMAs; path B elsewhere. */
+    KV_CUDA_FP8_PATH_C,
     KV_CUDA_KERNELS
 } KvCudaKernels;
 
 /* The caller's choices; all zero is the default. */
 typedef struct {
     KvCudaKernels kernels;
-    /* FP8 path A: add the MMA sums into FP32 every N blocks of 32 channels
-     * (0: once per score). */
+    /* FP8 paths A and C: add the E4M3 MMAs' sums into FP32 every N
+     * k-blocks of 32: path A's q.k, blocks of 32 channels (0: once per
+     * score); path C's p.v, blocks of 32 tokens (0: once per split). */
     int fp8_promote;
+    /* Token slices per sequence and KV head (split-KV): 0, as many as the
+     * plan finds fastest; N > 0, N (at most one per token), so that 1 runs
+     * each sequence's whole context through one block, its sums spanning
+     * every token (int4: its quantized groups; the BF16 window is a slice
+     * of its own either way). */
+    int splits;
 } KvCudaOptions;
+
+/* The arithmetic of a path's kernels that the CPU reference can repeat
+ * (kv_attn.h, KvCpuOptions): the query in E4M3 (paths A and C) and the
+ * probabilities in E4M3 (path C). */
+static inline KvCpuOptions gpu_cpu_arith(const KvCudaOptions *o)
+{
+    KvCpuOptions c = {o->kernels == KV_CUDA_FP8_PATH_A || o->kernels == KV_CUDA_FP8_PATH_C,
+                      o->kernels == KV_CUDA_FP8_PATH_C};
+    return c;
+}
 
 /* The plugin's table; every function returns 0, or -1 with a message in
  * err (at most n bytes). Options may be NULL: the defaults. */
@@ -79,9 +102,10 @@ typedef struct {
      * of that size): the weight stream of one decode step. */
     int (*time_read)(size_t bytes, double *median_ms, char *err, size_t n);
     /* The FP8 kernel decode runs for this shape (its format aside) with
-     * these options: "A" (E4M3 operands for q.k), "B" (codes to FP16
-     * tensor-core operands) or "fp32" (the FP32 kernels: asked for, or a
-     * shape the tensor-core kernels do not take). */
+     * these options: "A" (E4M3 operands for q.k), "C" (E4M3 operands for
+     * q.k and p.v), "B" (codes to FP16 tensor-core operands) or "fp32"
+     * (the FP32 kernels: asked for, or a shape the tensor-core kernels do
+     * not take). */
     const char *(*fp8_kernel)(const KvShape *s, const KvCudaOptions *o);
 } KvCudaApi;
 
@@ -94,9 +118,10 @@ typedef const KvCudaApi *(*KvCudaEntry)(void);
 const KvCudaApi *gpu_open(Error *e);
 
 /* The options the environment asks for, read once by whoever opens the
- * plugin: KVLAB_CUDA_PATH "fp32" (KV_CUDA_FP32) or "fp8a"
- * (KV_CUDA_FP8_PATH_A), anything else the default; KVLAB_CUDA_FP8_PROMOTE
- * N (fp8_promote, where N > 0). */
+ * plugin: KVLAB_CUDA_PATH "fp32" (KV_CUDA_FP32), "fp8a"
+ * (KV_CUDA_FP8_PATH_A) or "fp8c" (KV_CUDA_FP8_PATH_C), anything else the
+ * default; KVLAB_CUDA_FP8_PROMOTE N (fp8_promote, where N > 0);
+ * KVLAB_CUDA_SPLITS N (splits, where N > 0). */
 KvCudaOptions gpu_options_from_env(void);
 
 #ifdef __cplusplus

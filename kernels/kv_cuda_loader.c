@@ -63,13 +63,20 @@ fail:
 
 KvCudaOptions gpu_options_from_env(void)
 {
-    KvCudaOptions o = {KV_CUDA_TENSOR_CORES, 0};
-    const char *path = getenv("KVLAB_CUDA_PATH"), *promote = getenv("KVLAB_CUDA_FP8_PROMOTE");
-    if (path && !strcmp(path, "fp32"))
-        o.kernels = KV_CUDA_FP32;
-    else if (path && !strcmp(path, "fp8a"))
-        o.kernels = KV_CUDA_FP8_PATH_A;
+    /* KVLAB_CUDA_PATH's words and the kernels each asks for */
+    static const struct {
+        const char *word;
+        KvCudaKernels kernels;
+    } PATHS[] = {{"fp32", KV_CUDA_FP32}, {"fp8a", KV_CUDA_FP8_PATH_A}, {"fp8c", KV_CUDA_FP8_PATH_C}};
+    KvCudaOptions o = {KV_CUDA_TENSOR_CORES, 0, 0};
+    const char *path = getenv("KVLAB_CUDA_PATH"), *promote = getenv("KVLAB_CUDA_FP8_PROMOTE"),
+               *splits = getenv("KVLAB_CUDA_SPLITS");
+    for (size_t i = 0; path && i < sizeof PATHS / sizeof *PATHS; i++)
+        if (!strcmp(path, PATHS[i].word))
+            o.kernels = PATHS[i].kernels;
     if (promote && atoi(promote) > 0)
         o.fp8_promote = atoi(promote);
+    if (splits && atoi(splits) > 0)
+        o.splits = atoi(splits);
     return o;
 }

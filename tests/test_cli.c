@@ -586,11 +586,18 @@ START_TEST(bench_command)
     usage_error(RUN("bench", "--contexts", "1k,"), "--contexts", "empty entry");
     usage_error(RUN("bench", "--batch", "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"), "--batch", "at most 16 values, not 17");
     usage_error(RUN("calc", "--contexts", "1k,,8k"), "--contexts", "empty entry");
-    usage_error(RUN("bench", "--fp8-path", "C"), "--fp8-path", "'C'");
-    usage_error(RUN("bench", "--promote", "2"), "--promote", "path A");
+    usage_error(RUN("bench", "--fp8-path", "D"), "--fp8-path", "'D'");
+    usage_error(RUN("bench", "--fp8-path", "AC"), "--fp8-path", "'AC'");
+    usage_error(RUN("bench", "--promote", "2"), "--promote", "path A or C");
+    usage_error(RUN("bench", "--fp8-path", "B", "--promote", "2"), "--promote", "path A or C");
+    usage_error(RUN("bench", "--splits", "0"), "--splits", NULL);
+    usage_error(RUN("bench", "--backend", "cpu", "--splits", "1"), "--splits", "the CPU reference is timed here");
     // a path set in the environment counts as chosen: --promote goes with it (and is then
     // refused only because the CPU reference has no path to promote in)
     setenv("KVLAB_CUDA_PATH", "fp8a", 1);
+    usage_error(RUN("bench", "--backend", "cpu", "--format", "fp8", "--promote", "2"), "--promote",
+                "the CPU reference is timed here");
+    setenv("KVLAB_CUDA_PATH", "fp8c", 1);
     usage_error(RUN("bench", "--backend", "cpu", "--format", "fp8", "--promote", "2"), "--promote",
                 "the CPU reference is timed here");
     unsetenv("KVLAB_CUDA_PATH");
@@ -949,6 +956,7 @@ START_TEST(options_that_do_nothing)
         {{"bench", "--residual", "64", "--format", "bf16"}, "int4 (KIVI)"},
         {{"bench", "--fp8-path", "A", "--format", "bf16"}, "fp8_e4m3"},
         {{"bench", "--fp8-path", "B", "--backend", "cpu"}, "CPU reference"},
+        {{"bench", "--fp8-path", "C", "--format", "int8"}, "fp8_e4m3"},
     };
     for (size_t i = 0; i < N_OF(NOTHING); i++)
         usage_error(run_kvlab(NOTHING[i].argv, NULL), NOTHING[i].want, NULL);

@@ -27,24 +27,28 @@
  * BF16 operands (8 to 11 bits of mantissa): a few 1e-3. */
 #define GPU_MMA_VS_CPU_TOL 5e-3
 
+/* FP8 path C (p.v on E4M3 MMAs) against the CPU reference with its
+ * arithmetic (E4M3 query and probabilities, KvCpuOptions), head by head,
+ * heads whose probabilities lie near an E4M3 rounding point left out
+ * (P_NEAR_WINDOW): the same codes weight the same values, and what is left
+ * is how the sums are kept. The E4M3 MMA of Ada and Hopper keeps 13
+ * mantissa bits where it adds (SageAttention2; DeepSeek-V3, 3.5.2): its 32
+ * products aligned to the largest and truncated, and its accumulator
+ * truncated as it is added. Promoted into FP32 after every block of 32
+ * tokens, only the first remains: up to 2^-13 of a block's largest
+ * product for each of its 32, which a block's sum of products of both
+ * signs can make a few 1e-3 of itself: the tensor-core tolerance, 5e-3.
+ * Kept in the MMA's accumulators over the split, up to about 24 MMAs a
+ * warp in these caches each truncate the running sum by up to 2^-13 of
+ * itself besides: 2e-2. */
+#define GPU_FP8C_PROMOTED_TOL GPU_MMA_VS_CPU_TOL
+#define GPU_FP8C_TOL 2e-2
+/* A probability 256 p within this (relative) of an E4M3 rounding point:
+ * its score, summed in another order, may round it apart. */
+#define P_NEAR_WINDOW 1e-5
+
 /* The tokens int4 keeps in BF16 in these caches. */
 #define KIVI_RESIDUAL 128
-
-/* FP8 path A rounds the query to E4M3, a scale per head mapping its
- * largest |q| / sqrt(D) to 448, as the kernel does (saturating, to
- * nearest); the CPU reference then runs on that query. */
-static void round_q_e4m3(float *q, size_t heads, uint32_t D)
-{
-    const float scale = 1.0f / sqrtf((float)D);
-    for (size_t h = 0; h < heads; h++) {
-        float *x = q + h * D, amax = 0;
-        for (uint32_t d = 0; d < D; d++)
-            amax = fmaxf(amax, fabsf(x[d] * scale));
-        const float qs = amax > 0 ? 448.0f / amax : 1.0f;
-        for (uint32_t d = 0; d < D; d++)
-            x[d] = minifloat_round(&MF_E4M3, x[d] * (scale * qs), true) / qs / scale;
-    }
-}
 
 bool gpu_usable(char *why, size_t n)
 {
@@ -136,12 +140,9 @@ static void check_case(const KvCudaApi *api, const KvCudaOptions *o, Rng *r, Cas
     for (size_t i = 0; i < nq; i++)
         q[i] = rng_uniform(r, 1);
     ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
-    bool fp8a = o->kernels == KV_CUDA_FP8_PATH_A && cs.f == KV_FP8 && D <= 128;
-    float *qref = malloc(nq * 4);
-    memcpy(qref, q, nq * 4);
-    if (fp8a)
-        round_q_e4m3(qref, (size_t)B * s.q_heads, D);
-    ck_assert_int_eq(kv_decode_cpu(&c, qref, cpu, 0, NULL), 0);
+    /* the arithmetic of path A (the E4M3 query) where it runs */
+    const KvCpuOptions none = {false, false}, arith = cs.f == KV_FP8 && D <= 128 ? gpu_cpu_arith(o) : none;
+    ck_assert_int_eq(kv_decode_cpu_with(&c, q, cpu, 0, &arith, NULL), 0);
     GpuCache *g;
     char err[512];
     ck_assert_msg(api->upload(&c, o, &g, err, sizeof err) == 0, "%s", err);
@@ -156,7 +157,7 @@ static void check_case(const KvCudaApi *api, const KvCudaOptions *o, Rng *r, Cas
                      "%s B=%u H=%u G=%u D=%u T=%u: GPU vs CPU %g (salt %#llx, cache %d)",
                      kv_format_id(cs.f), B, H, G, D, T, e, (unsigned long long)salt, it);
     api->release(g);
-    free(k), free(v), free(q), free(qref), free(cpu), free(dev);
+    free(k), free(v), free(q), free(cpu), free(dev);
     kv_cache_done(&c);
 }
 
@@ -188,7 +189,9 @@ static void gpu_vs_cpu(const KvCudaOptions *o, const KvFormat *only, int n_only,
 }
 
 /* The plugin's defaults: the tensor-core kernels, FP8 path B. */
-static const KvCudaOptions DEFAULTS = {KV_CUDA_TENSOR_CORES, 0};
+static const KvCudaOptions DEFAULTS = {KV_CUDA_TENSOR_CORES, 0, 0};
+/* Path C, its MMA sums kept over each split, and promoted after every block. */
+static const KvCudaOptions PATH_C = {KV_CUDA_FP8_PATH_C, 0, 0}, PATH_C_PROMOTED = {KV_CUDA_FP8_PATH_C, 1, 0};
 
 /* Every format at every head dimension and group size the kernels take
  * (D 64 and 128 on the tensor cores, 256 on the FP32 kernels; 1 to 8
@@ -243,7 +246,7 @@ END_TEST
  * still correct (KV_CUDA_FP32 selects them). */
 START_TEST(gpu_fp32_path)
 {
-    const KvCudaOptions fp32 = {KV_CUDA_FP32, 0};
+    const KvCudaOptions fp32 = {KV_CUDA_FP32, 0, 0};
     gpu_vs_cpu(&fp32, NULL, 0, 18, 0xF32, false);
 }
 END_TEST
@@ -261,15 +264,180 @@ START_TEST(gpu_fp8_path_a)
                info.cc_major, info.cc_minor);
         return;
     }
-    const KvCudaOptions path_a = {KV_CUDA_FP8_PATH_A, 0}, promote1 = {KV_CUDA_FP8_PATH_A, 1};
+    const KvCudaOptions path_a = {KV_CUDA_FP8_PATH_A, 0, 0}, promote1 = {KV_CUDA_FP8_PATH_A, 1, 0};
     gpu_vs_cpu(&path_a, FP8, 1, 10, 0xF8A, false);
     gpu_vs_cpu(&promote1, FP8, 1, 10, 0xF8A1, false);
 }
 END_TEST
 
+/* Whether this GPU runs the E4M3 paths (A and C); says so where not. */
+static bool e4m3_here(const char *test)
+{
+    GpuInfo info;
+    gpu_info(&info);
+    if (!gpu_has_e4m3_mma(&info))       // the kernels keep to path B there
+        printf("%s skipped: %s is %d.%d, paths A and C need 8.9 or later\n", test, info.name, info.cc_major,
+               info.cc_minor);
+    return gpu_has_e4m3_mma(&info);
+}
+
+/* One FP8 cache through path C (options o) and the CPU reference with its
+ * arithmetic. Each token's key has one channel, so that its score is one
+ * exact E4M3 product on the GPU, whatever the MMA's adding keeps; query
+ * entries up to 12 give scores within 3 of 0 and probabilities from e^-6
+ * to 1, whose E4M3 codes (256 p from 0.6) are normal numbers, so that
+ * the kernel's block references, powers of two below the reference's,
+ * change no code. Heads with a
+ * probability near an E4M3 rounding point are left out (P_NEAR_WINDOW);
+ * returns the heads compared. */
+static int check_fp8c(const KvCudaApi *api, const KvCudaOptions *o, Rng *r, Case cs, uint64_t salt, double tol)
+{
+    const uint32_t B = cs.B, H = cs.H, G = cs.G, D = cs.D, T = cs.T;
+    KvShape s = {KV_FP8, B, H, H * G, D, 3072, 0, cs.it % 3 == 1};
+    KvCache c;
+    ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
+    const size_t n = (size_t)B * H * T * D, nq = (size_t)B * s.q_heads * D, heads = (size_t)B * s.q_heads;
+    float *k = calloc(n, 4), *v = malloc(n * 4), *q = malloc(nq * 4), *qr = malloc(nq * 4);
+    float *cpu = malloc(nq * 4), *dev = malloc(nq * 4);
+    double *ref = malloc(nq * sizeof *ref);
+    bool *near = malloc(heads * sizeof *near);
+    for (size_t row = 0; row < n / D; row++)
+        k[row * D + (size_t)rng_range(r, 0, D - 1)] = rng_uniform(r, 2);
+    for (size_t i = 0; i < n; i++)
+        v[i] = rng_uniform(r, 2);
+    for (size_t i = 0; i < nq; i++)
+        q[i] = rng_uniform(r, 12);
+    ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
+    const KvCpuOptions arith = gpu_cpu_arith(o);
+    ck_assert_int_eq(kv_decode_cpu_with(&c, q, cpu, 0, &arith, NULL), 0);
+    memcpy(qr, q, nq * 4);
+    kv_e4m3_query(qr, heads, D);
+    attn_fp8_p_f64(&c, qr, ref, near, P_NEAR_WINDOW);
+    GpuCache *g;
+    char err[512];
+    ck_assert_msg(api->upload(&c, o, &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(api->decode(g, q, dev, err, sizeof err) == 0, "%s", err);
+    int compared = 0;
+    for (size_t h = 0; h < heads; h++) {
+        if (near[h])
+            continue;
+        compared++;
+        for (uint32_t d = 0; d < D; d++)
+            ref[h * D + d] = cpu[h * D + d];
+        const double e = worst_head(dev + h * D, ref + h * D, 1, D);
+        ck_assert_seeded(e < tol, "path C, promote %d, splits %d: B=%u H=%u G=%u D=%u T=%u head %zu: GPU vs CPU %g "
+                         "(salt %#llx, cache %d)", o->fp8_promote, o->splits, B, H, G, D, T, h, e,
+                         (unsigned long long)salt, cs.it);
+    }
+    api->release(g);
+    free(k), free(v), free(q), free(qr), free(cpu), free(dev), free(ref), free(near);
+    kv_cache_done(&c);
+    return compared;
+}
+
+/* `count` random path C caches (lengths to `longest`) with options o. */
+static void fp8c_vs_cpu(const KvCudaOptions *o, int count, uint32_t longest, uint64_t salt, double tol)
+{
+    const KvCudaApi *api = gpu();
+    Rng r = {test_seed() ^ salt};
+    int compared = 0;
+    for (int it = 0; it < count; it++) {
+        Case cs = {KV_FP8, (uint32_t)rng_range(&r, 1, 2), (uint32_t)rng_range(&r, 1, 3),
+                   GROUPS[rng_range(&r, 0, N_OF(GROUPS) - 1)], DIMS[rng_range(&r, 0, 1)],
+                   (uint32_t)rng_range(&r, 1, longest) | 1, it};
+        compared += check_fp8c(api, o, &r, cs, salt, tol);
+    }
+    ck_assert_msg(compared > 0, "every head had a probability near an E4M3 rounding point");
+}
+
+/* FP8 path C (q.k and p.v on E4M3 MMAs, as FlashAttention-3): the CPU
+ * reference with the same arithmetic, within GPU_FP8C_TOL with the MMA's
+ * sums kept over each split, and within the tighter GPU_FP8C_PROMOTED_TOL
+ * promoted after every block of 32 tokens; each with the plan's splits and
+ * with one split per sequence. */
+START_TEST(gpu_fp8_path_c)
+{
+    if (!e4m3_here("gpu_fp8_path_c"))
+        return;
+    const KvCudaOptions one = {KV_CUDA_FP8_PATH_C, 0, 1}, one_promoted = {KV_CUDA_FP8_PATH_C, 1, 1},
+                        every4 = {KV_CUDA_FP8_PATH_C, 4, 0};
+    fp8c_vs_cpu(&PATH_C, 10, 3000, 0xFC0, GPU_FP8C_TOL);
+    fp8c_vs_cpu(&PATH_C_PROMOTED, 10, 3000, 0xFC1, GPU_FP8C_PROMOTED_TOL);
+    fp8c_vs_cpu(&one, 6, 3000, 0xFC2, GPU_FP8C_TOL);
+    fp8c_vs_cpu(&one_promoted, 6, 3000, 0xFC3, GPU_FP8C_PROMOTED_TOL);
+    fp8c_vs_cpu(&every4, 6, 3000, 0xFC4, GPU_FP8C_TOL);
+}
+END_TEST
+
+/* One split per sequence (KvCudaOptions.splits 1: each sequence's whole
+ * context through one block) and three give what the plan's splits give:
+ * the CPU reference, within each kernel's tolerance, for every format on
+ * the tensor-core kernels (path B), on the FP32 kernels, and FP8 path A
+ * (path C: gpu_fp8_path_c). */
+START_TEST(gpu_one_split)
+{
+    const KvCudaOptions one = {KV_CUDA_TENSOR_CORES, 0, 1}, three = {KV_CUDA_TENSOR_CORES, 0, 3},
+                        fp32 = {KV_CUDA_FP32, 0, 1}, path_a = {KV_CUDA_FP8_PATH_A, 0, 1};
+    static const KvFormat FP8[] = {KV_FP8};
+    gpu_vs_cpu(&one, NULL, 0, 18, 0x5B1, false);
+    gpu_vs_cpu(&three, NULL, 0, 12, 0x5B3, false);
+    gpu_vs_cpu(&fp32, NULL, 0, 12, 0x5B32, false);
+    if (e4m3_here("gpu_one_split (path A)"))
+        gpu_vs_cpu(&path_a, FP8, 1, 6, 0x5BA, false);
+}
+END_TEST
+
+/* Path C over a long context in one split, every score zero (q = 0) so
+ * that every probability is exactly 1 and the output is the values' mean
+ * (about 1 in every channel): promoted after every block of 32 tokens, the
+ * float64 mean within GPU_FP8C_PROMOTED_TOL. Kept in the MMA's accumulators
+ * over the whole split, the error is what the hardware's adding keeps and
+ * is printed, not bounded: it is the effect FlashAttention-3 reports. */
+#define LONG_TOKENS 131072
+START_TEST(gpu_fp8_path_c_long)
+{
+    if (!e4m3_here("gpu_fp8_path_c_long"))
+        return;
+    const KvCudaApi *api = gpu();
+    Rng r = {test_seed() ^ 0x10C};
+    const uint32_t D = 128, T = LONG_TOKENS;
+    KvShape s = {KV_FP8, 1, 1, 1, D, T, 0, false};
+    KvCache c;
+    ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
+    const size_t n = (size_t)T * D;
+    float *k = malloc(n * 4), *v = malloc(n * 4), q[128] = {0}, dev[128];
+    double ref[128];
+    bool near;
+    for (size_t i = 0; i < n; i++)
+        k[i] = rng_uniform(&r, 2), v[i] = 1 + rng_uniform(&r, 1);
+    ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
+    attn_fp8_p_f64(&c, q, ref, &near, 0);
+    static const struct {
+        int promote, splits;
+    } RUNS[] = {{0, 1}, {1, 1}, {8, 1}, {0, 0}, {1, 0}};
+    for (size_t i = 0; i < N_OF(RUNS); i++) {
+        const KvCudaOptions o = {KV_CUDA_FP8_PATH_C, RUNS[i].promote, RUNS[i].splits};
+        GpuCache *g;
+        char err[512];
+        ck_assert_msg(api->upload(&c, &o, &g, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(api->decode(g, q, dev, err, sizeof err) == 0, "%s", err);
+        api->release(g);
+        const double e = worst_head(dev, ref, 1, D);
+        printf("path C, %d tokens, %s, promoted %s%.0d: error %.3g of the mean's L2\n", T,
+               RUNS[i].splits ? "one split" : "the plan's splits", RUNS[i].promote ? "every " : "never",
+               RUNS[i].promote, e);
+        if (RUNS[i].promote == 1)
+            ck_assert_seeded(e < GPU_FP8C_PROMOTED_TOL, "promoted every block, splits %d: %g", RUNS[i].splits, e);
+        ck_assert_seeded(isfinite(e), "promote %d, splits %d: not finite", RUNS[i].promote, RUNS[i].splits);
+    }
+    free(k), free(v);
+    kv_cache_done(&c);
+}
+END_TEST
+
 /* The plugin names the FP8 kernel it runs for a shape (what kvlab bench
- * reports): path B by default (options NULL or zero), A when asked for on
- * a GPU with E4M3 MMAs, the FP32 kernels when asked for or where no
+ * reports): path B by default (options NULL or zero), A or C when asked for
+ * on a GPU with E4M3 MMAs, the FP32 kernels when asked for or where no
  * tensor-core kernel takes the shape (head dim 256; 16 query heads per KV
  * head), whatever was asked. */
 START_TEST(gpu_fp8_kernel_named)
@@ -280,8 +448,13 @@ START_TEST(gpu_fp8_kernel_named)
     small.head_dim = 64;
     wide.head_dim = 256;
     deep.kv_heads = 2;
-    const KvCudaOptions path_a = {KV_CUDA_FP8_PATH_A, 0}, fp32 = {KV_CUDA_FP32, 0};
+    const KvCudaOptions path_a = {KV_CUDA_FP8_PATH_A, 0, 0}, fp32 = {KV_CUDA_FP32, 0, 0};
+    const bool e4m3 = gpu_has_e4m3_mma(&info);
     ck_assert_str_eq(api->fp8_kernel(&mma, NULL), "B");
+    ck_assert_str_eq(api->fp8_kernel(&mma, &PATH_C), e4m3 ? "C" : "B");
+    ck_assert_str_eq(api->fp8_kernel(&small, &PATH_C_PROMOTED), e4m3 ? "C" : "B");
+    ck_assert_str_eq(api->fp8_kernel(&wide, &PATH_C), "fp32");
+    ck_assert_str_eq(api->fp8_kernel(&deep, &PATH_C), "fp32");
     ck_assert_str_eq(api->fp8_kernel(&mma, &DEFAULTS), "B");
     ck_assert_str_eq(api->fp8_kernel(&small, &DEFAULTS), "B");
     ck_assert_str_eq(api->fp8_kernel(&wide, &DEFAULTS), "fp32");
@@ -303,7 +476,7 @@ START_TEST(gpu_fill_matches_host)
 {
     const KvCudaApi *api = gpu();
     Rng r = {test_seed() ^ 0xF111};
-    const KvCudaOptions fp32 = {KV_CUDA_FP32, 0};
+    const KvCudaOptions fp32 = {KV_CUDA_FP32, 0, 0};
     for (int it = 0; it < 2 * KV_FORMATS; it++) {
         const KvCudaOptions *o = it < KV_FORMATS ? &DEFAULTS : &fp32;
         KvShape s = {(KvFormat)(it % KV_FORMATS), 2, 2, 8, it % 2 ? 64 : 128, 1024,
@@ -339,13 +512,16 @@ START_TEST(gpu_bad_options_refused)
 {
     const KvCudaApi *api = gpu();
     KvShape s = {KV_FP8, 1, 1, 1, 128, 64, 0, false};
-    const KvCudaOptions kernels = {KV_CUDA_KERNELS, 0}, promote = {KV_CUDA_FP8_PATH_A, -1};
+    const KvCudaOptions kernels = {KV_CUDA_KERNELS, 0, 0}, promote = {KV_CUDA_FP8_PATH_A, -1, 0},
+                        splits = {KV_CUDA_FP8_PATH_C, 0, -1};
     GpuCache *g = NULL;
     char err[512];
     ck_assert_int_eq(api->fill(&s, &kernels, 32, 1, &g, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "kernel choice"), "%s", err);
     ck_assert_int_eq(api->fill(&s, &promote, 32, 1, &g, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "fp8_promote"), "%s", err);
+    ck_assert_int_eq(api->fill(&s, &splits, 32, 1, &g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "splits"), "%s", err);
 }
 END_TEST
 
@@ -373,6 +549,9 @@ Suite *suite_gpu(void)
     tcase_add_test(t, gpu_int4_kivi);
     tcase_add_test(t, gpu_fp32_path);
     tcase_add_test(t, gpu_fp8_path_a);
+    tcase_add_test(t, gpu_fp8_path_c);
+    tcase_add_test(t, gpu_fp8_path_c_long);
+    tcase_add_test(t, gpu_one_split);
     tcase_add_test(t, gpu_fp8_kernel_named);
     tcase_add_test(t, gpu_out_of_memory);
     tcase_add_test(t, gpu_fill_matches_host);

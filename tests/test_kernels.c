@@ -492,19 +492,20 @@ START_TEST(random_fill_as_documented)
 END_TEST
 
 /* kvlab hands the CUDA plugin the kernels the environment asks for, read
- * once (gpu_options_from_env): KVLAB_CUDA_PATH fp32 or fp8a, anything
- * else the default; KVLAB_CUDA_FP8_PROMOTE a count above 0, anything else
- * once per score. */
+ * once (gpu_options_from_env): KVLAB_CUDA_PATH fp32, fp8a or fp8c,
+ * anything else the default; KVLAB_CUDA_FP8_PROMOTE and KVLAB_CUDA_SPLITS
+ * a count above 0, anything else 0 (once; the plan's splits). */
 START_TEST(cuda_options_from_env)
 {
     static const struct {
-        const char *path, *promote;
+        const char *path, *promote, *splits;
         KvCudaKernels kernels;
-        int fp8_promote;
+        int fp8_promote, n_splits;
     } CASES[] = {
-        {NULL, NULL, KV_CUDA_TENSOR_CORES, 0}, {"fp32", NULL, KV_CUDA_FP32, 0},
-        {"fp8a", "2", KV_CUDA_FP8_PATH_A, 2},  {"FP8A", "-1", KV_CUDA_TENSOR_CORES, 0},
-        {"", "x", KV_CUDA_TENSOR_CORES, 0},    {"fp8a", "64", KV_CUDA_FP8_PATH_A, 64},
+        {NULL, NULL, NULL, KV_CUDA_TENSOR_CORES, 0, 0}, {"fp32", NULL, "1", KV_CUDA_FP32, 0, 1},
+        {"fp8a", "2", "0", KV_CUDA_FP8_PATH_A, 2, 0},   {"FP8A", "-1", "-3", KV_CUDA_TENSOR_CORES, 0, 0},
+        {"", "x", "x", KV_CUDA_TENSOR_CORES, 0, 0},     {"fp8a", "64", NULL, KV_CUDA_FP8_PATH_A, 64, 0},
+        {"fp8c", "4", "1", KV_CUDA_FP8_PATH_C, 4, 1},   {"fp8C", NULL, "7", KV_CUDA_TENSOR_CORES, 0, 7},
     };
     for (size_t i = 0; i < N_OF(CASES); i++) {
         if (CASES[i].path)
@@ -515,12 +516,18 @@ START_TEST(cuda_options_from_env)
             setenv("KVLAB_CUDA_FP8_PROMOTE", CASES[i].promote, 1);
         else
             unsetenv("KVLAB_CUDA_FP8_PROMOTE");
+        if (CASES[i].splits)
+            setenv("KVLAB_CUDA_SPLITS", CASES[i].splits, 1);
+        else
+            unsetenv("KVLAB_CUDA_SPLITS");
         const KvCudaOptions o = gpu_options_from_env();
-        ck_assert_msg(o.kernels == CASES[i].kernels && o.fp8_promote == CASES[i].fp8_promote,
-                      "case %zu: kernels %d, promote %d", i, (int)o.kernels, o.fp8_promote);
+        ck_assert_msg(o.kernels == CASES[i].kernels && o.fp8_promote == CASES[i].fp8_promote &&
+                          o.splits == CASES[i].n_splits,
+                      "case %zu: kernels %d, promote %d, splits %d", i, (int)o.kernels, o.fp8_promote, o.splits);
     }
     unsetenv("KVLAB_CUDA_PATH");
     unsetenv("KVLAB_CUDA_FP8_PROMOTE");
+    unsetenv("KVLAB_CUDA_SPLITS");
 }
 END_TEST
 
@@ -603,6 +610,54 @@ START_TEST(cpu_matches_f64)
         free(k), free(v), free(q), free(out), free(ref), free(k2), free(v2);
         kv_cache_done(&c);
     }
+}
+END_TEST
+
+/* The CPU reference with path C's arithmetic (E4M3 query and E4M3
+ * probabilities, KvCpuOptions) is that arithmetic in float64, within the
+ * FP32 tolerance, head by head; and the rounding of the probabilities is
+ * there to see: the plain reference lies P_E4M3_SEEN away from it. */
+#define P_E4M3_SEEN 1e-3
+START_TEST(cpu_fp8_arith_matches_f64)
+{
+    Rng r = {test_seed() ^ 0xFA3};
+    static const uint32_t DIMS[] = {64, 128};
+    const KvCpuOptions fp8 = {true, true}, q_only = {true, false};
+    int compared = 0;
+    for (int it = 0; it < 12; it++) {
+        uint32_t G = (uint32_t)rng_range(&r, 1, 8), H = (uint32_t)rng_range(&r, 1, 3);
+        uint32_t B = (uint32_t)rng_range(&r, 1, 2), D = DIMS[rng_range(&r, 0, 1)];
+        uint32_t T = (uint32_t)rng_range(&r, 100, 900) | 1;
+        KvShape s = shape(it % 2 ? KV_FP8 : KV_BF16, B, H, G, D, 1024);
+        KvCache c;
+        ck_assert_int_eq(kv_cache_init(&c, &s, NULL), 0);
+        size_t n = (size_t)B * H * T * D, nq = (size_t)B * s.q_heads * D;
+        float *k = malloc(n * 4), *v = malloc(n * 4), *q = malloc(nq * 4), *qr = malloc(nq * 4);
+        float *out = malloc(nq * 4), *plain = malloc(nq * 4);
+        double *ref = malloc(nq * sizeof *ref);
+        bool *near = malloc(s.q_heads * B * sizeof *near);
+        fill(&r, k, n, 4);
+        fill(&r, v, n, 2);
+        fill(&r, q, nq, 1);
+        ck_assert_int_eq(kv_append(&c, k, v, T, NULL), 0);
+        ck_assert_int_eq(kv_decode_cpu_with(&c, q, out, 2, &fp8, NULL), 0);
+        ck_assert_int_eq(kv_decode_cpu_with(&c, q, plain, 2, &q_only, NULL), 0);
+        memcpy(qr, q, nq * 4);
+        kv_e4m3_query(qr, (size_t)B * s.q_heads, D);
+        attn_fp8_p_f64(&c, qr, ref, near, 1e-5);
+        for (size_t h = 0; h < (size_t)B * s.q_heads; h++) {
+            if (near[h])
+                continue;
+            compared++;
+            double err = worst_head(out + h * D, ref + h * D, 1, D), off = worst_head(plain + h * D, ref + h * D, 1, D);
+            ck_assert_seeded(err < CPU_VS_F64_TOL, "B=%u H=%u G=%u D=%u T=%u head %zu: error %g", B, H, G, D, T, h, err);
+            ck_assert_seeded(off > P_E4M3_SEEN, "B=%u H=%u G=%u D=%u T=%u head %zu: rounding unseen, %g", B, H, G,
+                             D, T, h, off);
+        }
+        free(k), free(v), free(q), free(qr), free(out), free(plain), free(ref), free(near);
+        kv_cache_done(&c);
+    }
+    ck_assert_msg(compared > 0, "every head had a probability near a rounding point");
 }
 END_TEST
 
@@ -753,6 +808,7 @@ Suite *suite_kernels(void)
     tcase_add_test(t, integer_writers_round_as_calc);
     tcase_add_test(t, int4_writer_near_half);
     tcase_add_test(t, cpu_matches_f64);
+    tcase_add_test(t, cpu_fp8_arith_matches_f64);
     tcase_add_test(t, kivi_window);
     tcase_add_test(t, sweep_time_left);
     suite_add_tcase(s, t);

@@ -64,6 +64,19 @@ START_TEST(lesson_places)
 }
 END_TEST
 
+/* Without KVLAB_STORED, the stored GPU results are looked for as the
+ * data is: beside the program (a build's stored/, linked to assets/stored,
+ * then an installed tree's share/kvlab/stored), then under the
+ * compiled-in PREFIX. */
+START_TEST(stored_places)
+{
+    unsetenv("KVLAB_STORED");
+    static const char *const BESIDE[] = {"stored", "../" KVLAB_STOREDDIR};
+    static const char *const LAST[] = {KVLAB_PREFIX "/" KVLAB_STOREDDIR};
+    assert_places(PATH_STORED, BESIDE, N_OF(BESIDE), LAST, N_OF(LAST));
+}
+END_TEST
+
 /* Without KVLAB_CUDA_PLUGIN, the plugin is looked for beside the program
  * (the build's own, then an installed tree's lib/kvlab), then under the
  * compiled-in PREFIX, then on the library path. */
@@ -78,7 +91,7 @@ START_TEST(plugin_places)
 }
 END_TEST
 
-/* KVLAB_DATA, KVLAB_CUDA_PLUGIN and KVLAB_LESSONS, where set, are the only place looked
+/* KVLAB_DATA, KVLAB_CUDA_PLUGIN, KVLAB_LESSONS and KVLAB_STORED, where set, are the only place looked
  * at, whether or not anything is there (the errors then name it). */
 START_TEST(environment_overrides)
 {
@@ -86,7 +99,7 @@ START_TEST(environment_overrides)
         const char *var;
         PathKind kind;
     } VARS[] = {{"KVLAB_DATA", PATH_DATA}, {"KVLAB_CUDA_PLUGIN", PATH_PLUGIN},
-                 {"KVLAB_LESSONS", PATH_LESSONS}};
+                 {"KVLAB_LESSONS", PATH_LESSONS}, {"KVLAB_STORED", PATH_STORED}};
     Rng r = {test_seed()};
     for (size_t i = 0; i < N_OF(VARS); i++) {
         char place[64];
@@ -109,6 +122,7 @@ Suite *suite_paths(void)
     tcase_add_test(t, data_places);
     tcase_add_test(t, plugin_places);
     tcase_add_test(t, lesson_places);
+    tcase_add_test(t, stored_places);
     tcase_add_test(t, environment_overrides);
     suite_add_tcase(s, t);
     return s;

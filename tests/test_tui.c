@@ -12,6 +12,7 @@
 #include "query.h"
 #include "gpu.h"
 #include "scenario.h"
+#include "stored.h"
 #include "units.h"
 
 #include <cjson/cJSON.h>
@@ -935,6 +936,84 @@ START_TEST(gpu_sweep_keeps_results)
                   "after a cancelled sweep:\n%.4000s", buf);
     assert_rates(buf);
     quit_lab();
+}
+END_TEST
+
+/* The stored GPU run the lab finds beside the build's kvlab (BUILD/stored,
+ * a link to assets/stored), its title and its plot whole or not at all:
+ * its y label with its first series' legend entry, hollow-marked. */
+#define STORED_FILE "assets/stored/nvidia-h200.json"
+static const char *const STORED_PLOT[] = {"ms per step (stored)", "\u25CB bf16 NVIDIA H200", NULL};
+
+/* Fails unless the stored run's slopes table on the screen (its rows hold
+ * a slope and a rate: "e-0" and "B/s") gives each format's slope, one
+ * layer where the column is there and x layers for the model, as the file
+ * has it in three digits. */
+static void assert_stored_slopes(const StoredRun *r)
+{
+    const char *p = dump();
+    const bool layer = strstr(p, "layer     model") != NULL;
+    for (size_t i = 0; i < r->n_formats; i++) {
+        char want_layer[32], want_model[32], got[2][64] = {"", ""};
+        snprintf(want_layer, sizeof want_layer, "%.2e", r->formats[i].slope);
+        snprintf(want_model, sizeof want_model, "%.2e", r->formats[i].slope * (double)r->layers);
+        bool found = false;
+        for (const char *line = p; *line && !found;) {
+            const char *nl = strchr(line, '\n'), *end = nl ? nl : line + strlen(line);
+            char row[1024];
+            snprintf(row, sizeof row, "%.*s", (int)(end - line), line);
+            const char *at = strstr(row, r->formats[i].format);
+            if (at && at[strlen(r->formats[i].format)] == ' ' && strstr(row, "e-0") && strstr(row, "B/s")) {
+                found = sscanf(at + strlen(r->formats[i].format), " %63s %63s", got[0], got[1]) == 2;
+            }
+            line = nl ? nl + 1 : end;
+        }
+        assert_screen(found, "no stored slopes row for %s", r->formats[i].format);
+        if (layer)
+            assert_screen(!strcmp(got[0], want_layer) && !strcmp(got[1], want_model),
+                          "%s: layer %s, model %s on the screen; the file's %s, %s", r->formats[i].format, got[0],
+                          got[1], want_layer, want_model);
+        else
+            assert_screen(!strcmp(got[0], want_model), "%s: model %s on the screen; the file's %s",
+                          r->formats[i].format, got[0], want_model);
+    }
+}
+
+/* Without a GPU (the plugin pointing nowhere) the GPU lab shows the
+ * results stored from a GPU run in a section of their own, titled with
+ * the GPU and the date, before a sweep and after one, their plot whole or
+ * not at all and their slopes the file's; s hides them. Nothing is cut or
+ * lost at 80x24 and 120x40. */
+START_TEST(gpu_lab_stored)
+{
+    StoredRun r;
+    Error e;
+    ck_assert_msg(stored_load(&r, STORED_FILE, &e) == 0, "%s", e.msg);
+    char title[256];
+    snprintf(title, sizeof title, "Measured on %s, %s, not this machine", r.device, r.measured);
+    const char *const parts[] = {title, r.command, "bandwidth at 128k", NULL};
+    const char *const after_sweep[] = {"CPU reference", "published", title, r.command, NULL};
+    static const int SIZES[][2] = {{80, 24}, {120, 40}};
+    for (size_t i = 0; i < N_OF(SIZES); i++) {
+        CutLog c;
+        open_cut_log(&c, SIZES[i][0], SIZES[i][1], NO_PLUGIN, "A 20 GiB KV pool");
+        press("F6", "Press r");
+        assert_reachable(parts, STORED_PLOT);
+        assert_stored_slopes(&r);           // the stored section ends the view, scrolled to its end
+        keys(SHORT_SWEEP " r");
+        wait_sweep();
+        assert_reachable(after_sweep, STORED_PLOT);
+        assert_stored_slopes(&r);
+        static char before[65536];
+        snprintf(before, sizeof before, "%s", dump());
+        keys("s");
+        wait_changed(before);
+        assert_reachable((const char *const[]){"CPU reference", "published", NULL}, GPU_PLOT);
+        assert_screen(!strstr(dump(), "not this machine") && !strstr(dump(), "bandwidth at 128k"),
+                      "s left the stored results at the view's end");
+        quit_lab();
+        assert_no_cuts(&c, "GPU lab");
+    }
 }
 END_TEST
 
@@ -2429,6 +2508,7 @@ Suite *suite_tui(void)
     tcase_add_test(t, quant_screen_values);
     tcase_add_test(t, gpu_screen_uncut);
     tcase_add_test(t, gpu_sweep_keeps_results);
+    tcase_add_test(t, gpu_lab_stored);
     tcase_add_test(t, plot_markers_visible);
     tcase_add_test(t, calc_every_model_reachable);
     tcase_add_test(t, scenarios_changed_inputs);

@@ -1,6 +1,8 @@
 /* testutil.c - see testutil.h. */
 #include "testutil.h"
 
+#include "kv_attn.h"
+#include "minifloat.h"
 #include "quant.h"
 
 #include <errno.h>
@@ -289,4 +291,52 @@ void build_ties(Rng *r, const QuantSpec *q, size_t rows, size_t cols, const TieR
         want[i] = (float)(wunits * h);
     }
     free(id), free(seen), free(size), free(m), free(e), free(base);
+}
+
+/* ------------------------------------------------------------------------
+ * FP8 path C's arithmetic, written out
+ */
+
+/* Whether E4M3 rounds x and some value within `window` of it apart. */
+static bool e4m3_near_change(double x, double window)
+{
+    return minifloat_round(&MF_E4M3, (float)(x * (1 + window)), true) !=
+           minifloat_round(&MF_E4M3, (float)(x * (1 - window)), true);
+}
+
+void attn_fp8_p_f64(const KvCache *c, const float *q, double *out, bool *near, double window)
+{
+    const KvShape *s = &c->s;
+    uint32_t D = s->head_dim, G = s->q_heads / s->kv_heads;
+    float k[KV_HEAD_DIM_MAX], v[KV_HEAD_DIM_MAX];
+    double *sc = malloc(c->len * sizeof *sc);
+    for (uint32_t b = 0; b < s->batch; b++)
+        for (uint32_t hq = 0; hq < s->q_heads; hq++) {
+            const size_t row = (size_t)b * s->q_heads + hq;
+            const float *qh = q + row * D;
+            double mx = -INFINITY, sum = 0, *o = out + row * D;
+            for (uint32_t t = 0; t < c->len; t++) {
+                kv_dequant(c, b, hq / G, t, k, v);
+                double dot = 0;
+                for (uint32_t d = 0; d < D; d++)
+                    dot += (double)qh[d] * k[d];
+                sc[t] = dot / sqrt((double)D) / log(2.0);
+                mx = fmax(mx, sc[t]);
+            }
+            const double m2 = ceil(mx);
+            memset(o, 0, D * sizeof *o);
+            near[row] = false;
+            for (uint32_t t = 0; t < c->len; t++) {
+                kv_dequant(c, b, hq / G, t, k, v);
+                const double p = exp2(sc[t] - m2);
+                const double pq = minifloat_round(&MF_E4M3, (float)(256 * p), true) / 256.0;
+                near[row] |= e4m3_near_change(256 * p, window);
+                sum += p;
+                for (uint32_t d = 0; d < D; d++)
+                    o[d] += pq * v[d];
+            }
+            for (uint32_t d = 0; d < D; d++)
+                o[d] /= sum;
+        }
+    free(sc);
 }

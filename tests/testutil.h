@@ -5,6 +5,7 @@
 
 #include "budget.h"
 #include "checked.h"
+#include "kv_attn.h"
 #include "model.h"
 #include "quant.h"
 
@@ -34,6 +35,7 @@ Suite *suite_build(void);
 Suite *suite_query(void);
 Suite *suite_exercise(void);
 Suite *suite_lesson(void);
+Suite *suite_stored(void);
 
 /* Whether CK_RUN_SUITE (unset: every suite) selects the suite `name`. */
 bool test_suite_selected(const char *name);
@@ -83,6 +85,14 @@ void run_free(RunResult *r);
  * d values each (NaN in x, or an error where ref is all zeros: infinity),
  * so that one head's error does not hide behind another's larger outputs. */
 double worst_head(const float *x, const double *ref, size_t heads, size_t d);
+
+/* FP8 path C's arithmetic (KvCpuOptions.fp8_p) in float64 on a cache and
+ * a query already rounded (kv_e4m3_query): per query head m2 = ceil(max score
+ * x log2 e), p = 2^(s log2 e - m2), out = sum(E4M3(256 p) / 256 v) /
+ * sum(p). near[head] (B x H_q): some 256 p lies within `window` (relative)
+ * of a point where its E4M3 rounding changes, so that another summation
+ * order of its score may round it apart. */
+void attn_fp8_p_f64(const KvCache *c, const float *q, double *out, bool *near, double window);
 
 /* The groups a granularity makes over (rows, cols): returns the group
  * count and fills id[r * cols + c] with each element's group. */

@@ -345,6 +345,116 @@ __device__ __forceinline__ void pv_mma(const uint32_t (*vw)[Codes<FMT, D>::VB / 
         }
 }
 
+// ---------------------------------------------------------------------------
+// FP8 path C: p.v on E4M3 MMAs, as FlashAttention-3 runs FP8
+//
+// m16n8k32 with the values as A (rows: 16 channels, k: 32 tokens) and
+// the probabilities as B (k: the tokens, columns: the heads): one MMA
+// takes the two tiles a warp uses one after the other, tile a's tokens as
+// k 0-15 and tile b's as k 16-31, so that B's k = 4 tig + i (+ 16) is
+// token 4 tig + i of tile a (b), where the scores of head g lie in lane
+// (g, tig), and A's rows g and g + 8 of m-tile j are the lane's channels
+// 2 j and 2 j + 1 (from g D/8), as in pv_mma. The value codes go to the
+// MMA as they are, the token axis made the reduction by a 4 x 4 byte
+// transpose of the lane's four value rows (e4m3_tokens). The
+// probabilities of the 32 tokens are taken together against a reference
+// m2 in powers of two (softmax_e4m3) and become E4M3 codes of
+// P_E4M3_SCALE p: the scale of a block of 32 tokens is P_E4M3_SCALE e^-m,
+// m = m2 ln 2, which moves by powers of two only (kv_attn.h, KvCpuOptions,
+// repeats it on the CPU). The MMAs accumulate into acc over the tokens of
+// the warp's tiles in its split, added into the FP32 o every `promote`
+// MMAs (0: once, at the end); both are rescaled when m2 moves.
+
+// A probability's E4M3 code holds P_E4M3_SCALE times it: the largest, 1,
+// is 256 (E4M3 reaches 448).
+#define P_E4M3_SCALE 256.0f
+
+// 2^x on the SFU, results below 2^-126 flushed to zero.
+__device__ __forceinline__ float exp2_ftz(float x)
+{
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// The lane's four value rows (tokens 4 tig + i) of word w, 4 channels
+// each, as one word per channel of its four tokens: out[c] byte i is
+// token i of channel 4 w + c.
+__device__ __forceinline__ void e4m3_tokens(uint32_t v0, uint32_t v1, uint32_t v2, uint32_t v3, uint32_t out[4])
+{
+    const uint32_t lo01 = __byte_perm(v0, v1, 0x5140), lo23 = __byte_perm(v2, v3, 0x5140);
+    const uint32_t hi01 = __byte_perm(v0, v1, 0x7362), hi23 = __byte_perm(v2, v3, 0x7362);
+    out[0] = __byte_perm(lo01, lo23, 0x5410), out[1] = __byte_perm(lo01, lo23, 0x7632);
+    out[2] = __byte_perm(hi01, hi23, 0x5410), out[3] = __byte_perm(hi01, hi23, 0x7632);
+}
+
+// A tile's value operands: va[j] = rows g and g + 8 of m-tile j (the
+// lane's channels 2 j, 2 j + 1), its four tokens each.
+template <int D>
+__device__ __forceinline__ void e4m3_value_operands(const uint32_t (*vw)[D / 32], uint32_t (*va)[2])
+{
+#pragma unroll
+    for (int w = 0; w < D / 32; w++) {
+        uint32_t t[4];
+        e4m3_tokens(vw[0][w], vw[1][w], vw[2][w], vw[3][w], t);
+        va[2 * w][0] = t[0], va[2 * w][1] = t[1], va[2 * w + 1][0] = t[2], va[2 * w + 1][1] = t[3];
+    }
+}
+
+// The online softmax of head g over the 8 scores the lane holds of two
+// tiles (-inf past the end), against m2, the largest score times log2 e
+// rounded up, so that every factor is a power of two: updates m2 and l
+// (the sum of the probabilities before rounding), leaves 2^(s log2 e -
+// m2) in s8 and returns the factor the sums are rescaled by.
+__device__ __forceinline__ float softmax_e4m3(float s8[8], float &m2, float &l)
+{
+    float mx = s8[0];
+#pragma unroll
+    for (int i = 1; i < 8; i++)
+        mx = fmaxf(mx, s8[i]);
+    mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xFFFFFFFFu, mx, 2));
+    const float mn = fmaxf(m2, ceilf(mx * LOG2E));
+    float alpha = exp2_ftz(m2 - mn), sum = 0;
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+        sum += (s8[i] = exp2_ftz(s8[i] * LOG2E - mn));
+    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 1);
+    sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 2);
+    l = l * alpha + sum;
+    m2 = mn;
+    return alpha;
+}
+
+// The p.v of two tiles (scores sa, sb; value operands va, vb): their
+// softmax, the probabilities as E4M3 B fragments, one m16n8k32 per m-tile
+// into acc, and acc into o every `promote` such steps (`steps` counts
+// them).
+template <int D>
+__device__ __forceinline__ void pv_e4m3_pair(const float *sa, const float *sb, const uint32_t (*va)[2],
+                                             const uint32_t (*vb)[2], float &m2, float &l, float (*acc)[4],
+                                             float (*o)[4], int &steps, int promote, int tig)
+{
+    float s8[8] = {sa[0], sa[1], sa[2], sa[3], sb[0], sb[1], sb[2], sb[3]};
+    const float alpha = softmax_e4m3(s8, m2, l);
+    rescale_cols<D / 16, false>(acc, alpha, tig);
+    rescale_cols<D / 16, false>(o, alpha, tig);
+    const float f = P_E4M3_SCALE;
+    const uint32_t b0 = e4m3x4(s8[0] * f, s8[1] * f, s8[2] * f, s8[3] * f),
+                   b1 = e4m3x4(s8[4] * f, s8[5] * f, s8[6] * f, s8[7] * f);
+#pragma unroll
+    for (int j = 0; j < D / 16; j++)
+        mma_e4m3_16832(acc[j], va[j][0], va[j][1], vb[j][0], vb[j][1], b0, b1);
+    if (promote > 0 && ++steps == promote) {
+        steps = 0;
+#pragma unroll
+        for (int j = 0; j < D / 16; j++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                o[j][i] += acc[j][i], acc[j][i] = 0;
+    }
+}
+
 // The rescale is skipped by a warp vote where no head's maximum moved
 // (SKIP) for E2M1, bound by its arithmetic (FP8 and INT8 measured slower
 // with it). Not the lazy softmax (the KIVI kernel's): its probabilities, up
@@ -352,9 +462,11 @@ __device__ __forceinline__ void pv_mma(const uint32_t (*vw)[Codes<FMT, D>::VB / 
 // scales, NVFP4's FP32 output near FLT_MAX, as INT8's would overflow FP16.
 // q.k: n-tile n, column 2 tig + i is token 4 tig + 2 i + n. A path A q.k
 // adds its E4M3 MMAs' FP32 sums to sc every `every` blocks of 32 channels.
+// FP8_PV (path C, with FP8_PATH_A): p.v on E4M3 MMAs (pv_e4m3_pair), a
+// tile's scores and value operands kept until the warp's next tile.
 // (The kernel keeps these steps in its own body where taking them out
 // changed the machine code: kernels/PERF.md.)
-template <int FMT, int D, int G, bool FP8_PATH_A = false>
+template <int FMT, int D, int G, bool FP8_PATH_A = false, bool FP8_PV = false>
 __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 {
     release_dependents();
@@ -393,10 +505,18 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
 #pragma unroll
     for (int j = 0; j < D / 32; j++)
         q4[j][0] = qa[2 * j][0], q4[j][1] = qa[2 * j + 1][0], q4[j][2] = qa[2 * j][1], q4[j][3] = qa[2 * j + 1][1];
-    const int every = p.promote > 0 ? p.promote : D / 32;
+    const int every = p.promote > 0 && !FP8_PV ? p.promote : D / 32;
     float o[D / 16][4];                     // m-tiles of 16 channels (values as A), heads as columns
     zero_acc<D / 16>(o);
     float m = -INFINITY, l = 0;
+    // path C: the E4M3 MMAs' accumulators, the first tile of a pair (its
+    // scores, value operands), the MMAs since the last promotion
+    float acc[FP8_PV ? D / 16 : 1][4], sa[4];
+    uint32_t va[FP8_PV ? D / 16 : 1][2];
+    bool half = false;
+    int steps = 0;
+    if (FP8_PV)
+        zero_acc<FP8_PV ? D / 16 : 1>(acc);
 
     for (; t0 < end; t0 += stride) {
         const int ahead = t0 + (C::STAGES - 1) * stride;
@@ -448,6 +568,25 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
             }
             s4[j] = t < end ? (sc[j % 2][j / 2] + so[j % 2][j / 2 + 2]) * kscale : -INFINITY;
         }
+        if constexpr (FP8_PV) {             // m counts powers of two here
+            uint32_t vw[4][VW], vt4[D / 16][2];      // the second tile's value operands
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                lds<C::CH, VW>(vt, 4 * tig + i, g * C::VB, vw[i]);
+            if (half) {                     // (a pointer chosen at run time put both in local memory)
+                e4m3_value_operands<D>(vw, vt4);
+                pv_e4m3_pair<D>(sa, s4, va, vt4, m, l, acc, o, steps, p.promote, tig);
+            } else {
+                e4m3_value_operands<D>(vw, va);
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    sa[j] = s4[j];
+            }
+            half = !half;
+            cur = next;
+            __syncwarp();
+            continue;
+        }
         const float alpha = softmax_step(s4, m, l);
         // o's columns are heads: a lane rescales by the factors of heads 2 tig and 2 tig + 1
         const uint32_t pb0 = pack_op<F16>(s4[0] * vsc[0], s4[2] * vsc[2]),
@@ -461,28 +600,46 @@ __global__ void __launch_bounds__(THREADS) code_kernel(RowParams p)
         cur = next;
         __syncwarp();
     }
-    finish_block<D, G, true>(p, o, m, l, v_tensor, [g](int j, int r) { return g * CPL + 2 * j + r; });
+    float vs = v_tensor;
+    if constexpr (FP8_PV) {                 // the last tile alone: a second of no tokens
+        if (half) {
+            const float none[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY};
+            uint32_t zero[D / 16][2] = {};
+            pv_e4m3_pair<D>(sa, none, va, zero, m, l, acc, o, steps, p.promote, tig);
+        }
+#pragma unroll
+        for (int j = 0; j < D / 16; j++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+                o[j][i] += acc[j][i];
+        m *= 0.6931471805599453f;           // powers of two to e
+        vs = __ldg(p.v_tensor + ts) / P_E4M3_SCALE;   // the codes as they are, P_E4M3_SCALE p
+    }
+    finish_block<D, G, true>(p, o, m, l, vs, [g](int j, int r) { return g * CPL + 2 * j + r; });
 }
 
 // ---------------------------------------------------------------------------
 // Kernel selection
 
 // The instances of one format (and FP8 path), by head dimension and group size.
-template <int FMT, bool FP8_PATH_A = false>
+template <int FMT, bool FP8_PATH_A = false, bool FP8_PV = false>
 static const void *code_for(int D, int G)
 {
     static const void *const BY_GROUP[2][4] = {
-        {(const void *)code_kernel<FMT, 64, 1, FP8_PATH_A>, (const void *)code_kernel<FMT, 64, 2, FP8_PATH_A>,
-         (const void *)code_kernel<FMT, 64, 4, FP8_PATH_A>, (const void *)code_kernel<FMT, 64, 8, FP8_PATH_A>},
-        {(const void *)code_kernel<FMT, 128, 1, FP8_PATH_A>, (const void *)code_kernel<FMT, 128, 2, FP8_PATH_A>,
-         (const void *)code_kernel<FMT, 128, 4, FP8_PATH_A>, (const void *)code_kernel<FMT, 128, 8, FP8_PATH_A>}};
+        {(const void *)code_kernel<FMT, 64, 1, FP8_PATH_A, FP8_PV>, (const void *)code_kernel<FMT, 64, 2, FP8_PATH_A, FP8_PV>,
+         (const void *)code_kernel<FMT, 64, 4, FP8_PATH_A, FP8_PV>, (const void *)code_kernel<FMT, 64, 8, FP8_PATH_A, FP8_PV>},
+        {(const void *)code_kernel<FMT, 128, 1, FP8_PATH_A, FP8_PV>, (const void *)code_kernel<FMT, 128, 2, FP8_PATH_A, FP8_PV>,
+         (const void *)code_kernel<FMT, 128, 4, FP8_PATH_A, FP8_PV>, (const void *)code_kernel<FMT, 128, 8, FP8_PATH_A, FP8_PV>}};
     return BY_GROUP[D == 128][group_index(G)];
 }
 
-const void *code_mma_select(KvFormat f, int D, int G, bool fp8_path_a)
+const void *code_mma_select(KvFormat f, int D, int G, Fp8Path fp8)
 {
     switch (f) {
-    case KV_FP8: return fp8_path_a ? code_for<KV_FP8, true>(D, G) : code_for<KV_FP8>(D, G);
+    case KV_FP8:
+        return fp8 == FP8_C ? code_for<KV_FP8, true, true>(D, G)
+             : fp8 == FP8_A ? code_for<KV_FP8, true>(D, G)
+                            : code_for<KV_FP8>(D, G);
     case KV_INT8: return code_for<KV_INT8>(D, G);
     case KV_NVFP4: return code_for<KV_NVFP4>(D, G);
     default: return code_for<KV_MXFP4>(D, G);

@@ -99,7 +99,7 @@ struct RowParams {
     const float *q;
     float *part_o, *part_m, *part_l;
     int Hkv, Hq, D, cap, len, chunk, splits, head_scales;
-    int promote;                    // FP8 path A: k-blocks of 32 per promotion (0: once, at the end)
+    int promote;                    // FP8 paths A, C: k-blocks of 32 per promotion (0: once, at the end)
     const uint16_t *k_zero, *v_zero;// int4 (KIVI): FP16 minima beside k_scale, v_scale
     int split0;                     // the first split a launch writes (KIVI: the residual's)
 };
@@ -134,8 +134,10 @@ const void *kivi_fp32_select(int G);
 // bf16_mma.cu
 const void *bf16_mma_select(int D, int G);
 size_t bf16_mma_staging(int D);
-// code_mma.cu: fp8 (path A: E4M3 operands for q.k), int8, nvfp4, mxfp4
-const void *code_mma_select(KvFormat f, int D, int G, bool fp8_path_a);
+// code_mma.cu: fp8 (path A: E4M3 operands for q.k; path C: for q.k and
+// p.v), int8, nvfp4, mxfp4
+enum Fp8Path { FP8_B, FP8_A, FP8_C };
+const void *code_mma_select(KvFormat f, int D, int G, Fp8Path fp8);
 size_t code_mma_staging(KvFormat f, int D);
 // kivi_mma.cu: int4's quantized groups
 const void *kivi_mma_select(int D, int G);

@@ -45,9 +45,13 @@ static bool use_mma(const KvShape &s, const KvCudaOptions &o)
     return o.kernels != KV_CUDA_FP32 && (s.head_dim == 64 || s.head_dim == 128) && G <= 8;
 }
 
-static bool fp8_path_a(const KvShape &s, const KvCudaOptions &o)
+// The FP8 kernel asked for: paths A and C where the GPU has E4M3 MMAs,
+// path B elsewhere.
+static Fp8Path fp8_path(const KvShape &s, const KvCudaOptions &o)
 {
-    return s.format == KV_FP8 && o.kernels == KV_CUDA_FP8_PATH_A && cc_has_e4m3_mma(compute_capability());
+    if (s.format != KV_FP8 || !cc_has_e4m3_mma(compute_capability()))
+        return FP8_B;
+    return o.kernels == KV_CUDA_FP8_PATH_A ? FP8_A : o.kernels == KV_CUDA_FP8_PATH_C ? FP8_C : FP8_B;
 }
 
 // The tensor-core kernel instance for a cache (use_mma holds).
@@ -57,15 +61,16 @@ static const void *mma_kernel_for(const KvShape &s, const KvCudaOptions &o)
     switch (s.format) {
     case KV_BF16: return bf16_mma_select(D, G);
     case KV_INT4: return kivi_mma_select(D, G);
-    default: return code_mma_select(s.format, D, G, fp8_path_a(s, o));
+    default: return code_mma_select(s.format, D, G, fp8_path(s, o));
     }
 }
 
 const char *fp8_kernel_name(const KvShape *s, const KvCudaOptions *o)
 {
+    static const char *const NAME[] = {"B", "A", "C"};     // by Fp8Path
     KvShape f = *s;
     f.format = KV_FP8;
-    return !use_mma(f, *o) ? "fp32" : fp8_path_a(f, *o) ? "A" : "B";
+    return !use_mma(f, *o) ? "fp32" : NAME[fp8_path(f, *o)];
 }
 
 // ---------------------------------------------------------------------------
@@ -123,7 +128,8 @@ static bool bound_by_instructions(KvFormat f)
 // start and end less often (kernels/PERF.md). The FP32 kernels: at least
 // four blocks per SM (the FP32 KIVI kernel keeps few loads in flight and
 // measured slower with fewer). Slices of at least 256 tokens (KIVI: whole
-// groups of 32, plus one slice for the residual window).
+// groups of 32, plus one slice for the residual window). Where the options
+// ask for N splits (KvCudaOptions.splits), N, at most one per token.
 void plan_splits(GpuCache *c)
 {
     long pairs = (long)c->s.batch * c->s.kv_heads;
@@ -144,6 +150,8 @@ void plan_splits(GpuCache *c)
             want = std::max(1L, r * sm_count() / pairs);
     }
     long max_splits = std::max(1L, (tokens + 255) / 256);
+    if (c->opt.splits > 0)
+        want = c->opt.splits, max_splits = std::max(1L, tokens);
     long splits = std::max(1L, std::min(want, max_splits));
     long chunk = (tokens + splits - 1) / splits;
     if (c->s.format == KV_INT4) {

@@ -1,5 +1,5 @@
 // mma.cuh - the tensor-core primitives: mma.sync wrappers (FP16, BF16, and
-// E4M3 for FP8 path A), ldmatrix, and the cp.async staging every
+// E4M3 for FP8 paths A and C), ldmatrix, and the cp.async staging every
 // tensor-core kernel uses (a ring of stages per warp, swizzled tiles).
 #ifndef KVLAB_CUDA_MMA_CUH
 #define KVLAB_CUDA_MMA_CUH
@@ -25,18 +25,27 @@ __device__ __forceinline__ void mma_16816(float c[4], const uint32_t a[4], uint3
                      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// FP8 path A: m16n8k32 with E4M3 operands and FP32 accumulators (sm_89 and
-// later; the host never launches it on older GPUs).
-__device__ __forceinline__ void mma_e4m3(float c[4], uint32_t a0, uint32_t a2, uint32_t b0, uint32_t b1)
+// m16n8k32 with E4M3 operands and FP32 accumulators (sm_89 and later; the
+// host never launches it on older GPUs): a0, a2 rows g, k 4 tig .. + 3
+// and 16 + 4 tig .. + 3; a1, a3 the same of rows g + 8; b0, b1 column g
+// at those k. FP8 path C's p.v takes every row; path A's q.k, whose rows
+// are the (at most 8) heads, only rows g (mma_e4m3).
+__device__ __forceinline__ void mma_e4m3_16832(float c[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                               uint32_t b0, uint32_t b1)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
     asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
                  "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1));
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 #else
     __trap();
 #endif
+}
+
+__device__ __forceinline__ void mma_e4m3(float c[4], uint32_t a0, uint32_t a2, uint32_t b0, uint32_t b1)
+{
+    mma_e4m3_16832(c, a0, 0u, a2, 0u, b0, b1);
 }
 
 // B fragments of four 8x8 matrices of 16-bit elements, transposed.

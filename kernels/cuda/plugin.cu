@@ -45,7 +45,12 @@ static int check_options(const KvCudaOptions *o, char *err, size_t n)
         return -1;
     }
     if (o->fp8_promote < 0) {
-        snprintf(err, n, "fp8_promote is a count of 32-channel blocks, 0 or more, not %d", o->fp8_promote);
+        snprintf(err, n, "fp8_promote is a count of k-blocks of 32, 0 or more, not %d", o->fp8_promote);
+        return -1;
+    }
+    if (o->splits < 0) {
+        snprintf(err, n, "splits is a count of token slices per sequence, 0 (the plan's) or more, not %d",
+                 o->splits);
         return -1;
     }
     return 0;

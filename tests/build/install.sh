@@ -13,13 +13,15 @@ plugin_built() { [[ -n ${KVLAB_NVCC-} && -f $BUILD/libkvlab_cuda.so ]]; }
 install_tree() { kmake -s install DESTDIR="$stage" >/dev/null; }
 
 # Runs a kvlab from / with nothing in the environment telling it where to look.
-from_root() { (cd / && env -u KVLAB_DATA -u KVLAB_CUDA_PLUGIN "$@"); }
+from_root() { (cd / && env -u KVLAB_DATA -u KVLAB_CUDA_PLUGIN -u KVLAB_STORED "$@"); }
 
-# The two lines of kvlab --help that say where it found its data and plugin.
+# The lines of kvlab --help that say where it found its data, plugin and
+# stored GPU results.
 has_places() {
-    local help=$1 data=$2 plugin=$3
+    local help=$1 data=$2 plugin=$3 stored=$4
     has_line "data: $data (set KVLAB_DATA to use another scenarios directory)" "$help"
     has_line "GPU plugin: $plugin (set KVLAB_CUDA_PLUGIN to use another)" "$help"
+    has_line "stored GPU results: $stored (set KVLAB_STORED to use another)" "$help"
 }
 
 case $1 in
@@ -35,6 +37,7 @@ install)
         echo bin/kvlab
         if plugin_built; then echo lib/kvlab/libkvlab_cuda.so; fi
         find scenarios lessons -type f ! -name '.*' | sed 's|^|share/kvlab/|'
+        find assets/stored -type f -name '*.json' | sed 's|^assets/|share/kvlab/|'
         echo share/man/man1/kvlab.1
         echo share/bash-completion/completions/kvlab
     )
@@ -44,6 +47,7 @@ install)
     if plugin_built; then cmp "$BUILD/libkvlab_cuda.so" "$root/lib/kvlab/libkvlab_cuda.so"; fi
     diff -r scenarios "$root/share/kvlab/scenarios" >&2 || fail "the installed scenarios differ"
     diff -r lessons "$root/share/kvlab/lessons" >&2 || fail "the installed lessons differ"
+    diff -r assets/stored "$root/share/kvlab/stored" >&2 || fail "the installed stored results differ"
     cmp assets/kvlab.1 "$root/share/man/man1/kvlab.1"
     cmp assets/kvlab.bash "$root/share/bash-completion/completions/kvlab"
     mkdir -p "$root/share/doc/other"
@@ -70,7 +74,7 @@ moved)
     out=$(from_root "$kvlab" calc) || fail "kvlab calc from / failed"
     grep -q '^fp8_e4m3 ' <<<"$out" || fail "kvlab calc from / printed:"$'\n'"$out"
     has_places "$(from_root "$kvlab" --help)" "$moved/share/kvlab/scenarios" \
-               "$moved/lib/kvlab/libkvlab_cuda.so"
+               "$moved/lib/kvlab/libkvlab_cuda.so" "$moved/share/kvlab/stored"
     names=$(from_root bash -c '. "$1/share/bash-completion/completions/kvlab"
                                COMP_WORDS=("$1/bin/kvlab" calc --model ""); COMP_CWORD=3
                                _kvlab; printf "%s\n" "${COMPREPLY[@]}"' _ "$moved")
@@ -83,14 +87,16 @@ tree)
     tree=$(pwd -P)
     plugin="none found; make builds libkvlab_cuda.so where nvcc is found"
     if plugin_built; then plugin=$(cd "$BUILD" && pwd -P)/libkvlab_cuda.so; fi
-    has_places "$(from_root "$KVLAB_BIN" --help)" "$tree/scenarios" "$plugin"
+    has_places "$(from_root "$KVLAB_BIN" --help)" "$tree/scenarios" "$plugin" "$tree/assets/stored"
     home=$(cd "$scratch" && pwd -P)
-    mkdir -p "$home/kvlab" "$home/share/kvlab/scenarios" "$home/lib/kvlab"
+    mkdir -p "$home/kvlab" "$home/share/kvlab/scenarios" "$home/share/kvlab/stored" "$home/lib/kvlab"
     cp "$KVLAB_BIN" "$home/kvlab/kvlab"
     cp -r scenarios "$home/kvlab/scenarios"
+    cp -r assets/stored "$home/kvlab/stored"
     : >"$home/kvlab/libkvlab_cuda.so"
     : >"$home/lib/kvlab/libkvlab_cuda.so"
-    has_places "$(from_root "$home/kvlab/kvlab" --help)" "$home/kvlab/scenarios" "$home/kvlab/libkvlab_cuda.so" ;;
+    has_places "$(from_root "$home/kvlab/kvlab" --help)" "$home/kvlab/scenarios" "$home/kvlab/libkvlab_cuda.so" \
+               "$home/kvlab/stored" ;;
 *)
     fail "unknown case '$1'" ;;
 esac

@@ -22,6 +22,7 @@
 #include "paths.h"
 #include "units.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@
 
 enum {
     O_BACKEND, O_MODEL, O_LAYERS, O_KV_HEADS, O_Q_HEADS, O_HEAD_DIM, O_BATCH, O_CONTEXTS,
-    O_FORMAT, O_RESIDUAL, O_FP8_PATH, O_PROMOTE, O_ITERS, O_ITL, O_JSON, O_CSV, O_HELP, O_COUNT
+    O_FORMAT, O_RESIDUAL, O_FP8_PATH, O_PROMOTE, O_SPLITS, O_ITERS, O_ITL, O_JSON, O_CSV, O_HELP, O_COUNT
 };
 
 static const OptSpec OPTS[O_COUNT] = {
@@ -52,9 +53,14 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_FORMAT] = {"format", "bf16|fp8_e4m3|int8|int4|nvfp4|mxfp4", "a format the kernels take, repeatable (default "
                                                                  "all)"},
     [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): recent tokens kept in BF16" CLI_DEFAULT(BENCH_RESIDUAL_DEFAULT)},
-    [O_FP8_PATH] = {"fp8-path", "A|B", "fp8_e4m3 on CUDA: B (the default), codes converted to FP16 tensor-core "
-                                       "operands; A, E4M3 operands for q.k (compute capability 8.9 or later)"},
-    [O_PROMOTE] = {"promote", "N", "FP8 path A: add the MMA sums into FP32 every N blocks of 32 channels (default: once per score)"},
+    [O_FP8_PATH] = {"fp8-path", "A|B|C", "fp8_e4m3 on CUDA: B (the default), codes converted to FP16 tensor-core "
+                                         "operands; A, E4M3 operands for q.k; C, E4M3 operands for q.k and p.v, as "
+                                         "FlashAttention-3 (A and C: compute capability 8.9 or later)"},
+    [O_PROMOTE] = {"promote", "N", "FP8 paths A and C: add the E4M3 MMA sums into FP32 every N blocks of 32 (A: "
+                                   "channels of q.k, default once per score; C: tokens of p.v, default once per "
+                                   "split)"},
+    [O_SPLITS] = {"splits", "N", "CUDA: token slices per sequence (default: as many as run fastest; 1: each "
+                                 "sequence's whole context in one block)"},
     [O_ITERS] = {"iters", "N", "timed runs per point (default " TEXT_OF(ITERS_GPU_DEFAULT) " on a GPU, "
                                TEXT_OF(ITERS_CPU_DEFAULT) " on the CPU)"},
     [O_ITL] = {"itl", NULL, "add the model's weight stream (measured) to each step: step_ms"},
@@ -66,8 +72,8 @@ static const OptSpec OPTS[O_COUNT] = {
 static const CmdSpec CMD = {
     .name = "bench",
     .usage = "usage: kvlab bench [--backend auto|cuda|cpu] [--model NAME] [--batch LIST] "
-             "[--contexts LIST] [--format F]... [--fp8-path A|B [--promote N]]\n"
-             "       [--itl] [--json|--csv]\n\n"
+             "[--contexts LIST] [--format F]... [--fp8-path A|B|C [--promote N]]\n"
+             "       [--splits N] [--itl] [--json|--csv]\n\n"
              "Times one decode step of one attention layer over a quantized KV cache.",
     .opts = OPTS,
     .n_opts = O_COUNT,
@@ -91,7 +97,7 @@ typedef struct {
     size_t nf;
     uint64_t batches[MAX_POINTS], contexts[MAX_POINTS];
     size_t nb, nc;
-    KvCudaOptions cuda;         // the environment's kernels, then --fp8-path and --promote
+    KvCudaOptions cuda;         // the environment's kernels, then --fp8-path, --promote and --splits
 } Bench;
 
 static const ShapeOptions SHAPE = {
@@ -133,15 +139,23 @@ static int cli_bench_formats(const Given *g, Bench *b, Error *e)
     return 0;
 }
 
-/* FP8 path A asked for, by --fp8-path or the environment. */
-static bool cli_bench_fp8a_chosen(const Bench *b)
+/* --fp8-path's letters and the kernels each asks for. */
+static const struct {
+    char letter;
+    KvCudaKernels kernels;
+} FP8_PATHS[] = {{'A', KV_CUDA_FP8_PATH_A}, {'B', KV_CUDA_TENSOR_CORES}, {'C', KV_CUDA_FP8_PATH_C}};
+
+/* An E4M3 FP8 path (A or C) asked for, by --fp8-path or the environment:
+ * its letter, else 0. */
+static char cli_bench_e4m3_chosen(const Bench *b)
 {
-    return b->cuda.kernels == KV_CUDA_FP8_PATH_A;
+    return b->cuda.kernels == KV_CUDA_FP8_PATH_A ? 'A' : b->cuda.kernels == KV_CUDA_FP8_PATH_C ? 'C' : 0;
 }
 
-/* FP8 path A and its promotion interval, for the CUDA plugin's options
- * (b->cuda): what the environment asks for (gpu_options_from_env), changed
- * by --fp8-path and --promote; a path set there counts as chosen. */
+/* The FP8 path, its promotion interval and the splits, for the CUDA
+ * plugin's options (b->cuda): what the environment asks for
+ * (gpu_options_from_env), changed by --fp8-path, --promote and --splits; a
+ * path set there counts as chosen. */
 static int cli_bench_fp8_options(const Given *g, Bench *b, Error *e)
 {
     b->cuda = gpu_options_from_env();
@@ -150,30 +164,36 @@ static int cli_bench_fp8_options(const Given *g, Bench *b, Error *e)
                          g->set[O_FP8_PATH] ? "fp8-path" : "promote");
     if (g->set[O_FP8_PATH]) {
         const char *v = g->val[O_FP8_PATH];
-        if (strcmp(v, "A") && strcmp(v, "a") && strcmp(v, "B") && strcmp(v, "b"))
-            return error_set(e, "--fp8-path: expected A or B, not '%s'", v);
-        if (*v == 'A' || *v == 'a')
-            b->cuda.kernels = KV_CUDA_FP8_PATH_A;
-        else if (cli_bench_fp8a_chosen(b))
-            b->cuda.kernels = KV_CUDA_TENSOR_CORES;
+        size_t i = 0;
+        while (i < sizeof FP8_PATHS / sizeof *FP8_PATHS && (strlen(v) != 1 || toupper((unsigned char)*v) != FP8_PATHS[i].letter))
+            i++;
+        if (i == sizeof FP8_PATHS / sizeof *FP8_PATHS)
+            return error_set(e, "--fp8-path: expected A, B or C, not '%s'", v);
+        if (FP8_PATHS[i].kernels != KV_CUDA_TENSOR_CORES || cli_bench_e4m3_chosen(b))
+            b->cuda.kernels = FP8_PATHS[i].kernels;
     }
     if (g->set[O_PROMOTE]) {
         uint64_t n;
         if (cli_count(g, OPTS, O_PROMOTE, 1, 64, &n, e))
             return -1;
-        if (!cli_bench_fp8a_chosen(b))
-            return error_set(e, "--promote applies to --fp8-path A");
+        if (!cli_bench_e4m3_chosen(b))
+            return error_set(e, "--promote applies to --fp8-path A or C");
         b->cuda.fp8_promote = (int)n;
     }
+    uint64_t splits = 0;
+    if (cli_count(g, OPTS, O_SPLITS, 1, 1u << 16, &splits, e))
+        return -1;
+    if (g->set[O_SPLITS])
+        b->cuda.splits = (int)splits;
     return 0;
 }
 
-/* What the text table's first line adds about the kernels: path A, or the
- * FP32 kernels where the tensor-core ones do not take the shape. */
+/* What the text table's first line adds about the kernels: path A or C,
+ * or the FP32 kernels where the tensor-core ones do not take the shape. */
 static const char *cli_bench_fp8_note(const BenchSetup *bs)
 {
     const char *k = bench_fp8_kernel(bs);
-    return !strcmp(k, "A") ? "; FP8 path A" : !strcmp(k, "fp32") ? "; the FP32 kernels" : "";
+    return !strcmp(k, "A") ? "; FP8 path A" : !strcmp(k, "C") ? "; FP8 path C" : !strcmp(k, "fp32") ? "; the FP32 kernels" : "";
 }
 
 /* Everything the command line says, before anything is timed: EXIT_USAGE
@@ -238,25 +258,26 @@ static int cli_bench_open_backend(const Given *g, Bench *b, Error *e)
     if (!b->nc)
         cli_parse_u64s("contexts", b->s.cuda ? CONTEXTS_GPU_DEFAULT : CONTEXTS_CPU_DEFAULT, b->contexts,
                        MAX_POINTS, &b->nc, cli_bench_parse_context, NULL);
-    if (!b->s.cuda && (g->set[O_FP8_PATH] || g->set[O_PROMOTE])) {
+    if (!b->s.cuda && (g->set[O_FP8_PATH] || g->set[O_PROMOTE] || g->set[O_SPLITS])) {
         error_set(e, "--%s chooses between CUDA kernels; the CPU reference is timed here (%s)",
-                  g->set[O_FP8_PATH] ? "fp8-path" : "promote", b->s.why_cpu);
+                  g->set[O_FP8_PATH] ? "fp8-path" : g->set[O_PROMOTE] ? "promote" : "splits", b->s.why_cpu);
         return EXIT_USAGE;
     }
-    /* path A asked for where the plugin runs another kernel: say which */
+    /* path A or C asked for where the plugin runs another kernel: say which */
     const GpuInfo *gi = &b->s.info;
     const char *kernel = bench_fp8_kernel(&b->s);
-    if (b->s.cuda && g->set[O_FP8_PATH] && cli_bench_fp8a_chosen(b) && strcmp(kernel, "A")) {
+    const char chosen = cli_bench_e4m3_chosen(b);
+    if (b->s.cuda && g->set[O_FP8_PATH] && chosen && kernel[0] != chosen) {
         if (!gpu_has_e4m3_mma(gi))
-            error_set(e, "--fp8-path A needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
-                         "%s is %d.%d", gi->name, gi->cc_major, gi->cc_minor);
+            error_set(e, "--fp8-path %c needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
+                         "%s is %d.%d", chosen, gi->name, gi->cc_major, gi->cc_minor);
         else
-            error_set(e, "--fp8-path A: for head dim %llu with %llu query head%s a KV head the plugin runs "
-                         "FP8 %s, not path A",
+            error_set(e, "--fp8-path %c: for head dim %llu with %llu query head%s a KV head the plugin runs "
+                         "FP8 %s, not path %c", chosen,
                       (unsigned long long)b->s.shape.head_dim,
                       (unsigned long long)(b->s.shape.q_heads / b->s.shape.kv_heads),
                       b->s.shape.q_heads == b->s.shape.kv_heads ? "" : "s",
-                      strcmp(kernel, "fp32") ? "path B" : "on its FP32 kernels");
+                      strcmp(kernel, "fp32") ? "path B" : "on its FP32 kernels", chosen);
         return EXIT_USAGE;
     }
     if (g->set[O_ITL] && bench_weights_here(&b->s, e)) {
@@ -283,8 +304,10 @@ static int cli_bench_print_json(const BenchSetup *b, const Row *rows, size_t n, 
     if (b->cuda) {
         const char *path = bench_fp8_kernel(b);
         cJSON_AddStringToObject(root, "fp8_path", path);
-        if (!strcmp(path, "A"))
+        if (!strcmp(path, "A") || !strcmp(path, "C"))
             cJSON_AddNumberToObject(root, "fp8_promote", b->cuda_opts.fp8_promote);
+        if (b->cuda_opts.splits)
+            cJSON_AddNumberToObject(root, "splits", b->cuda_opts.splits);
     }
     cJSON *shape = cJSON_AddObjectToObject(root, "shape");
     cJSON_AddNumberToObject(shape, "q_heads", (double)b->shape.q_heads);

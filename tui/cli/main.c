@@ -50,7 +50,9 @@ static void main_usage(FILE *out)
     fprintf(out, " (set KVLAB_DATA to use another scenarios directory)\nGPU plugin: ");
     const char *plugin = paths_find(PATH_PLUGIN);
     text_put(out, plugin ? plugin : "none found; make builds libkvlab_cuda.so where nvcc is found", false);
-    fprintf(out, " (set KVLAB_CUDA_PLUGIN to use another)\n");
+    fprintf(out, " (set KVLAB_CUDA_PLUGIN to use another)\nstored GPU results: ");
+    text_put(out, paths_storeddir(), false);
+    fprintf(out, " (set KVLAB_STORED to use another)\n");
 }
 
 static void main_version(FILE *out)

@@ -89,6 +89,11 @@ static const char *const GLYPHS[GLYPH_COUNT][2] = {
     [GLYPH_POINT_1 + 4] = {"\u25BC", "#"}, [GLYPH_POINT_1 + 5] = {"\u2605", "%"},
     [GLYPH_POINT_1 + 6] = {"\u25CB", "@"}, [GLYPH_POINT_1 + 7] = {"\u25A1", "="},
     [GLYPH_POINT_1 + 8] = {"\u25B3", "~"},
+    [GLYPH_HOLLOW_1 + 0] = {"\u25CB", "a"}, [GLYPH_HOLLOW_1 + 1] = {"\u25A1", "b"},
+    [GLYPH_HOLLOW_1 + 2] = {"\u25B3", "c"}, [GLYPH_HOLLOW_1 + 3] = {"\u25C7", "d"},
+    [GLYPH_HOLLOW_1 + 4] = {"\u25BD", "e"}, [GLYPH_HOLLOW_1 + 5] = {"\u2606", "f"},
+    [GLYPH_HOLLOW_1 + 6] = {"\u25CE", "g"}, [GLYPH_HOLLOW_1 + 7] = {"\u25AD", "h"},
+    [GLYPH_HOLLOW_1 + 8] = {"\u25B7", "i"},
     [GLYPH_MORE_UP] = {"\u25B2", "^"},    [GLYPH_MORE_DOWN] = {"\u25BC", "v"},
 };
 

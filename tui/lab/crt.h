@@ -48,6 +48,8 @@ typedef enum {
     GLYPH_SHADE_8 = GLYPH_SHADE_0 + 8,
     GLYPH_POINT_1,      // plot markers, one per series
     GLYPH_POINT_9 = GLYPH_POINT_1 + 8,
+    GLYPH_HOLLOW_1,     // plot markers of figures measured elsewhere, one per series
+    GLYPH_HOLLOW_9 = GLYPH_HOLLOW_1 + 8,
     GLYPH_MORE_UP, GLYPH_MORE_DOWN,     // a scrolled view has more above, below
     GLYPH_COUNT
 } Glyph;

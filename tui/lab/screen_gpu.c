@@ -5,7 +5,12 @@
  * that Esc cancels, the step time against context as a line plot, the
  * bandwidth achieved against the copy ceiling measured in the same run, and
  * each format's fitted slope next to published figures. All numbers come
- * from kernels/kv_bench.h, as `kvlab bench` prints them. */
+ * from kernels/kv_bench.h, as `kvlab bench` prints them.
+ *
+ * Where no GPU is measured, a section of its own under them shows the
+ * results stored from a GPU run (calc/stored.h): that GPU's name and date
+ * in its title, its own plot with hollow markers, its own slopes; with a
+ * GPU, s shows them. */
 #include "screens.h"
 
 #include "catalog.h"
@@ -13,6 +18,7 @@
 #include "kv_bench.h"
 #include "paths.h"
 #include "plotmath.h"
+#include "stored.h"
 #include "svg.h"
 #include "units.h"
 
@@ -48,6 +54,18 @@ typedef struct {
                                             // and narrower: the first that fits is shown
 } Sweep;
 
+/* The results stored from a GPU run (calc/stored.h), read once, as the
+ * plot and the slopes table draw them. */
+typedef struct {
+    bool have;                              // else why says why not
+    char why[ERROR_MSG_MAX];
+    StoredRun run;
+    double xs[STORED_POINTS_MAX];           // the contexts
+    double ys[STORED_FORMATS_MAX][STORED_POINTS_MAX]; // ms per step, one layer
+    char names[STORED_FORMATS_MAX][128];    // the legend's: format and device
+    Table slopes[SLOPE_TABLES];             // narrower and narrower, as Sweep's
+} Stored;
+
 typedef struct {
     CatalogList models;
     const char *model_names[CATALOG_MAX];
@@ -60,7 +78,153 @@ typedef struct {
     Sweep next;                             // the sweep being measured
     bool running;
     char note[ERROR_MSG_MAX + 160];         // how the last sweep ended, when not complete
+    Stored stored;                          // the stored GPU run, shown where no GPU is measured
+    bool show_stored;
 } GpuLab;
+
+/* Which of the slopes tables (SLOPE_TABLES, narrower and narrower) is the
+ * widest that fits w columns; the narrowest where none does. */
+static size_t screen_gpu_widest(const Table *slopes, int w)
+{
+    size_t shown = 0;
+    while (shown + 1 < SLOPE_TABLES && table_width(&slopes[shown]) > w)
+        shown++;
+    return shown;
+}
+
+/* What a slopes table's slope columns mean, with the one-layer column
+ * (layer) or without; the length written. */
+static size_t screen_gpu_slopes_meaning(char *text, size_t n, bool layer, uint64_t layers)
+{
+    if (layer)
+        snprintf(text, n, "ms per context token: layer = one attention layer (the plot's slope), model = %llu layers",
+                 (unsigned long long)layers);
+    else
+        snprintf(text, n, "ms per context token for the model: %llu layers x the plot's slope",
+                 (unsigned long long)layers);
+    return strlen(text);
+}
+
+/* ------------------------------------------------------------------------
+ * The results stored from a GPU run: read once, drawn in a section of
+ * their own, never in this machine's columns.
+ */
+
+/* Their slopes as screen_gpu_slopes_table gives this machine's, in
+ * `digits` significant digits, with the bandwidth each format reached at
+ * the longest context and its share of the copy rate measured in that
+ * run. */
+static void screen_gpu_stored_table(const StoredRun *r, int digits, Table *t)
+{
+    char rate_at[64], ctx[32];
+    const StoredSeries *base = stored_series(r, kv_format_id(KV_BF16));
+    const uint64_t longest = r->formats[0].points[r->formats[0].n - 1].context;
+    snprintf(rate_at, sizeof rate_at, "bandwidth at %s", format_tick((double)longest, ctx, sizeof ctx));
+    table_header(t, "format", "layer", "model", "ratio", rate_at, NULL);
+    for (size_t i = 0; i < r->n_formats; i++) {
+        const StoredSeries *f = &r->formats[i];
+        const StoredPoint *last = &f->points[f->n - 1];
+        char rate[32];
+        table_row(t);
+        table_cell(t, "%s", f->format);
+        table_cell(t, "%.*e", digits - 1, f->slope);
+        table_cell(t, "%.*e", digits - 1, f->slope * (double)r->layers);
+        if (base)
+            table_cell(t, "%.2f", f->slope / base->slope);
+        else
+            table_cell(t, "-");
+        table_cell(t, "%s %.0f%%", units_rate_measured(rate, sizeof rate, last->gbps * 1e9),
+                   100 * last->gbps / r->copy_gbps);
+    }
+}
+
+/* Reads the stored run (stored_gpu_run) into st, or why there is none. */
+static void screen_gpu_stored_load(Stored *st)
+{
+    Error e;
+    memset(st, 0, sizeof *st);
+    if (stored_gpu_run(&st->run, NULL, &e)) {
+        snprintf(st->why, sizeof st->why, "%s", e.msg);
+        return;
+    }
+    const StoredRun *r = &st->run;
+    for (size_t k = 0; k < r->formats[0].n; k++)
+        st->xs[k] = (double)r->formats[0].points[k].context;
+    for (size_t i = 0; i < r->n_formats; i++) {
+        for (size_t k = 0; k < r->formats[i].n; k++)
+            st->ys[i][k] = r->formats[i].points[k].ms;
+        snprintf(st->names[i], sizeof st->names[i], "%s %s", r->formats[i].format, r->device);
+    }
+    /* every column in three digits; without the one-layer column; then in
+     * two digits, as this machine's */
+    screen_gpu_stored_table(r, 3, &st->slopes[0]);
+    screen_gpu_stored_table(r, 3, &st->slopes[1]);
+    table_drop_column(&st->slopes[1], "layer");
+    screen_gpu_stored_table(r, 2, &st->slopes[2]);
+    table_drop_column(&st->slopes[2], "layer");
+    st->have = true;
+}
+
+/* What the stored run is: the command and file that hold it, the GPU, the
+ * shape and batch; the figures are that GPU's. */
+static void screen_gpu_stored_about(const Stored *st, Doc *d)
+{
+    const StoredRun *r = &st->run;
+    char line[1024], copy[32];
+    snprintf(line, sizeof line,
+             "Shipped with kvlab: %s (%s) on that GPU, %llu SMs, copy %s; batch %llu, %llu query heads over "
+             "%llu KV heads of %llu, FP8 path %s. None of it was measured here.",
+             r->command, r->source, (unsigned long long)r->sm_count,
+             units_rate_measured(copy, sizeof copy, r->copy_gbps * 1e9), (unsigned long long)r->batch,
+             (unsigned long long)r->q_heads, (unsigned long long)r->kv_heads, (unsigned long long)r->head_dim,
+             r->fp8_path);
+    doc_text(d, 0, crt_attr(ROLE_WARN), line);
+}
+
+/* What follows the stored plot: the slopes, the widest table that fits. */
+static void screen_gpu_stored_after(const Stored *st, Doc *d)
+{
+    const size_t shown = screen_gpu_widest(st->slopes, d->win.w);
+    char text[512];
+    size_t len = screen_gpu_slopes_meaning(text, sizeof text, shown == 0, st->run.layers);
+    snprintf(text + len, sizeof text - len, "; ratio = to bf16; bandwidth = the bytes a step reads over its time "
+                                            "at the longest context, and its share of that GPU's copy rate.");
+    doc_gap(d, 1);
+    doc_text(d, 0, crt_attr(ROLE_DIM), text);
+    doc_table(d, &st->slopes[shown]);
+}
+
+/* The stored run's section: its title names the GPU and the date, then
+ * what it is, its plot (hollow markers, the legend naming the GPU) as tall
+ * as the window leaves it, and its slopes. */
+static void screen_gpu_stored_layout(const GpuLab *s, Doc *d)
+{
+    const Stored *st = &s->stored;
+    if (!st->have) {
+        doc_title(d, "Results stored from a GPU run");
+        doc_text(d, 0, crt_attr(ROLE_DIM), st->why);
+        return;
+    }
+    char title[256];
+    snprintf(title, sizeof title, "Measured on %s, %s, not this machine", st->run.device, st->run.measured);
+    doc_title(d, title);
+    screen_gpu_stored_about(st, d);
+    Doc rest;
+    doc_measure(&rest, d->win);
+    doc_title(&rest, title);
+    screen_gpu_stored_about(st, &rest);
+    screen_gpu_stored_after(st, &rest);
+    /* the section fills the window below the row that says more lies above */
+    const int h = rest.line + 1 + PLOT_MIN_ROWS > d->win.h ? PLOT_MIN_ROWS : d->win.h - 1 - rest.line;
+    Rect r;
+    if (doc_block(d, h, &r) && doc_whole(d, r)) {
+        Series sr[STORED_FORMATS_MAX];
+        for (size_t i = 0; i < st->run.n_formats; i++)
+            sr[i] = (Series){st->names[i], st->xs, st->ys[i], st->run.formats[i].n};
+        draw_plot_elsewhere(r, sr, st->run.n_formats, true, "context (tokens)", "ms per step (stored)");
+    }
+    screen_gpu_stored_after(st, d);
+}
 
 static void *screen_gpu_create(Error *e)
 {
@@ -77,6 +241,8 @@ static void *screen_gpu_create(Error *e)
             s->model_i = (int)i;
     }
     s->loaded_model = -1;
+    screen_gpu_stored_load(&s->stored);
+    s->show_stored = true;                  // until a sweep finds a GPU
     s->batch = 1;
     s->max_context = MAX_CONTEXT_DEFAULT;
     s->iters = ITERS_DEFAULT;
@@ -165,70 +331,23 @@ static void screen_gpu_slopes_table(const Sweep *w, int digits, Table *t)
     }
 }
 
-/* The slopes of sweep w on the device (cuda, else the CPU reference):
- * what the columns mean (and, on the CPU, what they cannot mean), then
- * the table, narrowed to the width by leaving out the one-layer column. */
-static void screen_gpu_slopes_of(const Sweep *w, bool cuda, Doc *d)
+/* The slopes: what the columns mean (and, on the CPU, what they cannot
+ * mean), then the table, narrowed to the width by leaving out the
+ * one-layer column. */
+static void screen_gpu_slopes_layout(const GpuLab *s, Doc *d)
 {
-    size_t shown = 0;               // the widest table that fits
-    while (shown + 1 < SLOPE_TABLES && table_width(&w->slopes[shown]) > d->win.w)
-        shown++;
-    const bool layer = shown == 0;
+    const Sweep *w = &s->shown;
+    const size_t shown = screen_gpu_widest(w->slopes, d->win.w);
     char text[512];
-    if (layer)
-        snprintf(text, sizeof text, "ms per context token: layer = one attention layer (the plot's slope), "
-                                    "model = %u layers", (unsigned)w->layers);
-    else
-        snprintf(text, sizeof text, "ms per context token for the model: %u layers x the plot's slope",
-                 (unsigned)w->layers);
-    size_t len = strlen(text);
+    size_t len = screen_gpu_slopes_meaning(text, sizeof text, shown == 0, w->layers);
     snprintf(text + len, sizeof text - len, "; ratio = to bf16; published = vLLM with FlashAttention-3 on "
                                             "an H100 SXM, Llama-3.1-8B (seed 000).%s",
              isnan(w->slope[KV_BF16]) ? " One context measured: no slope to fit (a longest "
                                         "context of 2k or more gives one)." : "");
-    if (!cuda)
+    if (!s->b.cuda)
         doc_text(d, 0, crt_attr(ROLE_WARN), "CPU reference: its slopes say nothing about a GPU's speed.");
     doc_text(d, 0, crt_attr(ROLE_DIM), text);
     doc_table(d, &w->slopes[shown]);
-}
-
-static void screen_gpu_slopes_layout(const GpuLab *s, Doc *d)
-{
-    screen_gpu_slopes_of(&s->shown, s->b.cuda, d);
-}
-
-/* Slopes measured elsewhere and shipped with kvlab, for a lesson to show
- * where this machine has measured nothing; none are shipped yet. */
-static const Sweep *screen_gpu_stored(const char **device)
-{
-    *device = NULL;
-    return NULL;
-}
-
-/* In a lesson's page: the slopes this session's last complete sweep
- * measured, or the stored ones, or that nothing is measured yet. */
-static void screen_gpu_inline(void *st, Doc *d)
-{
-    const GpuLab *s = st;
-    const char *device;
-    const Sweep *stored = screen_gpu_stored(&device);
-    char line[400];
-    if (s->have_sweep) {
-        snprintf(line, sizeof line, "Measured in this session on %s: %s", s->b.cuda ? s->b.info.name : "the CPU",
-                 s->shown.what);
-        doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
-        screen_gpu_slopes_of(&s->shown, s->b.cuda, d);
-        return;
-    }
-    doc_text(d, 0, crt_attr(ROLE_NORMAL), "Nothing measured yet in this session: Enter opens the GPU lab, "
-                                          "where r measures every format on this machine.");
-    if (!stored) {
-        doc_text(d, 0, crt_attr(ROLE_DIM), "No stored measurements ship with this kvlab.");
-        return;
-    }
-    snprintf(line, sizeof line, "Stored, measured on %s: %s", device, stored->what);
-    doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
-    screen_gpu_slopes_of(stored, true, d);
 }
 
 /* The bandwidth each format reached at the longest context, one bar per
@@ -300,9 +419,8 @@ static void screen_gpu_below_plot(const GpuLab *s, Doc *d, bool beside)
     screen_gpu_slopes_layout(s, d);
 }
 
-static void screen_gpu_layout(void *st, Doc *d)
+static void screen_gpu_here_layout(const GpuLab *s, Doc *d)
 {
-    const GpuLab *s = st;
     doc_title(d, "Measured decode attention on this machine");
     if (!s->opened) {
         doc_text(d, 0, crt_attr(ROLE_NORMAL),
@@ -331,6 +449,50 @@ static void screen_gpu_layout(void *st, Doc *d)
         screen_gpu_plot_layout(s, d, h);
     }
     screen_gpu_below_plot(s, d, beside);
+}
+
+/* The stored run's figures for a lesson's gpu widget where this session
+ * has measured nothing: none are shown there yet (NULL); the GPU lab's
+ * own screen shows the stored run. */
+static const Stored *screen_gpu_widget_stored(const GpuLab *s)
+{
+    (void)s;
+    return NULL;
+}
+
+/* In a lesson's page: the slopes this session's last complete sweep
+ * measured; else that nothing is measured yet, and the stored run's
+ * figures where the widget shows them. */
+static void screen_gpu_inline(void *st, Doc *d)
+{
+    const GpuLab *s = st;
+    char line[400];
+    if (s->have_sweep) {
+        snprintf(line, sizeof line, "Measured in this session on %s: %s", s->b.cuda ? s->b.info.name : "the CPU",
+                 s->shown.what);
+        doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
+        screen_gpu_slopes_layout(s, d);
+        return;
+    }
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), "Nothing measured yet in this session: Enter opens the GPU lab, "
+                                          "where r measures every format on this machine.");
+    const Stored *stored = screen_gpu_widget_stored(s);
+    if (stored) {
+        screen_gpu_stored_about(stored, d);
+        screen_gpu_stored_after(stored, d);
+    }
+}
+
+/* This machine's section (what it measured, or how to measure it), then,
+ * where shown, the stored GPU run's below it. */
+static void screen_gpu_layout(void *st, Doc *d)
+{
+    const GpuLab *s = st;
+    screen_gpu_here_layout(s, d);
+    if (s->show_stored) {
+        doc_gap(d, 1);
+        screen_gpu_stored_layout(s, d);
+    }
 }
 
 /* The sweep's summary, its slopes and the time it took, once complete. */
@@ -364,6 +526,7 @@ static int screen_gpu_sweep(GpuLab *s, Lab *lab)
             return KEY_REDRAW;
         }
         s->opened = true;
+        s->show_stored = !s->b.cuda;        // with a GPU, this machine's figures alone (s shows them)
     }
     Sweep *w = &s->next;
     w->n = w->n_ctx = 0;
@@ -413,10 +576,18 @@ static int screen_gpu_sweep(GpuLab *s, Lab *lab)
 
 static int screen_gpu_key(void *st, int ch, Lab *lab)
 {
+    GpuLab *s = st;
+    if (ch == 's') {
+        s->show_stored = !s->show_stored;
+        return KEY_REDRAW;
+    }
     return ch == 'r' ? screen_gpu_sweep(st, lab) : KEY_IGNORED;
 }
 
-static const ScreenKey KEYS[] = {{"r", "sweep", "run the sweep (a progress bar; Esc cancels)"}};
+static const ScreenKey KEYS[] = {
+    {"r", "sweep", "run the sweep (a progress bar; Esc cancels)"},
+    {"s", "stored", "show or hide the results stored from a GPU run (shown where no GPU is measured)"},
+};
 
 static int screen_gpu_export(void *st, FILE *csv, FILE *svg, Error *e)
 {
@@ -455,7 +626,10 @@ const ScreenDef SCREEN_GPU = {
             "in the same run, and the table each format's fitted slope (ms per context token) "
             "next to vLLM's published figures. The last complete sweep stays until a new one "
             "completes; the time left is foreseen from the points measured. Without a GPU, the "
-            "CPU reference is measured instead and says so.",
+            "CPU reference is measured instead and says so, and a section below it shows the "
+            "results kvlab stores from a GPU run (NVIDIA H200): their own plot with hollow "
+            "markers and their own slopes, titled with the GPU and the date they were measured; "
+            "s shows or hides them (with a GPU they are hidden until s).",
     .create = screen_gpu_create,
     .destroy = free,
     .fields = screen_gpu_fields,

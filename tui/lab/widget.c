@@ -365,9 +365,13 @@ static size_t widget_plot_marks(const PlotFrame *f, const Series *s, size_t n, b
     return c;
 }
 
+/* The first of the markers the plot being drawn uses: GLYPH_HOLLOW_1
+ * while draw_plot_elsewhere draws, else GLYPH_POINT_1. */
+static Glyph widget_marks = GLYPH_POINT_1;
+
 static const char *widget_series_mark(size_t k)
 {
-    return crt_glyph((Glyph)(GLYPH_POINT_1 + (int)(k % SERIES_COUNT)));
+    return crt_glyph((Glyph)(widget_marks + (int)(k % SERIES_COUNT)));
 }
 
 static int widget_series_attr(size_t k)
@@ -535,6 +539,14 @@ void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel
     widget_plot_series(&f, s, n, m, count);
     widget_plot_legend(r, &f, n, &l);
     free(m);
+}
+
+void draw_plot_elsewhere(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel,
+                         const char *ylabel)
+{
+    widget_marks = GLYPH_HOLLOW_1;
+    draw_plot(r, s, n, log2x, xlabel, ylabel);
+    widget_marks = GLYPH_POINT_1;
 }
 
 /* ------------------------------------------------------------------------

@@ -91,6 +91,12 @@ typedef struct {
 void draw_plot(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel,
                const char *ylabel);
 
+/* draw_plot for figures measured on another machine (stored): hollow
+ * markers, in the plot and its legend, so that they are never taken for
+ * this machine's. */
+void draw_plot_elsewhere(Rect r, const Series *s, size_t n, bool log2x, const char *xlabel,
+                         const char *ylabel);
+
 /* A heatmap of a rows x cols matrix on [lo, hi] (diverging around the middle),
  * downsampled to the rectangle; a colour scale with its ends labelled
  * underneath. In monochrome the cells are density characters. */

@@ -328,19 +328,28 @@ static void assert_reachable(const char *const *parts, const char *const *whole)
         ck_assert_msg(seen[i], "'%s' never showed", parts[i]);
 }
 
-/* The CLI's figure for the same inputs, from kvlab calc --json. */
-static double cli_figure(const char *const *argv, const char *fmt, const char *field)
+/* `kvlab ARGS`'s JSON output, parsed; the test fails where it exits
+ * with an error. cJSON_Delete frees it. */
+static cJSON *cli_json(const char *const *argv)
 {
     RunResult r = run_kvlab(argv, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     cJSON *j = cJSON_Parse(r.out);
+    run_free(&r);
+    ck_assert(j != NULL);
+    return j;
+}
+
+/* The CLI's figure for the same inputs, from kvlab calc --json. */
+static double cli_figure(const char *const *argv, const char *fmt, const char *field)
+{
+    cJSON *j = cli_json(argv);
     double v = -1;
     const cJSON *f;
     cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "formats"))
         if (!strcmp(cJSON_GetObjectItem(f, "format")->valuestring, fmt))
             v = cJSON_GetObjectItem(f, field)->valuedouble;
     cJSON_Delete(j);
-    run_free(&r);
     return v;
 }
 
@@ -2019,9 +2028,7 @@ START_TEST(lesson_widget_contexts)
     shell(cmd, csv, sizeof csv);
     ck_assert_msg(strstr(csv, ",speedup,speedup_at_1024,speedup_at_8192,speedup_at_32768,speedup_at_131072\n"),
                   "%s", csv);
-    RunResult r = run_kvlab(ARGS, NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    cJSON *j = cJSON_Parse(r.out);
+    cJSON *j = cli_json(ARGS);
     const cJSON *f;
     size_t checked = 0;
     cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "formats")) {
@@ -2046,7 +2053,6 @@ START_TEST(lesson_widget_contexts)
     }
     ck_assert(checked > 0);
     cJSON_Delete(j);
-    run_free(&r);
     ck_assert_int_eq(chdir(cwd), 0);
     remove_tree(dir);
     snprintf(cmd, sizeof cmd, "rm -rf %s", out_dir);
@@ -2203,9 +2209,7 @@ START_TEST(lesson_speedup_in_place)
     char *end = strstr(at, " Enter opens");     // the widget's line, not the page after it
     if (end)
         *end = '\0';
-    RunResult r = run_kvlab(ARGS, NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    cJSON *j = cJSON_Parse(r.out);
+    cJSON *j = cli_json(ARGS);
     const cJSON *f;
     size_t checked = 0;
     cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "formats")) {
@@ -2223,7 +2227,6 @@ START_TEST(lesson_speedup_in_place)
     }
     ck_assert_msg(checked >= 5, "%zu formats' speedups on the page: %s", checked, at);
     cJSON_Delete(j);
-    run_free(&r);
     quit_lab();
     assert_nothing_cut(&c);
     remove_tree(dir);

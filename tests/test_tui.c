@@ -16,6 +16,7 @@
 #include "units.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
@@ -327,19 +328,28 @@ static void assert_reachable(const char *const *parts, const char *const *whole)
         ck_assert_msg(seen[i], "'%s' never showed", parts[i]);
 }
 
-/* The CLI's figure for the same inputs, from kvlab calc --json. */
-static double cli_figure(const char *const *argv, const char *fmt, const char *field)
+/* `kvlab ARGS`'s JSON output, parsed; the test fails where it exits
+ * with an error. cJSON_Delete frees it. */
+static cJSON *cli_json(const char *const *argv)
 {
     RunResult r = run_kvlab(argv, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     cJSON *j = cJSON_Parse(r.out);
+    run_free(&r);
+    ck_assert(j != NULL);
+    return j;
+}
+
+/* The CLI's figure for the same inputs, from kvlab calc --json. */
+static double cli_figure(const char *const *argv, const char *fmt, const char *field)
+{
+    cJSON *j = cli_json(argv);
     double v = -1;
     const cJSON *f;
     cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "formats"))
         if (!strcmp(cJSON_GetObjectItem(f, "format")->valuestring, fmt))
             v = cJSON_GetObjectItem(f, field)->valuedouble;
     cJSON_Delete(j);
-    run_free(&r);
     return v;
 }
 
@@ -1674,7 +1684,8 @@ END_TEST
 /* A saved lab state that cannot be applied is refused before the
  * terminal is asked for, with exit status 2 and its file, line and
  * column: a screen, input or choice the lab does not have, a value that
- * does not parse, a pin where nothing pins, a repeated input, another
+ * does not parse, a pin where nothing pins, a lesson the lab does not
+ * have or a page where a screen shows none, a repeated input, another
  * version, broken JSON; a good one gets as far as the terminal. */
 START_TEST(open_refuses_bad_state)
 {
@@ -1694,6 +1705,12 @@ START_TEST(open_refuses_bad_state)
         {" \"screens\": {\"GPU lab\": {\"pinned\": {}}}}", ":2:26: the GPU lab screen has no figures to pin"},
         {" \"screens\": {\"Scenarios\": {\"inputs\": {\"Scenario\": \"nope\"}}}}",
          ":2:51: Scenario: no choice 'nope'"},
+        {" \"screens\": {\"Lessons\": {\"page\": {\"id\": \"no-such-lesson\", \"line\": 3}}}}",
+         ":2:41: no lesson 'no-such-lesson'; the lessons: "},
+        {" \"screens\": {\"Lessons\": {\"page\": {\"id\": \"formats\", \"line\": -1}}}}",
+         ":2:60: field 'line': expected a whole number"},
+        {" \"screens\": {\"Calculator\": {\"page\": {\"id\": \"formats\"}}}}",
+         ":2:29: the Calculator screen shows no pages"},
         {" \"screens\": []}", ":2:13: field 'screens' must be a JSON object"},
         {" \"screen\": \"GPU lab\"}", ":2:2: field 'screen' appears twice"},
         {"}", ":2:1:"},
@@ -1904,10 +1921,10 @@ static void cli_quant_figures(const char *options, const char *row, double fig[N
 }
 
 /* The quantization screen's figures, column col (0: as set, 1: token, 2:
- * channel), from the screen; V's error is "exact" or a figure. */
-static void screen_quant_figures(int col, double fig[N_METRICS])
+ * channel), from the text d (a screen, or a widget's part of a page);
+ * V's error is "exact" or a figure. */
+static void quant_figures_in(const char *d, int col, double fig[N_METRICS])
 {
-    const char *d = dump();
     for (int m = 0; m < N_METRICS; m++) {
         const char *at = strstr(d, METRIC_ROWS[m]);
         ck_assert_msg(at != NULL, "no row '%s' on the screen:\n%s", METRIC_ROWS[m], d);
@@ -1920,6 +1937,11 @@ static void screen_quant_figures(int col, double fig[N_METRICS])
     }
 }
 
+static void screen_quant_figures(int col, double fig[N_METRICS])
+{
+    quant_figures_in(dump(), col, fig);
+}
+
 static void assert_figures_equal(const double *screen, const double *cli, const char *what)
 {
     for (int m = 0; m < N_METRICS; m++)
@@ -1927,10 +1949,9 @@ static void assert_figures_equal(const double *screen, const double *cli, const 
                       "%s: the screen's %s%g, kvlab quant's %g", what, METRIC_ROWS[m], screen[m], cli[m]);
 }
 
-/* Opens lesson `name`'s widget whose command line shows `widget`, full
- * screen, and checks that every option it gives sets an input: the status
- * line names none as left out. */
-static void open_quant_widget(CutLog *c, char *dir, size_t n, const char *name, const char *widget)
+/* Opens lesson `name` (a part of its file's name) at 80x24 with a fresh
+ * $XDG_DATA_HOME (dir, n bytes) and a cut log. */
+static void open_lesson(CutLog *c, char *dir, size_t n, const char *name)
 {
     char paths[64][1024], env[128], title[64];
     const size_t count = lesson_paths(paths, 64);
@@ -1944,6 +1965,14 @@ static void open_quant_widget(CutLog *c, char *dir, size_t n, const char *name, 
         keys("Down");
     snprintf(title, sizeof title, "%zu/%zu ", i + 1, count);
     press("Enter", title);
+}
+
+/* Opens lesson `name`'s widget whose command line shows `widget`, full
+ * screen, and checks that every option it gives sets an input: the status
+ * line names none as left out. */
+static void open_quant_widget(CutLog *c, char *dir, size_t n, const char *name, const char *widget)
+{
+    open_lesson(c, dir, n, name);
     tab_to(widget);
     press("Enter", "Inputs");
     wait_for("the page's settings; Esc");
@@ -1999,9 +2028,7 @@ START_TEST(lesson_widget_contexts)
     shell(cmd, csv, sizeof csv);
     ck_assert_msg(strstr(csv, ",speedup,speedup_at_1024,speedup_at_8192,speedup_at_32768,speedup_at_131072\n"),
                   "%s", csv);
-    RunResult r = run_kvlab(ARGS, NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    cJSON *j = cJSON_Parse(r.out);
+    cJSON *j = cli_json(ARGS);
     const cJSON *f;
     size_t checked = 0;
     cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "formats")) {
@@ -2026,7 +2053,6 @@ START_TEST(lesson_widget_contexts)
     }
     ck_assert(checked > 0);
     cJSON_Delete(j);
-    run_free(&r);
     ck_assert_int_eq(chdir(cwd), 0);
     remove_tree(dir);
     snprintf(cmd, sizeof cmd, "rm -rf %s", out_dir);
@@ -2046,6 +2072,240 @@ START_TEST(lesson_widget_scale)
     cli_quant_figures("--generate --scheme fp8 --scale 0.01 --granularity tensor", NULL, cli);
     screen_quant_figures(0, screen);
     assert_figures_equal(screen, cli, "fp8 static scale 0.01");
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
+/* The screen from `marker` on: a widget's part of a lesson's page; the
+ * test fails where the marker does not show. */
+static const char *from_marker(const char *marker)
+{
+    const char *p = strstr(dump(), marker);
+    assert_screen(p != NULL, "'%s' is not on the screen", marker);
+    return p;
+}
+
+/* Scrolls the page a line at a time (at most 30) until `want` shows after
+ * `marker`, the widget's command line, which must stay in view. */
+static void scroll_widget_to(const char *marker, const char *want)
+{
+    static char before[65536];
+    for (int i = 0; i < 30 && !strstr(from_marker(marker), want); i++) {
+        snprintf(before, sizeof before, "%s", dump());
+        keys("Down");
+        wait_changed(before);
+    }
+    assert_screen(strstr(from_marker(marker), want), "'%s' never showed under '%s'", want, marker);
+}
+
+/* A quant widget draws its figures in place: the key errors as set, per
+ * token and per channel as heatmaps side by side, and the figures under
+ * them, which are `kvlab quant`'s for the widget's options (its rows per
+ * token and per channel); the keys-and-values lesson's two widgets differ
+ * where their options do (the values' output error). At 80x24 nothing is
+ * cut. */
+START_TEST(lesson_quant_in_place)
+{
+    static const char *const OPTS[] = {"--generate --bits 2 --values token", "--generate --bits 2 --values channel"};
+    char dir[64];
+    CutLog c;
+    open_lesson(&c, dir, sizeof dir, "keys-and-values");
+    double output[2];
+    for (int w = 0; w < 2; w++) {
+        char marker[128];
+        snprintf(marker, sizeof marker, "> kvlab quant %s\n", OPTS[w]);
+        tab_to(marker);
+        scroll_widget_to(marker, "top token");
+        const char *at = from_marker(marker);
+        assert_screen(strstr(at, "K error, as set") && strstr(at, "K error, per token") &&
+                          strstr(at, "K error, per channel"),
+                      "no heatmaps under %s", OPTS[w]);
+        double page[N_METRICS], cli[N_METRICS];
+        cli_quant_figures(OPTS[w], "token", cli);
+        quant_figures_in(at, 0, page);
+        assert_figures_equal(page, cli, "in place, as set (per token)");
+        quant_figures_in(at, 1, page);
+        assert_figures_equal(page, cli, "in place, per token");
+        output[w] = page[N_METRICS - 1];
+        cli_quant_figures(OPTS[w], "channel", cli);
+        quant_figures_in(at, 2, page);
+        assert_figures_equal(page, cli, "in place, per channel");
+    }
+    ck_assert_msg(output[1] > 2 * output[0], "values per channel: output error %g%%, per token %g%%", output[1],
+                  output[0]);
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
+/* A page's settings apply over the screen's own starting values, not over
+ * the last widget's: after the rotated widget has been opened full
+ * screen, the unrotated one opens with Hadamard off, as its in-place
+ * figures have it. */
+START_TEST(lesson_widget_fresh_settings)
+{
+    char dir[64];
+    CutLog c;
+    open_lesson(&c, dir, sizeof dir, "keys-and-values");
+    tab_to("> kvlab quant --generate --bits 4 --rotate hadamard");
+    press("Enter", "Inputs");
+    wait_for(field_line("Hadamard", "on"));
+    press("Escape", "> kvlab quant --generate --bits 4 --rotate hadamard");
+    static char before[65536];
+    snprintf(before, sizeof before, "%s", dump());
+    keys("BTab");
+    wait_changed(before);
+    wait_for("> kvlab quant --generate --bits 4\n");
+    press("Enter", "Inputs");
+    wait_for(field_line("Hadamard", "off"));
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
+/* The screen's words joined by single spaces, so that a line wrapped
+ * over rows is found whole. */
+static const char *joined(void)
+{
+    static char v[65536];
+    size_t n = 0;
+    for (const char *p = dump(); *p && n + 1 < sizeof v; p++)
+        if (!isspace((unsigned char)*p))
+            v[n++] = *p;
+        else if (n && v[n - 1] != ' ')
+            v[n++] = ' ';
+    v[n] = '\0';
+    return v;
+}
+
+/* A speedup widget draws the calculator's plot in place, and the speedups
+ * it prints at the longest context are `kvlab calc --json`'s for the same
+ * options, to the two decimals shown. At 80x24 nothing is cut. */
+START_TEST(lesson_speedup_in_place)
+{
+    static const char *const ARGS[] = {"calc", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "8",
+                                       "--contexts", "1k,2k,4k,8k,16k,32k", "--json", NULL};
+    static const char MARKER[] = "> kvlab calc --model llama-3.1-8b --gpu h100-sxm --batch 8";
+    const double TOL = 0.005 + 1e-9;            // half the last of two decimals
+    char dir[64];
+    CutLog c;
+    open_lesson(&c, dir, sizeof dir, "step-floors");
+    tab_to(MARKER);
+    scroll_widget_to(MARKER, "Step-floor speedup over BF16 by context");
+    assert_screen(!strstr(from_marker(MARKER), "scroll to see the whole plot"), "the plot is not drawn whole");
+    static char before[65536];
+    const char *at;
+    for (int i = 0; i < 30 && !((at = strstr(joined(), "at 32,768 (32k) tokens:")) && strstr(at, " mxfp4 ")); i++) {
+        snprintf(before, sizeof before, "%s", dump());
+        keys("Down");
+        wait_changed(before);
+    }
+    at = strstr(joined(), "at 32,768 (32k) tokens:");
+    assert_screen(at && strstr(at, " mxfp4 "), "no speedups at the longest context");
+    char *end = strstr(at, " Enter opens");     // the widget's line, not the page after it
+    if (end)
+        *end = '\0';
+    cJSON *j = cli_json(ARGS);
+    const cJSON *f;
+    size_t checked = 0;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItem(j, "formats")) {
+        char word[64];
+        snprintf(word, sizeof word, " %s ", cJSON_GetObjectItem(f, "format")->valuestring);
+        const char *p = strstr(at, word);
+        if (!p)
+            continue;                           // a format of the same size as one plotted
+        const cJSON *series = cJSON_GetObjectItem(f, "series");
+        const double want = cJSON_GetObjectItem(cJSON_GetArrayItem(series, cJSON_GetArraySize(series) - 1),
+                                                "speedup")->valuedouble;
+        const double got = strtod(p + strlen(word), NULL);
+        ck_assert_msg(fabs(got - want) <= TOL, "%s: the page's %.2fx, kvlab calc's %.4f", word, got, want);
+        checked++;
+    }
+    ck_assert_msg(checked >= 5, "%zu formats' speedups on the page: %s", checked, at);
+    cJSON_Delete(j);
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
+/* The gpu widget says that nothing is measured yet and that Enter opens
+ * the GPU lab to measure; after a sweep there, the page shows its slopes. */
+START_TEST(lesson_gpu_in_place)
+{
+    char dir[64];
+    CutLog c;
+    open_lesson(&c, dir, sizeof dir, "execution-paths");
+    tab_to("> kvlab bench");
+    wait_for("Nothing measured yet in this session: Enter opens the GPU lab");
+    press("Enter", "Inputs");
+    keys("Down Down");                          // Model, Batch, Longest context: a short sweep
+    press("2 k Enter", field_line("Longest context", "2,048 (2k)"));
+    keys("Down");
+    press("3 Enter", field_line("Timed runs", "3"));
+    keys("r");
+    wait_sweep();
+    press("Escape", "> kvlab bench");
+    wait_for("Measured in this session on ");
+    assert_screen(!strstr(dump(), "Nothing measured yet"), "the page still says nothing is measured");
+    scroll_widget_to("> kvlab bench", "published");
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
+/* S saves the lesson open and where it is scrolled to; kvlab --open
+ * shows the same lesson at the same line. A state saved without a page
+ * (the contents shown) still opens, on the contents. */
+START_TEST(save_and_open_lesson)
+{
+    char dir[64], env[128], path[256], args[300], want[300];
+    CutLog c;
+    open_lesson(&c, dir, sizeof dir, "keys-and-values");
+    static char before[65536], page[65536];
+    for (int i = 0; i < 2; i++) {
+        snprintf(before, sizeof before, "%s", dump());
+        keys("NPage");
+        wait_changed(before);
+    }
+    keys("Down");
+    wait_changed(before);
+    snprintf(page, sizeof page, "%s", dump());
+    press("S", "save as");
+    snprintf(path, sizeof path, "%s/kvlab/lesson.json", dir);
+    snprintf(want, sizeof want, "saved %s", path);
+    press("l e s s o n Enter", want);
+    quit_lab();
+    assert_nothing_cut(&c);
+    snprintf(args, sizeof args, "--open '%s'", path);
+    snprintf(env, sizeof env, "XDG_DATA_HOME=%s", dir);
+    start_cut_log(&c, 80, 24, env, args);
+    wait_for("opened");
+    /* every row but the status line's, the 23rd (it says what was opened) */
+    const char *now = dump();
+    int row = 0;
+    for (const char *a = page, *b = now; *a || *b; row++) {
+        const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+        ea = ea ? ea : a + strlen(a), eb = eb ? eb : b + strlen(b);
+        if (row != 22)
+            assert_screen(ea - a == eb - b && !memcmp(a, b, (size_t)(ea - a)), "after --open, '%.*s' reads '%.*s'",
+                          (int)(ea - a), a, (int)(eb - b), b);
+        a = *ea ? ea + 1 : ea, b = *eb ? eb + 1 : eb;
+    }
+    quit_lab();
+    assert_nothing_cut(&c);
+    FILE *f = fopen(path, "w");                 // as a lab without pages saved it
+    ck_assert(f != NULL);
+    fprintf(f, "{\"version\": 1, \"screen\": \"Lessons\", \"screens\": {\"Lessons\": {\"inputs\": {}}}}\n");
+    fclose(f);
+    start_cut_log(&c, 80, 24, env, args);
+    wait_for("opened");
+    wait_for("start here");
     quit_lab();
     assert_nothing_cut(&c);
     remove_tree(dir);
@@ -2276,6 +2536,11 @@ Suite *suite_tui(void)
     tcase_add_test(lessons, lesson_widget_values);
     tcase_add_test(lessons, lesson_widget_contexts);
     tcase_add_test(lessons, lesson_widget_scale);
+    tcase_add_test(lessons, lesson_quant_in_place);
+    tcase_add_test(lessons, lesson_widget_fresh_settings);
+    tcase_add_test(lessons, lesson_speedup_in_place);
+    tcase_add_test(lessons, lesson_gpu_in_place);
+    tcase_add_test(lessons, save_and_open_lesson);
     tcase_add_test(lessons, lesson_predict_reveals);
     tcase_add_test(lessons, exercise_pane_checks);
     tcase_add_test(lessons, glossary_key);

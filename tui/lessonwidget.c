@@ -12,16 +12,17 @@ struct LessonWidget {
     const char *first;                  // a word before the options ("show"), or NULL
     int words;                          // -1: any options; else exactly this many words
     const char *text;                   // what is printed where no command runs
+    LessonWidgetPlace place;            // what the lab's page shows of it
 };
 
 static const LessonWidget WIDGETS[] = {
-    {"calc", "calc", "calc", NULL, -1, NULL},
-    {"quant", "quant", "quant", NULL, -1, NULL},
-    {"speedup", "calc", "calc", NULL, -1, NULL},
+    {"calc", "calc", "calc", NULL, -1, NULL, PLACE_TABLE},
+    {"quant", "quant", "quant", NULL, -1, NULL, PLACE_SCREEN},
+    {"speedup", "calc", "calc", NULL, -1, NULL, PLACE_SCREEN},
     {"gpu", "gpu", NULL, NULL, 0,
      "The GPU lab measures the decode step of every format on this machine's GPU "
-     "(kvlab bench; the lab's GPU screen runs it and shows the slopes)."},
-    {"scenario", "scenarios", "scenario", "show", 1, NULL},
+     "(kvlab bench; the lab's GPU screen runs it and shows the slopes).", PLACE_SESSION},
+    {"scenario", "scenarios", "scenario", "show", 1, NULL, PLACE_TABLE},
 };
 
 #define N_WIDGETS (sizeof WIDGETS / sizeof WIDGETS[0])
@@ -37,6 +38,11 @@ const LessonWidget *lessonwidget_by_name(const char *name)
 const char *lessonwidget_screen(const LessonWidget *w)
 {
     return w->screen;
+}
+
+LessonWidgetPlace lessonwidget_place(const LessonWidget *w)
+{
+    return w->place;
 }
 
 const char *lessonwidget_runs(const LessonWidget *w)

@@ -19,6 +19,12 @@ typedef struct LessonWidget LessonWidget;
 const LessonWidget *lessonwidget_by_name(const char *name);
 /* The lab screen the widget opens ("calc", "quant", "scenarios", "gpu"). */
 const char *lessonwidget_screen(const LessonWidget *w);
+/* What a lesson's page in the lab shows in place of the widget: calc's
+ * formats table for its options; its screen's figures laid out small
+ * (ScreenDef.inline_layout) for its options; or that screen's figures as
+ * this session left them (what the GPU lab measured). */
+typedef enum { PLACE_TABLE, PLACE_SCREEN, PLACE_SESSION } LessonWidgetPlace;
+LessonWidgetPlace lessonwidget_place(const LessonWidget *w);
 /* "calc, quant, speedup, gpu or scenario", for messages. */
 const char *lessonwidget_names(void);
 /* The command line the widget's options make: "kvlab calc --scenario pool-20gib". */

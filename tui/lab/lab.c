@@ -55,6 +55,7 @@ struct Lab {
     void *prompt_ctx;
     char answer[PATHS_LEN];             // what is typed there
     Settings origin[N_SCREENS];         // the inputs each screen started with (reset)
+    Settings start[N_SCREENS];          // the inputs it was made with: a page's settings apply over them
     bool pinned[N_SCREENS];
     StateInputs pin[N_SCREENS];         // the inputs the pinned figures came from
     char status[256];
@@ -651,14 +652,53 @@ static int lab_options_inputs(const ScreenDef *def, const char *options, StateIn
 }
 
 static int lab_apply(Lab *lab, const StateInputs *in, Error *e);
+static int lab_apply_to(const ScreenDef *s, void *st, const StateInputs *in, Error *e);
+
+/* The screen a widget or exercise names: the calculator has no scenario
+ * input, so a calc widget that starts from a scenario shows it where
+ * scenarios are, with its figures. N_SCREENS where none has the id. */
+static size_t lab_widget_screen(const char *id, const char *options)
+{
+    size_t to = lab_screen_by_id(id);
+    if (to < N_SCREENS && !strcmp(id, "calc") && strstr(options, "--scenario"))
+        to = lab_screen_by_id("scenarios");
+    return to;
+}
+
+void *lab_preview(const char *id, const char *options, const ScreenDef **def, Error *e)
+{
+    const size_t i = lab_widget_screen(id, options);
+    if (i == N_SCREENS) {
+        error_set(e, "no screen '%s'", id);
+        return NULL;
+    }
+    static StateInputs in;
+    char ignored[256];
+    void *st;
+    if (lab_options_inputs(SCREENS[i], options, &in, ignored, sizeof ignored, e) || !(st = SCREENS[i]->create(e)))
+        return NULL;
+    Error why;
+    if (SCREENS[i]->recompute(st, &why) || lab_apply_to(SCREENS[i], st, &in, &why)) {
+        SCREENS[i]->destroy(st);
+        error_set(e, "%s", why.msg);
+        return NULL;
+    }
+    *def = SCREENS[i];
+    return st;
+}
+
+void *lab_screen_state(Lab *lab, const char *id, const ScreenDef **def)
+{
+    const size_t i = lab_screen_by_id(id);
+    if (i == N_SCREENS)
+        return NULL;
+    *def = SCREENS[i];
+    return lab->state[i];
+}
 
 int lab_open_screen(Lab *lab, const char *id, const char *options, Error *e)
 {
-    size_t to = lab_screen_by_id(id);
-    /* the calculator has no scenario input: a calc widget that starts from
-     * a scenario shows it where scenarios are, with its figures */
-    if (to < N_SCREENS && !strcmp(id, "calc") && strstr(options, "--scenario"))
-        to = lab_screen_by_id("scenarios");
+    const size_t to = lab_widget_screen(id, options);
     if (to == N_SCREENS)
         return error_set(e, "no screen '%s'", id);
     static StateInputs in;
@@ -672,8 +712,8 @@ int lab_open_screen(Lab *lab, const char *id, const char *options, Error *e)
     lab_load_fields(lab);
     if (s->reset)
         s->reset(lab->state[to]);
-    else
-        lab_restore_settings(lab, &lab->origin[to]);
+    else                        // not another page's settings: as a preview of the page has it
+        lab_restore_settings(lab, &lab->start[to]);
     if (s->recompute(lab->state[to], &why) || lab_apply(lab, &in, &why)) {
         lab->cur = from;
         lab_load_fields(lab);
@@ -863,6 +903,7 @@ static void lab_state_info(Lab *lab, StateScreenInfo *info)
         Field f[FIELDS_MAX];
         info[i].name = SCREENS[i]->name;
         info[i].pins = SCREENS[i]->pin != NULL;
+        info[i].pages = SCREENS[i]->page != NULL;
         info[i].n = SCREENS[i]->fields(lab->state[i], f);
         for (size_t k = 0; k < info[i].n; k++)
             info[i].labels[k] = f[k].label;
@@ -884,6 +925,10 @@ static void lab_save(Lab *lab)
         lab_capture(lab, &ls.s[i].inputs);
         ls.s[i].pinned = lab->pinned[i];
         ls.s[i].pin = lab->pin[i];
+        if (SCREENS[i]->page) {         // the page shown (a lesson) and where it is scrolled to
+            SCREENS[i]->page(lab->state[i], ls.s[i].page, sizeof ls.s[i].page);
+            ls.s[i].line = (uint64_t)lab->scroll[i];
+        }
     }
     lab->cur = ls.screen = cur;
     lab_load_fields(lab);
@@ -909,32 +954,38 @@ static int lab_act_save(Lab *lab, int ch)
     return KEY_REDRAW;
 }
 
-/* The inputs of the current screen from a saved state, each applied as
- * the user would type it: after a choice (a scenario, a model) the
+/* The inputs of screen s's state st from a saved state (or a widget's
+ * options), each applied as the user would type it: after a choice (a scenario, a model) the
  * screen recomputes, so that the inputs after it apply to what it chose. */
-static int lab_apply(Lab *lab, const StateInputs *in, Error *e)
+static int lab_apply_to(const ScreenDef *s, void *st, const StateInputs *in, Error *e)
 {
-    const ScreenDef *s = SCREENS[lab->cur];
+    Field f[FIELDS_MAX];
     Error why;
-    for (size_t i = 0; i < lab->n_fields; i++) {
+    for (size_t i = 0, n = s->fields(st, f); i < n; i++) {
         const StateInput *v = NULL;
         for (size_t k = 0; k < in->n && !v; k++)
-            v = strcmp(in->in[k].label, lab->fields[i].label) == 0 ? &in->in[k] : NULL;
+            v = strcmp(in->in[k].label, f[i].label) == 0 ? &in->in[k] : NULL;
         if (!v)
             continue;
-        if (field_load(&lab->fields[i], v->value, &why) ||
-            (lab->fields[i].kind == FK_CHOICE && s->recompute(lab->state[lab->cur], &why)))
+        if (field_load(&f[i], v->value, &why) || (f[i].kind == FK_CHOICE && s->recompute(st, &why)))
             return error_set(e, "%s%s", v->where, why.msg);
-        lab_load_fields(lab);
+        n = s->fields(st, f);
     }
-    if (s->recompute(lab->state[lab->cur], &why))
+    if (s->recompute(st, &why))
         return error_set(e, "%s%s", in->where, why.msg);
-    lab_load_fields(lab);
     return 0;
 }
 
+static int lab_apply(Lab *lab, const StateInputs *in, Error *e)
+{
+    const int rc = lab_apply_to(SCREENS[lab->cur], lab->state[lab->cur], in, e);
+    lab_load_fields(lab);
+    return rc;
+}
+
 /* The lab as a saved state has it: each screen's pinned figures from
- * their inputs, then its inputs, then the screen it shows. */
+ * their inputs, then its inputs and the page it shows, scrolled as it
+ * was, then the screen it shows. */
 static int lab_open(Lab *lab, const char *path, Error *e)
 {
     static LabState ls;
@@ -958,6 +1009,9 @@ static int lab_open(Lab *lab, const char *path, Error *e)
         }
         if (lab_apply(lab, &st->inputs, e))
             return -1;
+        if (st->page[0] && SCREENS[i]->open_page(lab->state[i], st->page, lab, &why))
+            return error_set(e, "%s%s", st->page_where, why.msg);
+        lab->scroll[i] = (int)st->line;         // clamped to the page where it is drawn
     }
     lab->cur = ls.screen;
     lab_load_fields(lab);
@@ -1221,6 +1275,7 @@ int lab_run(const char *open, Error *e)
         lab.cur = i;
         lab_recompute_or_restore(&lab, NULL);
         lab_save_settings(&lab, &lab.origin[i]);
+        lab.start[i] = lab.origin[i];
     }
     lab.cur = 0;
     lab_load_fields(&lab);

@@ -39,6 +39,7 @@ typedef struct {
 
 /* Services a screen may use while it works. */
 typedef struct Lab Lab;
+typedef struct ScreenDef ScreenDef;
 void lab_status(Lab *lab, bool error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Draws a progress bar over the screen and reports whether the user asked
  * to cancel (Esc or q); for long computations inside a key handler. */
@@ -65,8 +66,17 @@ void lab_glossary(Lab *lab, const char *term);
  * comes back to the screen that opened it. An option the screen does
  * not show is named in the status line. */
 int lab_open_screen(Lab *lab, const char *id, const char *options, Error *e);
+/* A new state of the screen `id` set by `options` as lab_open_screen
+ * sets the screen itself, so that a page draws the screen's figures in
+ * place (ScreenDef.inline_layout) from the same code: the state, with its
+ * screen in *def (whose destroy frees it), or NULL with why in e. */
+void *lab_preview(const char *id, const char *options, const ScreenDef **def, Error *e);
+/* The lab's own state of the screen `id`, as this session left it (what
+ * the GPU lab measured), with its screen in *def; NULL where none has
+ * that id. */
+void *lab_screen_state(Lab *lab, const char *id, const ScreenDef **def);
 
-typedef struct {
+struct ScreenDef {
     const char *id;             // how lessons and exercises name it: "calc"
     const char *name;           // tab title
     const char *help;           // what the screen shows, for the help screen
@@ -108,7 +118,15 @@ typedef struct {
      * takes the whole width and its Up and Down scroll it. */
     const BarKey *bar;
     size_t n_bar;
-} ScreenDef;
+    /* Its figures laid out small, to sit in a lesson's page under the
+     * widget that opens it (NULL: none). */
+    DocLayout inline_layout;
+    /* The page it shows, which a saved state records (NULL: it shows none):
+     * its id into `id` ("" while it shows none), and that page shown again
+     * (-1 with why in e where it has no page `id`). */
+    void (*page)(void *st, char *id, size_t n);
+    int (*open_page)(void *st, const char *id, Lab *lab, Error *e);
+};
 
 /* Runs the lab until the user quits or a signal ends it (the terminal
  * restored): 0, or the number of the signal; -1 with the message in e

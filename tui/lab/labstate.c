@@ -75,17 +75,39 @@ static int labstate_load_inputs(const JsonDoc *d, const cJSON *obj, const StateS
     return 0;
 }
 
+/* The page a screen shows: {"id": ..., "line": N}; the id's place kept
+ * for the message where the lab has no page of that id. */
+static int labstate_load_page(const JsonDoc *d, const cJSON *obj, const StateScreenInfo *info,
+                              StateScreen *out, Error *e)
+{
+    static const char *const KEYS[] = {"id", "line", NULL};
+    char what[96];
+    snprintf(what, sizeof what, "the %s screen's page", info->name);
+    if (!info->pages)
+        return jsondoc_error_key(d, obj, e, "the %s screen shows no pages", info->name);
+    if (json_object(d, obj, what, e) || json_known_fields(d, obj, KEYS, e) ||
+        json_string(d, obj, "id", FIELD_REQUIRED, out->page, sizeof out->page, e) ||
+        json_uint(d, obj, "line", FIELD_OPTIONAL, 0, INT32_MAX, &out->line, e) < 0)
+        return -1;
+    Error where;
+    jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(obj, "id"), &where, "%s", "");
+    snprintf(out->page_where, sizeof out->page_where, "%s", where.msg);
+    return 0;
+}
+
 static int labstate_load_screen(const JsonDoc *d, const cJSON *obj, const StateScreenInfo *info,
                                 StateScreen *out, Error *e)
 {
-    static const char *const KEYS[] = {"inputs", "pinned", NULL};
+    static const char *const KEYS[] = {"inputs", "pinned", "page", NULL};
     char what[96];
     snprintf(what, sizeof what, "the %s screen", info->name);
     if (json_object(d, obj, what, e) || json_known_fields(d, obj, KEYS, e))
         return -1;
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(obj, "inputs");
     const cJSON *pin = cJSON_GetObjectItemCaseSensitive(obj, "pinned");
-    if (in && labstate_load_inputs(d, in, info, &out->inputs, e))
+    const cJSON *page = cJSON_GetObjectItemCaseSensitive(obj, "page");
+    if ((in && labstate_load_inputs(d, in, info, &out->inputs, e)) ||
+        (page && labstate_load_page(d, page, info, out, e)))
         return -1;
     if (pin && !info->pins)
         return jsondoc_error_key(d, pin, e, "the %s screen has no figures to pin", info->name);
@@ -173,8 +195,12 @@ static cJSON *labstate_json(const LabState *ls, const StateScreenInfo *info, siz
               (all = cJSON_AddObjectToObject(root, "screens"));
     for (size_t i = 0; ok && i < n; i++) {
         cJSON *s = cJSON_AddObjectToObject(all, info[i].name);
+        cJSON *page = NULL;
         ok = s && cJSON_AddItemToObject(s, "inputs", labstate_inputs_json(&ls->s[i].inputs)) &&
-             (!ls->s[i].pinned || cJSON_AddItemToObject(s, "pinned", labstate_inputs_json(&ls->s[i].pin)));
+             (!ls->s[i].pinned || cJSON_AddItemToObject(s, "pinned", labstate_inputs_json(&ls->s[i].pin))) &&
+             (!ls->s[i].page[0] ||
+              ((page = cJSON_AddObjectToObject(s, "page")) && cJSON_AddStringToObject(page, "id", ls->s[i].page) &&
+               cJSON_AddNumberToObject(page, "line", (double)ls->s[i].line)));
     }
     if (!ok) {
         cJSON_Delete(root);

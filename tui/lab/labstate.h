@@ -6,14 +6,18 @@
  *    "screens": {"Calculator": {"inputs": {"Model": "llama-3.1-8b",
  *                                          "Context": "131072", ...},
  *                               "pinned": {"Model": ..., "Context": "8192"}},
- *                "Scenarios": {"inputs": {"Scenario": "pool-20gib", ...}}}}
+ *                "Scenarios": {"inputs": {"Scenario": "pool-20gib", ...}},
+ *                "Lessons": {"inputs": {}, "page": {"id": "step-floors", "line": 40}}}}
  *
  * Inputs are the screens' fields by label, each value in the text
  * field_save_text writes (exact: bytes, tokens, a choice's name). The file
  * is checked against the screens and labels the lab has, with the line
  * and column of whatever is wrong; a value is checked where the lab
  * applies it, and `where` keeps its place for that message. The file is
- * written atomically (calc/atomicfile.h). */
+ * written atomically (calc/atomicfile.h). A screen that shows pages
+ * (the lessons) records the one open and the first line in view; the lab
+ * checks the id where it opens the page, and a file without a page opens
+ * the screen as it starts. */
 #ifndef KVLAB_LABSTATE_H
 #define KVLAB_LABSTATE_H
 
@@ -39,6 +43,9 @@ typedef struct {
     StateInputs inputs;
     bool pinned;
     StateInputs pin;                // the inputs the pinned figures came from
+    char page[LABSTATE_VALUE];      // the page shown (a lesson's id); "" none
+    uint64_t line;                  // the page's first line in view
+    char page_where[ERROR_MSG_MAX]; // the page id's "FILE:LINE:COL: " (loaded)
 } StateScreen;
 
 typedef struct {
@@ -50,6 +57,7 @@ typedef struct {
 typedef struct {
     const char *name;
     bool pins;                      // whether it has figures to pin
+    bool pages;                     // whether it shows pages (lessons) a file may name
     size_t n;
     const char *labels[FIELDS_MAX];
 } StateScreenInfo;

@@ -309,6 +309,32 @@ static void screen_calc_layout(void *st, Doc *d)
     screen_calc_plot_layout(c, d, doc_fill(d, 0, 1 + PLOT_MIN_ROWS));
 }
 
+/* In a lesson's page (a speedup widget): the plot as the screen draws
+ * it, then the speedup at the longest context in figures. */
+static void screen_calc_inline(void *st, Doc *d)
+{
+    Calc *c = st;
+    char line[480], a[64];
+    snprintf(line, sizeof line, "%s, batch %llu%s%s", c->model.display, (unsigned long long)c->rp.w.batch,
+             c->gpu_i ? " on " : "", c->gpu_i ? c->gpu_names[c->gpu_i] : "");
+    doc_text(d, 0, crt_attr(ROLE_DIM), line);
+    if (c->no_figures[0]) {
+        doc_text(d, 0, crt_attr(ROLE_WARN), c->no_figures);
+        return;
+    }
+    screen_calc_plot_layout(c, d, 1 + PLOT_MIN_ROWS);
+    Series s[16];
+    const size_t ns = screen_calc_series(c, s);
+    if (!ns)
+        return;
+    size_t len = (size_t)snprintf(line, sizeof line, "at %s tokens:",
+                                  units_context(a, sizeof a, c->rp.contexts[c->rp.n_contexts - 1]));
+    for (size_t i = 0; i < ns && len < sizeof line; i++)
+        len += (size_t)snprintf(line + len, sizeof line - len, " %s %.2fx%s", s[i].name, s[i].y[s[i].n - 1],
+                                i + 1 < ns ? "," : "");
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
+}
+
 static int screen_calc_export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     Calc *c = st;
@@ -390,4 +416,5 @@ const ScreenDef SCREEN_CALC = {
     .options = OPTIONS,
     .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
     .columns = screen_calc_columns,
+    .inline_layout = screen_calc_inline,
 };

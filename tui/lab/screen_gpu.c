@@ -451,6 +451,38 @@ static void screen_gpu_here_layout(const GpuLab *s, Doc *d)
     screen_gpu_below_plot(s, d, beside);
 }
 
+/* The stored run's figures for a lesson's gpu widget where this session
+ * has measured nothing: none are shown there yet (NULL); the GPU lab's
+ * own screen shows the stored run. */
+static const Stored *screen_gpu_widget_stored(const GpuLab *s)
+{
+    (void)s;
+    return NULL;
+}
+
+/* In a lesson's page: the slopes this session's last complete sweep
+ * measured; else that nothing is measured yet, and the stored run's
+ * figures where the widget shows them. */
+static void screen_gpu_inline(void *st, Doc *d)
+{
+    const GpuLab *s = st;
+    char line[400];
+    if (s->have_sweep) {
+        snprintf(line, sizeof line, "Measured in this session on %s: %s", s->b.cuda ? s->b.info.name : "the CPU",
+                 s->shown.what);
+        doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
+        screen_gpu_slopes_layout(s, d);
+        return;
+    }
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), "Nothing measured yet in this session: Enter opens the GPU lab, "
+                                          "where r measures every format on this machine.");
+    const Stored *stored = screen_gpu_widget_stored(s);
+    if (stored) {
+        screen_gpu_stored_about(stored, d);
+        screen_gpu_stored_after(stored, d);
+    }
+}
+
 /* This machine's section (what it measured, or how to measure it), then,
  * where shown, the stored GPU run's below it. */
 static void screen_gpu_layout(void *st, Doc *d)
@@ -609,4 +641,5 @@ const ScreenDef SCREEN_GPU = {
     .export = screen_gpu_export,
     .options = OPTIONS,
     .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
+    .inline_layout = screen_gpu_inline,
 };

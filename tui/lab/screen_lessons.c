@@ -36,10 +36,16 @@ typedef struct {
     int line;                   // its first line in the document, as last laid out
 } Item;
 
-/* A widget's figures as computed when its lesson opened (calc and
- * scenario widgets: the formats table of `kvlab calc` with its options). */
+/* A widget's figures as computed when its lesson opened: calc and
+ * scenario widgets, the formats table of `kvlab calc` with its options;
+ * the others, their screen's own figures laid out small, from a state of
+ * that screen set by the widget's options (owned) or, for what only a
+ * measurement gives (the GPU lab), the lab's own state of it. */
 typedef struct {
     size_t block;
+    const ScreenDef *def;       // the screen whose state st is; NULL: none
+    void *st;
+    bool owned;                 // st is the widget's own (def->destroy frees it)
     bool has_table;
     char why[ERROR_MSG_MAX];    // why there is no table ("" none)
     QuerySetup setup;           // what rp points into
@@ -98,9 +104,18 @@ static void *screen_lessons_create(Error *e)
     return s;
 }
 
+static void screen_lessons_free_widgets(Lessons *s)
+{
+    for (size_t i = 0; i < s->n_widgets; i++)
+        if (s->widgets[i].owned)
+            s->widgets[i].def->destroy(s->widgets[i].st);
+    s->n_widgets = 0;
+}
+
 static void screen_lessons_destroy(void *st)
 {
     Lessons *s = st;
+    screen_lessons_free_widgets(s);
     for (size_t i = 0; i < s->n; i++)
         if (!s->bad[i][0])
             lesson_free(&s->lesson[i]);
@@ -163,14 +178,26 @@ static const char *screen_lessons_widget_screen(const char *name)
     return w ? lessonwidget_screen(w) : "";
 }
 
-static void screen_lessons_widget_figures(const LessonBlock *b, WidgetFigures *w)
+static void screen_lessons_widget_figures(const LessonBlock *b, WidgetFigures *w, Lab *lab)
 {
     memset(w, 0, sizeof *w);
+    const LessonWidget *lw = lessonwidget_by_name(b->widget);
     const char *screen = screen_lessons_widget_screen(b->widget);
     char copy[1024], *words[QUERY_WORDS_MAX];
     size_t n = 0;
-    if (strcmp(screen, "calc") && strcmp(screen, "scenarios"))
-        return;                 // quant, gpu: their screens compute them
+    Error e;
+    if (!lw)
+        return;
+    if (lessonwidget_place(lw) == PLACE_SESSION) {
+        w->st = lab_screen_state(lab, screen, &w->def);
+        return;
+    }
+    if (lessonwidget_place(lw) == PLACE_SCREEN) {
+        if (!(w->st = lab_preview(screen, b->text, &w->def, &e)))
+            snprintf(w->why, sizeof w->why, "%s", e.msg);
+        w->owned = w->st != NULL;
+        return;
+    }
     if (!strcmp(screen, "scenarios"))
         words[n++] = "--scenario";
     snprintf(copy, sizeof copy, "%s", b->text);
@@ -183,7 +210,6 @@ static void screen_lessons_widget_figures(const LessonBlock *b, WidgetFigures *w
             words[n++] = t;
     }
     QueryOptions o;
-    Error e;
     if (query_options_parse((const char *const *)words, n, &o, &e) || query_setup(&o, &w->setup, &e)) {
         snprintf(w->why, sizeof w->why, "%s", e.msg);
         return;
@@ -212,7 +238,8 @@ static void screen_lessons_open(Lessons *s, size_t i, Lab *lab)
     const Lesson *l = &s->lesson[i];
     s->open = (int)i;
     s->sel = i;
-    s->n_items = s->n_widgets = 0;
+    screen_lessons_free_widgets(s);
+    s->n_items = 0;
     s->focus = -1;
     memset(s->revealed, 0, sizeof s->revealed);
     for (size_t b = 0; b < l->n_blocks; b++) {
@@ -220,7 +247,7 @@ static void screen_lessons_open(Lessons *s, size_t i, Lab *lab)
         if (bl->kind == BLOCK_WIDGET) {
             screen_lessons_add(s, ITEM_WIDGET, b);
             if (s->n_widgets < WIDGETS_MAX) {
-                screen_lessons_widget_figures(bl, &s->widgets[s->n_widgets]);
+                screen_lessons_widget_figures(bl, &s->widgets[s->n_widgets], lab);
                 s->widgets[s->n_widgets++].block = b;
             }
         } else if (bl->kind == BLOCK_PREDICT && bl->predict < PREDICTS_MAX) {
@@ -338,7 +365,11 @@ static void screen_lessons_widget(Lessons *s, const Lesson *l, size_t b, Doc *d)
         const WidgetFigures *f = &s->widgets[i];
         if (f->block != b)
             continue;
-        if (f->has_table) {
+        if (f->st && f->def->inline_layout) {
+            Doc in = doc_beside(d, 2, d->win.w - 2);
+            f->def->inline_layout(f->st, &in);
+            doc_below(d, &in, &in);
+        } else if (f->has_table) {
             report_table(&f->rp, &f->res, &s->table);
             report_table_fit(&s->table, d->win.w - 2);
             Doc in = doc_beside(d, 2, d->win.w - 2);
@@ -666,6 +697,32 @@ static int screen_lessons_key(void *st, int ch, Lab *lab)
     return KEY_IGNORED;
 }
 
+/* The lesson open, for a saved lab state; "" on the contents. */
+static void screen_lessons_page_id(void *st, char *id, size_t n)
+{
+    const Lessons *s = st;
+    snprintf(id, n, "%s", s->open >= 0 ? s->lesson[s->open].id : "");
+}
+
+/* Opens the lesson `id` (a saved lab state's), as Enter on the contents does. */
+static int screen_lessons_open_page(void *st, const char *id, Lab *lab, Error *e)
+{
+    Lessons *s = st;
+    char list[1024] = "";
+    for (size_t i = 0, len = 0; i < s->n && len < sizeof list; i++, len = strlen(list)) {
+        if (s->bad[i][0])
+            continue;
+        if (!strcmp(s->lesson[i].id, id)) {
+            screen_lessons_open(s, i, lab);
+            return 0;
+        }
+        snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", s->lesson[i].id);
+    }
+    if (s->why[0])
+        return error_set(e, "no lesson '%s': %s", id, s->why);
+    return error_set(e, "no lesson '%s'; the lessons: %s", id, list);
+}
+
 static const ScreenKey KEYS[] = {
     {"Up Down", "choose", "the contents: choose a lesson; a lesson: scroll it"},
     {"Enter", "open", "open the lesson; in a lesson, act on the focused item: open a widget's screen, "
@@ -701,4 +758,6 @@ const ScreenDef SCREEN_LESSONS = {
     .n_keys = sizeof KEYS / sizeof KEYS[0],
     .bar = BAR,
     .n_bar = sizeof BAR / sizeof BAR[0],
+    .page = screen_lessons_page_id,
+    .open_page = screen_lessons_open_page,
 };

@@ -441,33 +441,59 @@ static void screen_quant_heatmaps(const Quant *s, Doc *d)
     }
 }
 
-static void screen_quant_layout(void *st, Doc *d)
+/* The setting in the words of `kvlab quant`. */
+static const char *screen_quant_setting(const Quant *s, char *line, size_t n)
 {
-    Quant *s = st;
-    char a[96], v[96], line[320];
-    snprintf(line, sizeof line, "%s keys, %zu tokens x %zu channels", SOURCES[s->source], s->T, s->D);
-    doc_title(d, line);
-    /* the setting in the words of `kvlab quant` */
     static const char *const ROPE[] = {"no RoPE", "keys quantized before RoPE", "keys quantized after RoPE"};
-    snprintf(line, sizeof line, "keys: %s; values: %s; %s%s", screen_quant_describe(s, s->gran, a, sizeof a),
+    char a[96], v[96];
+    snprintf(line, n, "keys: %s; values: %s; %s%s", screen_quant_describe(s, s->gran, a, sizeof a),
              SCHEMES[s->scheme].kivi ? "KIVI per token"
              : s->values            ? screen_quant_describe(s, s->values - 1, v, sizeof v)
                                     : "exact",
              ROPE[s->rope],
              s->hadamard ? "; Hadamard-rotated" : "");
-    if (screen_quant_fixed_layout(s)) {      /* the block formats fix their layout: compare integers */
-        size_t n = strlen(line);
-        snprintf(line + n, sizeof line - n, "; token and channel: int-min %llu-bit keys",
-                 (unsigned long long)s->bits);
-    } else if (screen_quant_static(s)) {
-        size_t n = strlen(line);
-        snprintf(line + n, sizeof line - n, "; token and channel: dynamic scales");
-    }
-    doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
+    size_t len = strlen(line);
+    if (screen_quant_fixed_layout(s))       /* the block formats fix their layout: compare integers */
+        snprintf(line + len, n - len, "; token and channel: int-min %llu-bit keys", (unsigned long long)s->bits);
+    else if (screen_quant_static(s))
+        snprintf(line + len, n - len, "; token and channel: dynamic scales");
+    return line;
+}
+
+static void screen_quant_layout(void *st, Doc *d)
+{
+    Quant *s = st;
+    char line[320];
+    snprintf(line, sizeof line, "%s keys, %zu tokens x %zu channels", SOURCES[s->source], s->T, s->D);
+    doc_title(d, line);
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), screen_quant_setting(s, line, sizeof line));
     doc_table(d, &s->table);
     screen_quant_key_hint(d);
     doc_gap(d, 1);
     screen_quant_heatmaps(s, d);
+}
+
+#define INLINE_HEATMAP_H 6      // a heatmap in a lesson's page: title, four rows, scale
+
+/* In a lesson's page: the setting, the key errors as set, per token and
+ * per channel side by side on one scale (the same in every widget on the
+ * same keys, so that two of them compare), then the screen's table of
+ * errors. */
+static void screen_quant_inline(void *st, Doc *d)
+{
+    static const char *const T_ERR[] = {"K error, as set", "as set"}, *const T_TOK[] = {"K error, per token", "per token"},
+                             *const T_CHAN[] = {"K error, per channel", "per channel"};
+    const Quant *s = st;
+    char line[320];
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), screen_quant_setting(s, line, sizeof line));
+    const int cw = d->win.w / 3;
+    Rect r;
+    if (doc_block(d, INLINE_HEATMAP_H, &r)) {
+        screen_quant_heatmap((Rect){r.y, r.x, r.h, cw - 1}, T_ERR, s->err_cur, s, s->emax);
+        screen_quant_heatmap((Rect){r.y, r.x + cw, r.h, cw - 1}, T_TOK, s->err_tok, s, s->emax);
+        screen_quant_heatmap((Rect){r.y, r.x + 2 * cw, r.h, r.w - 2 * cw}, T_CHAN, s->err_chan, s, s->emax);
+    }
+    doc_table(d, &s->table);
 }
 
 /* 'a': the mean K error over AVG_SEEDS generated seeds, with a progress
@@ -621,4 +647,5 @@ const ScreenDef SCREEN_QUANT = {
     .options = OPTIONS,
     .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
     .columns = screen_quant_columns,
+    .inline_layout = screen_quant_inline,
 };

@@ -2234,7 +2234,9 @@ START_TEST(lesson_speedup_in_place)
 END_TEST
 
 /* The gpu widget says that nothing is measured yet and that Enter opens
- * the GPU lab to measure; after a sweep there, the page shows its slopes. */
+ * the GPU lab to measure, and shows the stored GPU run's figures under a
+ * title naming that GPU and its date; after a sweep there, the page shows
+ * this machine's slopes. */
 START_TEST(lesson_gpu_in_place)
 {
     char dir[64];
@@ -2242,6 +2244,12 @@ START_TEST(lesson_gpu_in_place)
     open_lesson(&c, dir, sizeof dir, "execution-paths");
     tab_to("> kvlab bench");
     wait_for("Nothing measured yet in this session: Enter opens the GPU lab");
+    StoredRun r;
+    Error e;
+    ck_assert_msg(stored_load(&r, STORED_FILE, &e) == 0, "%s", e.msg);
+    char title[256];
+    snprintf(title, sizeof title, "Measured on %s, %s, not this machine", r.device, r.measured);
+    scroll_widget_to("> kvlab bench", title);   // the stored run's figures, labelled, until this machine measures
     press("Enter", "Inputs");
     keys("Down Down");                          // Model, Batch, Longest context: a short sweep
     press("2 k Enter", field_line("Longest context", "2,048 (2k)"));

@@ -194,6 +194,15 @@ static void screen_gpu_stored_after(const Stored *st, Doc *d)
     doc_table(d, &st->slopes[shown]);
 }
 
+/* The stored run's title: the GPU and the date, and that it is not this
+ * machine's. */
+static void screen_gpu_stored_title(const Stored *st, Doc *d)
+{
+    char title[256];
+    snprintf(title, sizeof title, "Measured on %s, %s, not this machine", st->run.device, st->run.measured);
+    doc_title(d, title);
+}
+
 /* The stored run's section: its title names the GPU and the date, then
  * what it is, its plot (hollow markers, the legend naming the GPU) as tall
  * as the window leaves it, and its slopes. */
@@ -205,13 +214,11 @@ static void screen_gpu_stored_layout(const GpuLab *s, Doc *d)
         doc_text(d, 0, crt_attr(ROLE_DIM), st->why);
         return;
     }
-    char title[256];
-    snprintf(title, sizeof title, "Measured on %s, %s, not this machine", st->run.device, st->run.measured);
-    doc_title(d, title);
+    screen_gpu_stored_title(st, d);
     screen_gpu_stored_about(st, d);
     Doc rest;
     doc_measure(&rest, d->win);
-    doc_title(&rest, title);
+    screen_gpu_stored_title(st, &rest);
     screen_gpu_stored_about(st, &rest);
     screen_gpu_stored_after(st, &rest);
     /* the section fills the window below the row that says more lies above */
@@ -456,9 +463,9 @@ static void screen_gpu_here_layout(const GpuLab *s, Doc *d)
  * own screen shows the stored run. */
 static const Stored *screen_gpu_widget_stored(const GpuLab *s)
 {
-    (void)s;
-    return NULL;
+    return s->stored.have ? &s->stored : NULL;
 }
+
 
 /* In a lesson's page: the slopes this session's last complete sweep
  * measured; else that nothing is measured yet, and the stored run's
@@ -478,6 +485,8 @@ static void screen_gpu_inline(void *st, Doc *d)
                                           "where r measures every format on this machine.");
     const Stored *stored = screen_gpu_widget_stored(s);
     if (stored) {
+        doc_gap(d, 1);
+        screen_gpu_stored_title(stored, d);
         screen_gpu_stored_about(stored, d);
         screen_gpu_stored_after(stored, d);
     }

@@ -35,6 +35,7 @@ Suite *suite_query(void);
 Suite *suite_exercise(void);
 Suite *suite_lesson(void);
 Suite *suite_stats(void);
+Suite *suite_niah(void);
 
 /* Whether CK_RUN_SUITE (unset: every suite) selects the suite `name`. */
 bool test_suite_selected(const char *name);

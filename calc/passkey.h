@@ -19,7 +19,7 @@
 
 #define PASSKEY_DIGITS_MAX 16
 #define PASSKEY_DIGITS_DEFAULT 4
-#define PASSKEY_AMPLITUDE_DEFAULT 4.0f  // in units of the haystack values' spread (1)
+#define PASSKEY_AMPLITUDE_DEFAULT 4  // in units of the haystack values' spread (1)
 
 /* 0 when n digits fit in D channels (ten slots of at least one channel a
  * digit), else an error saying how many channels they need. */

@@ -202,7 +202,7 @@ static int cli_niah_generator(const Given *g, NiahHaystack *h, Error *e)
     return niah_haystack_check(h, e);
 }
 
-static bool has_kernel_format(const NiahGrid *g, KvFormat k)
+static bool cli_niah_has_kernel_format(const NiahGrid *g, KvFormat k)
 {
     for (size_t f = 0; f < g->n_formats; f++)
         if (!g->formats[f]->simulated && g->formats[f]->kernel == k)
@@ -228,9 +228,9 @@ static int cli_niah_options(const Given *gv, Niah *n, Error *e)
     g->trials = (unsigned)trials;
     if (gv->set[O_BACKEND] && bench_backend_check(gv->val[O_BACKEND], e))
         return error_prefix(e, "--backend");
-    if (gv->set[O_RESIDUAL] && !has_kernel_format(g, KV_INT4))
+    if (gv->set[O_RESIDUAL] && !cli_niah_has_kernel_format(g, KV_INT4))
         return error_set(e, "--residual applies to int4 (KIVI), which no --format asks for");
-    n->fp8 = has_kernel_format(g, KV_FP8);
+    n->fp8 = cli_niah_has_kernel_format(g, KV_FP8);
     if ((gv->set[O_FP8_PATH] || gv->set[O_PROMOTE]) && !n->fp8)
         return error_set(e, "--%s applies to fp8_e4m3, which no --format asks for",
                          gv->set[O_FP8_PATH] ? "fp8-path" : "promote");
@@ -290,11 +290,11 @@ static const char *cli_niah_fp8_path(const Niah *n)
  * Running
  */
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t cli_niah_stop_signal;
 
-static void on_signal(int sig)
+static void cli_niah_on_signal(int sig)
 {
-    stop_signal = sig;
+    cli_niah_stop_signal = sig;
 }
 
 /* A line on stderr after each trial when stderr is a terminal (rewritten
@@ -348,7 +348,7 @@ static void cli_niah_params_json(const Niah *n, cJSON *o)
 }
 
 /* A number, or null where no trial ran. */
-static void add_num(cJSON *o, const char *name, double v)
+static void cli_niah_add_num(cJSON *o, const char *name, double v)
 {
     if (isnan(v))
         cJSON_AddNullToObject(o, name);
@@ -356,14 +356,14 @@ static void add_num(cJSON *o, const char *name, double v)
         cJSON_AddNumberToObject(o, name, v);
 }
 
-static void add_figures(cJSON *o, const NiahCell *c)
+static void cli_niah_add_figures(cJSON *o, const NiahCell *c)
 {
     cJSON_AddNumberToObject(o, "trials", c->trials);
-    add_num(o, "accuracy", c->accuracy);
-    add_num(o, "ci_low", c->ci_low);
-    add_num(o, "ci_high", c->ci_high);
-    add_num(o, "diff_low", c->diff_low);
-    add_num(o, "diff_high", c->diff_high);
+    cli_niah_add_num(o, "accuracy", c->accuracy);
+    cli_niah_add_num(o, "ci_low", c->ci_low);
+    cli_niah_add_num(o, "ci_high", c->ci_high);
+    cli_niah_add_num(o, "diff_low", c->diff_low);
+    cli_niah_add_num(o, "diff_high", c->diff_high);
 }
 
 static const char *cli_niah_verdict(int v)
@@ -400,7 +400,7 @@ static int cli_niah_json(const Niah *n, const NiahResult *r, Error *e)
         cJSON_AddStringToObject(o, "format", g->formats[f]->id);
         cJSON_AddBoolToObject(o, "simulated", g->formats[f]->simulated);
         cJSON_AddStringToObject(o, "kernel", kv_format_id(g->formats[f]->kernel));
-        add_figures(o, &c);
+        cli_niah_add_figures(o, &c);
         cJSON_AddStringToObject(o, "verdict", cli_niah_verdict(v));
         cJSON_AddItemToArray(fmts, o);
     }
@@ -418,7 +418,7 @@ static int cli_niah_json(const Niah *n, const NiahResult *r, Error *e)
                 cJSON_AddBoolToObject(o, "simulated", g->formats[f]->simulated);
                 cJSON_AddNumberToObject(o, "length", g->lengths[l]);
                 cJSON_AddNumberToObject(o, "depth", g->depths[d]);
-                add_figures(o, &c);
+                cli_niah_add_figures(o, &c);
                 cJSON_AddItemToArray(cells, o);
             }
     return json_emit(root, e);
@@ -520,13 +520,13 @@ int cmd_niah(int argc, char **argv)
         fputs(")\n", stderr);
     }
     struct sigaction sa = {0}, old_int, old_term;
-    sa.sa_handler = on_signal;
+    sa.sa_handler = cli_niah_on_signal;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     Progress pr = {isatty(STDERR_FILENO), 0};
     NiahResult r;
-    rc = niah_run(&n.g, &n.be, cli_niah_progress, &pr, &stop_signal, &r, &e);
+    rc = niah_run(&n.g, &n.be, cli_niah_progress, &pr, &cli_niah_stop_signal, &r, &e);
     if (pr.tty && r.partial)
         fputc('\n', stderr);
     sigaction(SIGINT, &old_int, NULL);
@@ -534,7 +534,7 @@ int cmd_niah(int argc, char **argv)
     if (rc)
         return cli_error("niah", &e);
     if (r.partial)
-        fprintf(stderr, "kvlab niah: stopped by signal %d; the results are partial\n", (int)stop_signal);
+        fprintf(stderr, "kvlab niah: stopped by signal %d; the results are partial\n", (int)cli_niah_stop_signal);
     if (g.set[O_JSON]) {
         rc = cli_niah_json(&n, &r, &e);
     } else if (g.set[O_CSV]) {
@@ -546,7 +546,7 @@ int cmd_niah(int argc, char **argv)
     } else {
         rc = cli_niah_text(&n, &r, &e);
     }
-    int sig = r.partial ? (int)stop_signal : 0;
+    int sig = r.partial ? (int)cli_niah_stop_signal : 0;
     niah_result_free(&r);
     if (rc)
         return cli_error("niah", &e);

@@ -1,10 +1,9 @@
 /* niah.c - see niah.h.
  *
  * Where the time goes: per trial of a length S, the generator's 2 S D
- * normal draws once; per format the quantize-on-write of depths x S
- * tokens and one decode step over them (the CPU reference reads each
- * token once, threaded over the depths, which run as the sequences of one
- * batch). */
+ * normal draws once, on one thread; per format and depth the
+ * quantize-on-write of S tokens and one decode step over them, the pairs
+ * spread over the cores (the GPU's calls one at a time). */
 #include "niah.h"
 
 #include "quant.h"
@@ -360,25 +359,20 @@ static int sim_quantize(const SimQuant *q, float *x, size_t S, size_t D, Error *
     return 0;
 }
 
-/* The keys, values and query the BF16 kernel reads for a simulated format:
- * k, v (B, S, D), q (B, D). */
-static int sim_prepare(const NiahFormat *f, const NiahGrid *g, const NiahTrial *tr, float *k, float *v, float *q,
-                       Error *e)
+/* The keys, values and query the BF16 kernel reads for a simulated format
+ * at depth b: k, v (S, D), q (D). */
+static int sim_prepare(const NiahFormat *f, const NiahGrid *g, const NiahTrial *tr, uint32_t b, float *k,
+                       float *v, float *q, Error *e)
 {
     const size_t S = tr->S, D = tr->D, plane = S * D;
-    memcpy(k, f->pre_rope ? tr->k_pre : tr->k_post, tr->B * plane * sizeof *k);
-    memcpy(v, tr->v, tr->B * plane * sizeof *v);
-    memcpy(q, tr->q, (size_t)tr->B * D * sizeof *q);
-    for (uint32_t b = 0; b < tr->B; b++) {
-        float *kb = k + b * plane, *vb = v + b * plane;
-        if (f->hadamard && (hadamard_rows(kb, S, D, e) || hadamard_rows(q + (size_t)b * D, 1, D, e)))
-            return -1;
-        if (sim_quantize(&f->k, kb, S, D, e) || sim_quantize(&f->v, vb, S, D, e))
-            return -1;
-        if (f->pre_rope && rope(kb, S, D, 0, g->hay.rope_theta, e))
-            return -1;
-    }
-    return 0;
+    memcpy(k, (f->pre_rope ? tr->k_pre : tr->k_post) + b * plane, plane * sizeof *k);
+    memcpy(v, tr->v + b * plane, plane * sizeof *v);
+    memcpy(q, tr->q + (size_t)b * D, D * sizeof *q);
+    if (f->hadamard && (hadamard_rows(k, S, D, e) || hadamard_rows(q, 1, D, e)))
+        return -1;
+    if (sim_quantize(&f->k, k, S, D, e) || sim_quantize(&f->v, v, S, D, e))
+        return -1;
+    return f->pre_rope ? rope(k, S, D, 0, g->hay.rope_theta, e) : 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -386,43 +380,54 @@ static int sim_prepare(const NiahFormat *f, const NiahGrid *g, const NiahTrial *
  * passkeys read back.
  */
 
+/* The plugin's calls one at a time: the device is one, whatever the
+ * threads preparing its caches. */
+static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static int decode(const NiahBackend *be, const KvCache *c, const float *q, float *out, Error *e)
 {
     if (!be->cuda)
         return kv_decode_cpu(c, q, out, be->threads, e);
     char err[ERROR_MSG_MAX];
     GpuCache *gc;
-    if (be->api->upload(c, &be->opts, &gc, err, sizeof err))
-        return error_runtime(e, "%s", err);
-    int rc = be->api->decode(gc, q, out, err, sizeof err);
-    be->api->release(gc);
+    pthread_mutex_lock(&gpu_lock);
+    int rc = be->api->upload(c, &be->opts, &gc, err, sizeof err);
+    if (!rc) {
+        rc = be->api->decode(gc, q, out, err, sizeof err);
+        be->api->release(gc);
+    }
+    pthread_mutex_unlock(&gpu_lock);
     return rc ? error_runtime(e, "%s", err) : 0;
 }
 
 typedef struct {
-    float *k, *v, *q, *out;     // simulated formats' (B, S, D), (B, S, D), (B, D); out (B, D)
+    float *k, *v, *q, *out;     // simulated formats' (S, D), (S, D), (D); out (D)
 } Scratch;
 
+/* Format f at depth b of a trial: its own cache of one sequence (the
+ * tensor scales calibrated on that sequence, as a serving engine's would
+ * be on its own data), one decode step, the passkey compared. */
 static int run_format(const NiahFormat *f, const NiahGrid *g, const NiahBackend *be, const NiahTrial *tr,
-                      Scratch *s, uint8_t *ok, size_t ok_stride, Error *e)
+                      uint32_t b, Scratch *s, uint8_t *ok, Error *e)
 {
-    const float *k = tr->k_post, *v = tr->v, *q = tr->q;
+    const size_t plane = (size_t)tr->S * tr->D;
+    const float *k = tr->k_post + b * plane, *v = tr->v + b * plane, *q = tr->q + (size_t)b * tr->D;
     if (f->simulated) {
-        if (sim_prepare(f, g, tr, s->k, s->v, s->q, e))
+        if (sim_prepare(f, g, tr, b, s->k, s->v, s->q, e))
             return -1;
         k = s->k, v = s->v, q = s->q;
     }
-    KvShape shape = {f->kernel, tr->B, 1, 1, tr->D, (tr->S + KV_KIVI_GROUP - 1) / KV_KIVI_GROUP * KV_KIVI_GROUP,
+    KvShape shape = {f->kernel, 1, 1, 1, tr->D, (tr->S + KV_KIVI_GROUP - 1) / KV_KIVI_GROUP * KV_KIVI_GROUP,
                      g->hay.residual, false};
     KvCache c;
     if (kv_cache_init(&c, &shape, e))
         return -1;
     int rc = kv_append(&c, k, v, tr->S, e) || decode(be, &c, q, s->out, e) ? -1 : 0;
     kv_cache_done(&c);
-    for (uint32_t b = 0; !rc && b < tr->B; b++) {
+    if (!rc) {
         uint8_t got[PASSKEY_DIGITS_MAX];
-        passkey_decode(s->out + (size_t)b * tr->D, tr->D, g->hay.digits, got);
-        ok[b * ok_stride] = !memcmp(got, tr->passkey[b], g->hay.digits);
+        passkey_decode(s->out, tr->D, g->hay.digits, got);
+        *ok = !memcmp(got, tr->passkey[b], g->hay.digits);
     }
     return rc;
 }
@@ -457,8 +462,8 @@ static bool any_simulated(const NiahGrid *g)
     return false;
 }
 
-/* The formats of one trial, run side by side: worker w takes the next
- * format not yet taken, with a scratch of its own. */
+/* The formats and depths of one trial, run side by side: a worker takes
+ * the next pair not yet taken, with a scratch of its own. */
 typedef struct {
     const NiahGrid *g;
     const NiahBackend *be;
@@ -466,7 +471,7 @@ typedef struct {
     uint8_t *ok;                // the result's outcomes
     size_t l;
     unsigned t;
-    size_t next;                // the next format to take
+    size_t next;                // the next (format, depth) to take: f x depths + d
     pthread_mutex_t lock;
     int rc;
     Error e;                    // the first failure's
@@ -481,16 +486,18 @@ static void *trial_worker(void *arg)
 {
     Worker *w = arg;
     Trial *j = w->job;
+    const NiahGrid *g = j->g;
     for (;;) {
         pthread_mutex_lock(&j->lock);
-        size_t f = j->rc ? j->g->n_formats : j->next++;
+        size_t i = j->rc ? g->n_formats * g->n_depths : j->next++;
         pthread_mutex_unlock(&j->lock);
-        if (f >= j->g->n_formats)
+        if (i >= g->n_formats * g->n_depths)
             return NULL;
+        size_t f = i / g->n_depths, d = i % g->n_depths;
         Error e;
-        if (run_format(j->g->formats[f], j->g, j->be, j->tr, &w->s, j->ok + ok_index(j->g, f, j->l, 0, j->t),
-                       j->g->trials, &e)) {
-            error_prefix(&e, "%s at %u tokens", j->g->formats[f]->id, j->g->lengths[j->l]);
+        if (run_format(g->formats[f], g, j->be, j->tr, (uint32_t)d, &w->s, j->ok + ok_index(g, f, j->l, d, j->t),
+                       &e)) {
+            error_prefix(&e, "%s at %u tokens", g->formats[f]->id, g->lengths[j->l]);
             pthread_mutex_lock(&j->lock);
             if (!j->rc)
                 j->rc = -1, j->e = e;
@@ -509,20 +516,19 @@ static int scratch_alloc(const NiahGrid *g, Scratch *s)
     uint32_t longest = 0;
     for (size_t l = 0; l < g->n_lengths; l++)
         longest = g->lengths[l] > longest ? g->lengths[l] : longest;
-    const size_t D = g->hay.gen.head_dim, most = g->n_depths * longest * D;
+    const size_t D = g->hay.gen.head_dim, most = (size_t)longest * D;
     const bool sim = any_simulated(g);
     *s = (Scratch){sim ? malloc(most * sizeof(float)) : NULL, sim ? malloc(most * sizeof(float)) : NULL,
-                   malloc(g->n_depths * D * sizeof(float)), malloc(g->n_depths * D * sizeof(float))};
+                   malloc(D * sizeof(float)), malloc(D * sizeof(float))};
     return !s->q || !s->out || (sim && (!s->k || !s->v)) ? -1 : 0;
 }
 
-/* Every format on one trial, on up to `workers` threads (the CUDA backend:
- * one, its device is one). */
+/* Every format at every depth of one trial, on `workers` threads. */
 static int run_trial(const NiahGrid *g, const NiahBackend *be, const NiahTrial *tr, size_t l, unsigned t,
                      Worker *w, int workers, uint8_t *ok, Error *e)
 {
     Trial job = {g, be, tr, ok, l, t, 0, PTHREAD_MUTEX_INITIALIZER, 0, {{0}, false}};
-    pthread_t tid[NIAH_FORMATS_MAX];
+    pthread_t tid[NIAH_WORKERS_MAX];
     int started = 0;
     for (int i = 0; i < workers; i++)
         w[i].job = &job;
@@ -547,16 +553,15 @@ int niah_run(const NiahGrid *g, const NiahBackend *be, NiahProgress progress, vo
     r->ok = calloc(g->n_formats * g->n_lengths * g->n_depths * g->trials, 1);
     r->done = calloc(g->n_lengths, sizeof *r->done);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int workers = be->cuda ? 1 : (int)(cores < 1 ? 1 : cores);
-    if (be->threads > 0 && be->threads < workers)
-        workers = be->threads;
-    if ((size_t)workers > g->n_formats)
-        workers = (int)g->n_formats;
-    /* the formats share the cores: each decode step on one thread */
+    int workers = be->threads > 0 ? be->threads : (int)(cores < 1 ? 1 : cores);
+    if ((size_t)workers > g->n_formats * g->n_depths)
+        workers = (int)(g->n_formats * g->n_depths);
+    if (workers > NIAH_WORKERS_MAX)
+        workers = NIAH_WORKERS_MAX;
+    /* the pairs share the cores: each decode step on one thread */
     NiahBackend one = *be;
-    if (workers > 1)
-        one.threads = 1;
-    Worker w[NIAH_FORMATS_MAX] = {0};
+    one.threads = 1;
+    Worker w[NIAH_WORKERS_MAX] = {0};
     int rc = 0;
     if (!r->ok || !r->done) {
         rc = error_runtime(e, "out of memory for the grid's outcomes");

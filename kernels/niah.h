@@ -16,9 +16,9 @@
  *
  * The grid: lengths x depths x formats, `trials` seeded trials a cell;
  * every format sees the same haystacks, needles and distractors (paired),
- * so its difference to BF16 is measured trial by trial. A trial's depths
- * run as the sequences of one batch; its formats side by side, one a
- * thread, on the CPU.
+ * so its difference to BF16 is measured trial by trial. Each format at
+ * each depth is a cache of its own (its tensor scales calibrated on its
+ * own sequence), and these pairs run side by side on the host's cores.
  *
  * Formats the kernels store run on them; the others are simulated:
  * quantized and dequantized on the host (calc/quant.h), then decoded by
@@ -44,6 +44,7 @@
 #define NIAH_TRIALS_MAX 10000
 #define NIAH_HEAD_DIM 128               // Llama's; every format's blocks divide it
 #define NIAH_LENGTH_MIN 64
+#define NIAH_WORKERS_MAX 64             // threads running a trial's formats and depths
 
 /* The defaults, each written once: kvlab niah --help quotes them. */
 #define NIAH_LENGTHS_CPU_DEFAULT "1k,4k,16k,32k"
@@ -123,8 +124,8 @@ typedef struct {
     bool cuda;
     const KvCudaApi *api;
     KvCudaOptions opts;         // the CUDA kernels (FP8 path, promotion)
-    int threads;                // CPU: threads in all, 0 = every core (the
-                                // formats of a trial run side by side)
+    int threads;                // threads in all, 0 = every core (a trial's
+                                // formats and depths run side by side)
 } NiahBackend;
 
 /* Outcomes: ok[((f * n_lengths + l) * n_depths + d) * trials + t] is 1

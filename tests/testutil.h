@@ -34,6 +34,7 @@ Suite *suite_build(void);
 Suite *suite_query(void);
 Suite *suite_exercise(void);
 Suite *suite_lesson(void);
+Suite *suite_kvtensors(void);
 Suite *suite_stats(void);
 Suite *suite_niah(void);
 

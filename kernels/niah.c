@@ -6,6 +6,7 @@
  * spread over the cores (the GPU's calls one at a time). */
 #include "niah.h"
 
+#include "kvtensors.h"
 #include "quant.h"
 #include "random.h"
 #include "rotate.h"
@@ -109,12 +110,17 @@ int niah_haystack_check(const NiahHaystack *h, Error *e)
     if (!(h->amplitude > 0 && h->amplitude <= 1000))
         return error_set(e, "the passkey's amplitude must be above 0 and at most 1000, not %g",
                          (double)h->amplitude);
-    if (!(h->rope_theta == 0 || (h->rope_theta >= 1 && h->rope_theta <= 1e9)))
-        return error_set(e, "RoPE's theta must be 0 (none) or from 1 to 1e9, not %g", h->rope_theta);
+    if (!(h->rope_theta == 0 || (h->rope_theta > 1 && h->rope_theta <= 1e9)))
+        return error_set(e, "RoPE's theta must be 0 (none) or above 1 and at most 1e9, not %g", h->rope_theta);
     if (h->residual % KV_KIVI_GROUP)
         return error_set(e, "the int4 residual window is a multiple of %d tokens, not %u",
                          KV_KIVI_GROUP, h->residual);
     return passkey_check(h->digits, h->gen.head_dim, e);
+}
+
+size_t niah_head_dim(const NiahGrid *g)
+{
+    return g->kv ? g->kv->head_dim : g->hay.gen.head_dim;
 }
 
 int niah_grid_check(const NiahGrid *g, Error *e)
@@ -131,8 +137,16 @@ int niah_grid_check(const NiahGrid *g, Error *e)
         if (!(g->depths[d] >= 0 && g->depths[d] <= 1))
             return error_set(e, "depth %g is outside 0 .. 1", g->depths[d]);
     const KvGenParams *p = &g->hay.gen;
+    if (g->kv) {
+        KvShape ks = {KV_BF16, 1, 1, 1, (uint32_t)g->kv->head_dim, KV_KIVI_GROUP, 0, false};
+        if (kv_shape_check(&ks, e) || passkey_check(g->hay.digits, g->kv->head_dim, e))
+            return error_prefix(e, "the file's head dimension %zu", g->kv->head_dim);
+        for (size_t l = 0; l < g->n_lengths; l++)
+            if (g->lengths[l] > g->kv->tokens)
+                return error_set(e, "length %u: the file holds %zu tokens", g->lengths[l], g->kv->tokens);
+    }
     for (size_t l = 0; l < g->n_lengths; l++) {
-        uint64_t need = (uint64_t)p->sinks + p->value_outliers + g->hay.distractors + 1;
+        uint64_t need = (g->kv ? 0 : (uint64_t)p->sinks + p->value_outliers) + g->hay.distractors + 1;
         if (g->lengths[l] < NIAH_LENGTH_MIN || g->lengths[l] < need || g->lengths[l] > KVGEN_TOKENS_MAX)
             return error_set(e, "length %u: from %llu (sinks, value outliers, distractors and the "
                                 "needle; at least %d) to %u tokens",
@@ -223,12 +237,83 @@ void niah_trial_free(NiahTrial *tr)
     memset(tr, 0, sizeof *tr);
 }
 
+/* x (rows, d), rows at positions first.., turned back by RoPE: R(-p) is
+ * R(p) with the second half of each pair negated before and after. */
+static int unrope(float *x, size_t rows, size_t d, double theta, Error *e)
+{
+    if (theta == 0)
+        return 0;
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = d / 2; c < d; c++)
+            x[r * d + c] = -x[r * d + c];
+    if (rope_apply(x, rows, d, 0, theta, e))
+        return -1;
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = d / 2; c < d; c++)
+            x[r * d + c] = -x[r * d + c];
+    return 0;
+}
+
+/* The synthetic haystack of trial t: the generator's keys (k_pre, then
+ * turned into k_post), values and query; its outlier channels. */
+static int haystack_generated(const NiahGrid *g, const KvGenParams *p, NiahTrial *tr, float *q, size_t *outl,
+                              size_t *n_out, Error *e)
+{
+    const size_t plane = (size_t)tr->S * tr->D;
+    if (kvgen(p, tr->k_pre, tr->v, q, e))
+        return -1;
+    memcpy(tr->k_post, tr->k_pre, plane * sizeof *tr->k_post);
+    *n_out = kvgen_outlier_channels(p, outl, KV_HEAD_DIM_MAX);
+    tr->amplitude = g->hay.amplitude;
+    return rope(tr->k_post, tr->S, tr->D, 0, g->hay.rope_theta, e);
+}
+
+/* The haystack of trial t from a file: the first S tokens of KV head
+ * t mod kv_heads (each head in turn), its keys as the model cached them
+ * (after RoPE; k_pre turned back); its outlier channels the ones with the
+ * largest mean magnitude; a query drawn as the generator draws one (unit
+ * normal, the outlier channels weighted query_outlier_weight); the
+ * passkey's amplitude in units of the head's value RMS. */
+static int haystack_file(const NiahGrid *g, const KvGenParams *p, unsigned t, NiahTrial *tr, float *q, size_t *outl,
+                         size_t *n_out, Error *e)
+{
+    const KvTensors *kv = g->kv;
+    const size_t S = tr->S, D = tr->D, H = kv->kv_heads, h = t % H;
+    double mag[KV_HEAD_DIM_MAX] = {0}, v2 = 0;
+    for (size_t i = 0; i < S; i++) {
+        const float *k = kv->k + (i * H + h) * D, *v = kv->v + (i * H + h) * D;
+        memcpy(tr->k_post + i * D, k, D * sizeof *k);
+        memcpy(tr->v + i * D, v, D * sizeof *v);
+        for (size_t c = 0; c < D; c++)
+            mag[c] += fabs(k[c]), v2 += (double)v[c] * v[c];
+    }
+    memcpy(tr->k_pre, tr->k_post, S * D * sizeof *tr->k_pre);
+    if (unrope(tr->k_pre, S, D, g->hay.rope_theta, e))
+        return -1;
+    *n_out = p->outlier_channels < D ? p->outlier_channels : D;
+    bool taken[KV_HEAD_DIM_MAX] = {false};
+    for (size_t i = 0; i < *n_out; i++) {          // the largest mean magnitudes, in turn
+        size_t best = D;
+        for (size_t c = 0; c < D; c++)
+            if (!taken[c] && (best == D || mag[c] > mag[best]))
+                best = c;
+        taken[best] = true, outl[i] = best;
+    }
+    Rand r = {rand_seed_of(p->seed, 0x9E7)};
+    for (size_t c = 0; c < D; c++)
+        q[c] = rand_normal(&r) * (taken[c] ? p->query_outlier_weight : 1.0f);
+    double rms = sqrt(v2 / (double)(S * D));
+    tr->amplitude = (float)(g->hay.amplitude * (rms > 0 ? rms : 1));
+    return 0;
+}
+
 int niah_trial_make(const NiahGrid *g, size_t l, unsigned t, NiahTrial *tr, Error *e)
 {
     const NiahHaystack *h = &g->hay;
     memset(tr, 0, sizeof *tr);
     KvGenParams p = h->gen;
     p.tokens = g->lengths[l];
+    p.head_dim = niah_head_dim(g);
     p.rope_theta = h->rope_theta;
     p.seed = rand_seed_of(g->seed, (uint64_t)l * NIAH_TRIALS_MAX + t);
     const uint32_t S = (uint32_t)p.tokens, D = (uint32_t)p.head_dim, B = (uint32_t)g->n_depths;
@@ -236,38 +321,35 @@ int niah_trial_make(const NiahGrid *g, size_t l, unsigned t, NiahTrial *tr, Erro
     tr->S = S, tr->D = D, tr->B = B;
     tr->k_pre_all = any_pre_rope(g);
     tr->k_post = malloc(B * plane * sizeof *tr->k_post);
-    tr->k_pre = malloc((any_pre_rope(g) ? B : 1) * plane * sizeof *tr->k_pre);
+    tr->k_pre = malloc((tr->k_pre_all ? B : 1) * plane * sizeof *tr->k_pre);
     tr->v = malloc(B * plane * sizeof *tr->v);
     tr->q = malloc((size_t)B * D * sizeof *tr->q);
     float q[KV_HEAD_DIM_MAX], u[KV_HEAD_DIM_MAX];
+    size_t outl[KV_HEAD_DIM_MAX], n_out;
     if (!tr->k_post || !tr->k_pre || !tr->v || !tr->q) {
         niah_trial_free(tr);
         return error_runtime(e, "out of memory for a haystack of %u tokens at %u depths", S, B);
     }
-    if (kvgen(&p, tr->k_pre, tr->v, q, e))
-        goto fail;
-    memcpy(tr->k_post, tr->k_pre, plane * sizeof *tr->k_post);
-    if (rope(tr->k_post, S, D, 0, h->rope_theta, e))
+    if (g->kv ? haystack_file(g, &p, t, tr, q, outl, &n_out, e) : haystack_generated(g, &p, tr, q, outl, &n_out, e))
         goto fail;
     for (uint32_t b = 1; b < B; b++) {
-        if (any_pre_rope(g))
+        if (tr->k_pre_all)
             memcpy(tr->k_pre + b * plane, tr->k_pre, plane * sizeof *tr->k_pre);
         memcpy(tr->k_post + b * plane, tr->k_post, plane * sizeof *tr->k_post);
         memcpy(tr->v + b * plane, tr->v, plane * sizeof *tr->v);
     }
-    size_t outl[KV_HEAD_DIM_MAX];
-    size_t n_out = kvgen_outlier_channels(&p, outl, KV_HEAD_DIM_MAX);
     memcpy(u, q, D * sizeof *u);
     for (size_t i = 0; i < n_out; i++)
         u[outl[i]] = 0;
     Rand r = {rand_seed_of(p.seed, 0x9EED1E)};
+    const uint32_t first = g->kv ? 0 : p.sinks;        // a file's sinks are its own first tokens
     for (uint32_t b = 0; b < B; b++) {
-        uint32_t first = p.sinks, pos = first + (uint32_t)lround(g->depths[b] * (S - 1 - first));
+        uint32_t pos = first + (uint32_t)lround(g->depths[b] * (S - 1 - first));
         tr->needle[b] = pos;
         random_passkey(&r, h->digits, tr->passkey[b]);
         if (plant_key(g, tr, b, pos, q, u, h->needle_logit, e))
             goto fail;
-        passkey_encode(tr->passkey[b], h->digits, h->amplitude, tr->v + b * plane + (size_t)pos * D, D);
+        passkey_encode(tr->passkey[b], h->digits, tr->amplitude, tr->v + b * plane + (size_t)pos * D, D);
         uint32_t where[1000];
         distractor_positions(&r, tr, first, pos, h->distractors, where);
         for (unsigned i = 0; i < h->distractors; i++) {
@@ -277,7 +359,7 @@ int niah_trial_make(const NiahGrid *g, size_t l, unsigned t, NiahTrial *tr, Erro
             while (!memcmp(other, tr->passkey[b], h->digits));
             if (plant_key(g, tr, b, where[i], q, u, (double)h->closeness * h->needle_logit, e))
                 goto fail;
-            passkey_encode(other, h->digits, h->amplitude, tr->v + b * plane + (size_t)where[i] * D, D);
+            passkey_encode(other, h->digits, tr->amplitude, tr->v + b * plane + (size_t)where[i] * D, D);
         }
         memcpy(tr->q + (size_t)b * D, q, D * sizeof *q);
         if (rope(tr->q + (size_t)b * D, 1, D, S, h->rope_theta, e))
@@ -516,7 +598,7 @@ static int scratch_alloc(const NiahGrid *g, Scratch *s)
     uint32_t longest = 0;
     for (size_t l = 0; l < g->n_lengths; l++)
         longest = g->lengths[l] > longest ? g->lengths[l] : longest;
-    const size_t D = g->hay.gen.head_dim, most = (size_t)longest * D;
+    const size_t D = niah_head_dim(g), most = (size_t)longest * D;
     const bool sim = any_simulated(g);
     *s = (Scratch){sim ? malloc(most * sizeof(float)) : NULL, sim ? malloc(most * sizeof(float)) : NULL,
                    malloc(D * sizeof(float)), malloc(D * sizeof(float))};

@@ -20,6 +20,11 @@
  * each depth is a cache of its own (its tensor scales calibrated on its
  * own sequence), and these pairs run side by side on the host's cores.
  *
+ * With a file of real keys and values (calc/kvtensors.h) the haystack is
+ * its first S tokens of one KV head, each head in turn (trial t reads head
+ * t mod kv_heads), the needle and distractors planted in it the same way;
+ * the query is drawn as the generator draws one.
+ *
  * Formats the kernels store run on them; the others are simulated:
  * quantized and dequantized on the host (calc/quant.h), then decoded by
  * the BF16 kernel, and labelled "simulated" wherever shown.
@@ -31,6 +36,7 @@
 #include "kv_attn.h"
 #include "kv_cuda.h"
 #include "kvgen.h"
+#include "kvtensors.h"
 #include "passkey.h"
 
 #include <signal.h>
@@ -113,8 +119,12 @@ typedef struct {
     size_t n_formats;
     unsigned trials;
     uint64_t seed;
+    const KvTensors *kv;        // the haystack from a file (calc/kvtensors.h); NULL: generated
 } NiahGrid;
 
+/* The head dimension of the grid's haystacks: the file's, or the
+ * generator's. */
+size_t niah_head_dim(const NiahGrid *g);
 /* Checks the grid: lengths that hold the sinks, value outliers,
  * distractors and needle; depths in 0 .. 1; bf16 first among the formats. */
 int niah_grid_check(const NiahGrid *g, Error *e);
@@ -178,6 +188,7 @@ uint64_t niah_bootstrap_seed(const NiahGrid *g, size_t l, size_t d);
 typedef struct {
     uint32_t S, D, B;
     bool k_pre_all;
+    float amplitude;            // the passkey's, in the haystack's units
     float *k_post, *k_pre, *v, *q;
     uint32_t needle[NIAH_DEPTHS_MAX];
     uint8_t passkey[NIAH_DEPTHS_MAX][PASSKEY_DIGITS_MAX];

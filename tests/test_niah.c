@@ -4,6 +4,7 @@
  * reference, stopping cleanly, and the command line's output and errors. */
 #include "testutil.h"
 
+#include "kvtensors.h"
 #include "niah.h"
 #include "passkey.h"
 #include "stats.h"
@@ -11,8 +12,10 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A planted logit, q.k / sqrt(D) summed in double over 128 float products
  * of order 1 after RoPE turned both in float: a few ulps of the largest
@@ -220,6 +223,112 @@ static double field(const cJSON *o, const char *name)
     return x->valuedouble;
 }
 
+/* Writes k and v, (T, H, D) floats, as a safetensors file of F32 tensors. */
+static void write_kv(const char *path, const float *k, const float *v, size_t T, size_t H, size_t D)
+{
+    size_t bytes = T * H * D * sizeof(float);
+    char header[256];
+    int n = snprintf(header, sizeof header,
+                     "{\"k\":{\"dtype\":\"F32\",\"shape\":[%zu,%zu,%zu],\"data_offsets\":[0,%zu]},"
+                     "\"v\":{\"dtype\":\"F32\",\"shape\":[%zu,%zu,%zu],\"data_offsets\":[%zu,%zu]}}",
+                     T, H, D, bytes, T, H, D, bytes, 2 * bytes);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    uint64_t len = (uint64_t)n;             // little-endian on every machine kvlab builds for
+    fwrite(&len, 8, 1, f);
+    fwrite(header, 1, (size_t)n, f);
+    fwrite(k, 1, bytes, f);
+    fwrite(v, 1, bytes, f);
+    fclose(f);
+}
+
+/* A file of T tokens, H heads: head h's keys and values are a generated
+ * head's, scaled by h + 1 (so that each head is told apart). */
+static void write_generated_kv(const char *path, size_t T, size_t H, uint64_t seed)
+{
+    const size_t D = NIAH_HEAD_DIM;
+    float *k = malloc(T * H * D * sizeof *k), *v = malloc(T * H * D * sizeof *v);
+    float *hk = malloc(T * D * sizeof *hk), *hv = malloc(T * D * sizeof *hv), q[NIAH_HEAD_DIM];
+    KvGenParams p;
+    kvgen_defaults(&p);
+    p.tokens = T, p.head_dim = D, p.seed = seed;
+    ck_assert_int_eq(kvgen(&p, hk, hv, q, NULL), 0);
+    for (size_t t = 0; t < T; t++)
+        for (size_t h = 0; h < H; h++)
+            for (size_t c = 0; c < D; c++) {
+                k[(t * H + h) * D + c] = hk[t * D + c] * (float)(h + 1);
+                v[(t * H + h) * D + c] = hv[t * D + c] * (float)(h + 1);
+            }
+    write_kv(path, k, v, T, H, D);
+    free(k), free(v), free(hk), free(hv);
+}
+
+/* A haystack from a file is its first S tokens of head t mod H, the
+ * needle and distractors planted at the logits asked for, the passkey at
+ * the amplitude times the head's value RMS. */
+START_TEST(file_haystack)
+{
+    Rng r = {test_seed()};
+    char path[] = "/tmp/kvlab-niah-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    write_generated_kv(path, 512, 3, rng_next(&r));
+    KvTensors kv;
+    Error e;
+    ck_assert_msg(kvtensors_load(path, &kv, &e) == 0, "%s", e.msg);
+    static const char *const IDS[] = {"bf16"};
+    NiahGrid g = small_grid(rng_next(&r), IDS, 1);
+    g.kv = &kv;
+    g.lengths[1] = 512;
+    ck_assert_msg(niah_grid_check(&g, &e) == 0, "%s", e.msg);
+    unsigned t = (unsigned)rng_range(&r, 0, 7);
+    NiahTrial tr;
+    ck_assert_msg(niah_trial_make(&g, 1, t, &tr, &e) == 0, "%s", e.msg);
+    size_t h = t % 3, same = 0;
+    for (uint32_t i = 0; i < tr.S; i++)
+        same += !memcmp(tr.k_post + (size_t)i * tr.D, kv.k + (i * 3 + h) * tr.D, tr.D * sizeof(float));
+    ck_assert_seeded(same == tr.S - 1 - g.hay.distractors, "%zu of %u tokens are the file's", same, tr.S);
+    ck_assert_seeded(fabs(logit_at(&tr, 0, tr.needle[0]) - g.hay.needle_logit) < LOGIT_TOL, "needle logit %g",
+                     logit_at(&tr, 0, tr.needle[0]));
+    ck_assert_uint_eq(tr.needle[0], 0);                 // a file's own first tokens are its sinks
+    niah_trial_free(&tr);
+    g.lengths[1] = 513;
+    ck_assert_int_eq(niah_grid_check(&g, &e), -1);
+    ck_assert_ptr_nonnull(strstr(e.msg, "512 tokens"));
+    kvtensors_free(&kv);
+
+    RunResult rr = RUN("niah", "--backend", "cpu", "--kv", path, "--depths", "0.5", "--trials", "3", "--json");
+    ck_assert_msg(rr.status == 0, "%s", rr.err);
+    cJSON *j = cJSON_Parse(rr.out);
+    const cJSON *f = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "generator"), "kv_file");
+    ck_assert_int_eq((int)field(f, "tokens"), 512);
+    ck_assert_int_eq((int)field(f, "kv_heads"), 3);
+    ck_assert_int_eq((int)field(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "cells"), 0), "length"), 512);
+    cJSON_Delete(j);
+    run_free(&rr);
+    rr = RUN("niah", "--backend", "cpu", "--kv", path, "--sinks", "2");
+    ck_assert_int_eq(rr.status, 2);
+    ck_assert_ptr_nonnull(strstr(rr.err, "--sinks"));
+    run_free(&rr);
+    rr = RUN("niah", "--backend", "cpu", "--kv", path, "--lengths", "1k");
+    ck_assert_int_eq(rr.status, 2);
+    ck_assert_ptr_nonnull(strstr(rr.err, "512 tokens"));
+    run_free(&rr);
+    /* a malformed file: refused, naming it */
+    FILE *bad = fopen(path, "wb");
+    static const char BAD[] = "\x10\0\0\0\0\0\0\0{not json}      ";
+    fwrite(BAD, 1, sizeof BAD - 1, bad);
+    fclose(bad);
+    rr = RUN("niah", "--backend", "cpu", "--kv", path);
+    ck_assert_int_eq(rr.status, 2);
+    ck_assert_msg(strstr(rr.err, "--kv") && strstr(rr.err, path), "%s", rr.err);
+    run_free(&rr);
+    unlink(path);
+}
+END_TEST
+
+
 /* kvlab niah --json carries every cell with its figures and each format's
  * verdict, the same figures the CSV prints. */
 START_TEST(cli_json_and_csv)
@@ -299,6 +408,7 @@ Suite *suite_niah(void)
     tcase_add_test(t, formats_and_checks);
     tcase_add_test(t, cli_json_and_csv);
     tcase_add_test(t, cli_errors);
+    tcase_add_test(t, file_haystack);
     suite_add_tcase(s, t);
     return s;
 }

@@ -9,6 +9,7 @@
 #include "commands.h"
 
 #include "kv_bench.h"
+#include "kvtensors.h"
 #include "niah.h"
 #include "rotate.h"
 #include "stats.h"
@@ -23,7 +24,7 @@
 enum {
     O_BACKEND, O_LENGTHS, O_DEPTHS, O_FORMAT, O_TRIALS, O_SEED, O_NEEDLE, O_DISTRACTORS, O_CLOSENESS,
     O_DIGITS, O_ROPE, O_OUT_CH, O_OUT_SCALE, O_Q_OUT, O_SINKS, O_SINK_STR, O_V_OUT, O_V_OUT_SCALE,
-    O_RESIDUAL, O_TOLERANCE, O_FP8_PATH, O_PROMOTE, O_JSON, O_CSV, O_HELP, O_COUNT
+    O_KV, O_RESIDUAL, O_TOLERANCE, O_FP8_PATH, O_PROMOTE, O_JSON, O_CSV, O_HELP, O_COUNT
 };
 
 static const OptSpec OPTS[O_COUNT] = {
@@ -52,6 +53,8 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_V_OUT] = {"value-outliers", "N", "tokens with large values" CLI_DEFAULT(KVGEN_VALUE_OUTLIERS_DEFAULT)},
     [O_V_OUT_SCALE] = {"value-outlier-scale", "X",
                        "their value norm over others" CLI_DEFAULT(KVGEN_VALUE_OUTLIER_SCALE_DEFAULT)},
+    [O_KV] = {"kv", "FILE", "the haystack from a safetensors file (tensors k and v, [tokens, kv_heads, head_dim]): "
+                            "its first tokens, each KV head in turn (default lengths: all its tokens)"},
     [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): newest tokens kept in BF16" CLI_DEFAULT(NIAH_RESIDUAL_DEFAULT)},
     [O_TOLERANCE] = {"tolerance", "X", "the rule: reject a format whose accuracy loss's lower bound exceeds X"
                                        CLI_DEFAULT(NIAH_TOLERANCE_DEFAULT)},
@@ -94,6 +97,8 @@ static const CmdSpec CMD = {
 
 typedef struct {
     NiahGrid g;
+    KvTensors kv;               // --kv's
+    const char *kv_path;
     NiahBackend be;
     BenchSetup bs;              // the backend as kvlab bench opens it
     double tolerance;
@@ -210,6 +215,27 @@ static bool cli_niah_has_kernel_format(const NiahGrid *g, KvFormat k)
     return false;
 }
 
+/* --kv: the file loaded; the generator's options that shape only a
+ * synthetic haystack refused beside it; the lengths, unless given, its
+ * tokens. */
+static int cli_niah_kv(const Given *gv, Niah *n, Error *e)
+{
+    static const int SYNTHETIC[] = {O_OUT_SCALE, O_SINKS, O_SINK_STR, O_V_OUT, O_V_OUT_SCALE};
+    for (size_t i = 0; i < sizeof SYNTHETIC / sizeof SYNTHETIC[0]; i++)
+        if (gv->set[SYNTHETIC[i]])
+            return error_set(e, "--%s shapes the generated haystack, not --kv's", OPTS[SYNTHETIC[i]].name);
+    n->kv_path = gv->val[O_KV];
+    if (kvtensors_load(n->kv_path, &n->kv, e))
+        return error_prefix(e, "--kv");
+    n->g.kv = &n->kv;
+    if (!n->lengths_given) {
+        n->g.lengths[0] = (uint32_t)n->kv.tokens;
+        n->g.n_lengths = 1;
+        n->lengths_given = true;
+    }
+    return niah_grid_check(&n->g, e) ? error_prefix(e, "--kv %s", n->kv_path) : 0;
+}
+
 static int cli_niah_options(const Given *gv, Niah *n, Error *e)
 {
     NiahGrid *g = &n->g;
@@ -252,7 +278,7 @@ static int cli_niah_options(const Given *gv, Niah *n, Error *e)
     n->lengths_given = gv->set[O_LENGTHS];
     if (n->lengths_given && cli_niah_lengths(gv->val[O_LENGTHS], g, e))
         return -1;
-    return 0;
+    return gv->set[O_KV] ? cli_niah_kv(gv, n, e) : 0;
 }
 
 /* Opens the backend; the default lengths follow it. */
@@ -326,7 +352,15 @@ static void cli_niah_params_json(const Niah *n, cJSON *o)
 {
     const NiahHaystack *h = &n->g.hay;
     const KvGenParams *p = &h->gen;
-    cJSON_AddNumberToObject(o, "head_dim", (double)p->head_dim);
+    cJSON_AddNumberToObject(o, "head_dim", (double)niah_head_dim(&n->g));
+    if (n->g.kv) {
+        cJSON *f = cJSON_AddObjectToObject(o, "kv_file");
+        cJSON_AddStringToObject(f, "path", n->kv_path);
+        cJSON_AddNumberToObject(f, "tokens", (double)n->kv.tokens);
+        cJSON_AddNumberToObject(f, "kv_heads", (double)n->kv.kv_heads);
+        cJSON_AddStringToObject(f, "dtype", n->kv.dtype);
+        cJSON_AddStringToObject(f, "heads", "each in turn: trial t reads head t mod kv_heads");
+    }
     cJSON_AddNumberToObject(o, "outlier_channels", p->outlier_channels);
     cJSON_AddNumberToObject(o, "outlier_scale", p->outlier_scale);
     cJSON_AddNumberToObject(o, "query_outlier_weight", p->query_outlier_weight);
@@ -469,11 +503,22 @@ static int cli_niah_text(const Niah *n, const NiahResult *r, Error *e)
     if (n->fp8)
         printf("; FP8 kernel: %s", cli_niah_fp8_path(n));
     printf("%s\n", r->partial ? "; PARTIAL: stopped before every trial ran" : "");
-    printf("haystack: head dim %zu, %u outlier channels at %gx (query weight %g), %u sink(s) at +%g, "
-           "%u value outlier(s) at %gx, RoPE theta %g\n",
-           p->head_dim, p->outlier_channels, (double)p->outlier_scale, (double)p->query_outlier_weight, p->sinks,
-           (double)p->sink_strength, p->value_outliers, (double)p->value_outlier_scale, h->rope_theta);
-    printf("needle: logit +%g, %u-digit passkey at amplitude %g; %u distractor(s) at %g of its logit; "
+    if (n->g.kv) {
+        printf("haystack: ");
+        text_put(stdout, n->kv_path, false);
+        printf(" (%zu tokens, %zu KV heads, head dim %zu, %s), each KV head in turn; the query drawn with %u "
+               "outlier channels (the largest keys) at weight %g; RoPE theta %g\n",
+               n->kv.tokens, n->kv.kv_heads, n->kv.head_dim, n->kv.dtype, p->outlier_channels,
+               (double)p->query_outlier_weight, h->rope_theta);
+    } else {
+        printf("haystack: head dim %zu, %u outlier channels at %gx (query weight %g), %u sink(s) at +%g, "
+               "%u value outlier(s) at %gx, RoPE theta %g\n",
+               p->head_dim, p->outlier_channels, (double)p->outlier_scale, (double)p->query_outlier_weight,
+               p->sinks, (double)p->sink_strength, p->value_outliers, (double)p->value_outlier_scale,
+               h->rope_theta);
+    }
+    printf("needle: logit +%g, %u-digit passkey at amplitude %g (of the values' RMS); %u distractor(s) at %g of "
+           "its logit; "
            "int4 window %u\n",
            (double)h->needle_logit, h->digits, (double)h->amplitude, h->distractors, (double)h->closeness,
            h->residual);
@@ -501,22 +546,17 @@ static int cli_niah_text(const Niah *n, const NiahResult *r, Error *e)
     return 0;
 }
 
-int cmd_niah(int argc, char **argv)
+/* Runs the grid and prints it; the exit code. */
+static int cli_niah_run(const Given *g, Niah *n, Error *e)
 {
-    Given g;
-    int rc = cli_begin(&CMD, argc, argv, &g);
-    if (rc != CLI_GO_ON)
-        return rc;
-    Error e;
-    static Niah n;
-    memset(&n, 0, sizeof n);
-    if (cli_niah_options(&g, &n, &e))
-        return cli_error("niah", &e);
-    if ((rc = cli_niah_open(&g, &n, &e)) != EXIT_OK)
-        return cli_fail("niah", rc, &e);
-    if (!n.be.cuda) {
+    if (cli_niah_options(g, n, e))
+        return cli_error("niah", e);
+    int rc = cli_niah_open(g, n, e);
+    if (rc != EXIT_OK)
+        return cli_fail("niah", rc, e);
+    if (!n->be.cuda) {
         fputs("kvlab niah: running the CPU reference (", stderr);
-        text_put(stderr, n.bs.why_cpu, false);
+        text_put(stderr, n->bs.why_cpu, false);
         fputs(")\n", stderr);
     }
     struct sigaction sa = {0}, old_int, old_term;
@@ -526,29 +566,43 @@ int cmd_niah(int argc, char **argv)
     sigaction(SIGTERM, &sa, &old_term);
     Progress pr = {isatty(STDERR_FILENO), 0};
     NiahResult r;
-    rc = niah_run(&n.g, &n.be, cli_niah_progress, &pr, &cli_niah_stop_signal, &r, &e);
-    if (pr.tty && r.partial)
-        fputc('\n', stderr);
+    rc = niah_run(&n->g, &n->be, cli_niah_progress, &pr, &cli_niah_stop_signal, &r, e);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (rc)
-        return cli_error("niah", &e);
+        return cli_error("niah", e);
+    if (pr.tty && r.partial)
+        fputc('\n', stderr);
     if (r.partial)
         fprintf(stderr, "kvlab niah: stopped by signal %d; the results are partial\n", (int)cli_niah_stop_signal);
-    if (g.set[O_JSON]) {
-        rc = cli_niah_json(&n, &r, &e);
-    } else if (g.set[O_CSV]) {
+    if (g->set[O_JSON]) {
+        rc = cli_niah_json(n, &r, e);
+    } else if (g->set[O_CSV]) {
         Table t;
-        rc = cli_niah_cells_table(&r, true, &t, &e) || table_check(&t, &e) ? -1 : 0;
+        rc = cli_niah_cells_table(&r, true, &t, e) || table_check(&t, e) ? -1 : 0;
         if (!rc)
             table_csv(&t, stdout);
         table_free(&t);
     } else {
-        rc = cli_niah_text(&n, &r, &e);
+        rc = cli_niah_text(n, &r, e);
     }
     int sig = r.partial ? (int)cli_niah_stop_signal : 0;
     niah_result_free(&r);
     if (rc)
-        return cli_error("niah", &e);
+        return cli_error("niah", e);
     return sig ? 128 + sig : EXIT_OK;
+}
+
+int cmd_niah(int argc, char **argv)
+{
+    Given g;
+    int rc = cli_begin(&CMD, argc, argv, &g);
+    if (rc != CLI_GO_ON)
+        return rc;
+    Error e;
+    static Niah n;
+    memset(&n, 0, sizeof n);
+    rc = cli_niah_run(&g, &n, &e);
+    kvtensors_free(&n.kv);
+    return rc;
 }

@@ -12,8 +12,8 @@
 # Writes into OUTDIR: niah.json (the default grid: kvlab niah --json) and
 # niah_time.txt (its wall-clock seconds, the target being under 60),
 # accumulation/LABEL.json for each path, smi.txt and date.txt; every
-# run asks for the CUDA backend, so none falls back to the CPU. The stored
-# results the lab shows are made from them by tests/bench/niah_assets.sh.
+# run asks for the CUDA backend, so none falls back to the CPU. niah.json,
+# with date.txt and smi.txt, is what stored GPU NIAH results are made from.
 # usage: ./niah_gpu.sh OUTDIR [LABEL=OPTIONS]...
 #        NIAH_TRIALS (default 20) sets the accumulation runs' trials a cell.
 set -euo pipefail

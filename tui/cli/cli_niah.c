@@ -11,6 +11,7 @@
 #include "kv_bench.h"
 #include "kvtensors.h"
 #include "niah.h"
+#include "tui/lab/niahreport.h"
 #include "rotate.h"
 #include "stats.h"
 #include "units.h"
@@ -400,10 +401,6 @@ static void cli_niah_add_figures(cJSON *o, const NiahCell *c)
     cli_niah_add_num(o, "diff_high", c->diff_high);
 }
 
-static const char *cli_niah_verdict(int v)
-{
-    return v < 0 ? "no trials" : verdict_word((Verdict)v);
-}
 
 static int cli_niah_json(const Niah *n, const NiahResult *r, Error *e)
 {
@@ -435,7 +432,7 @@ static int cli_niah_json(const Niah *n, const NiahResult *r, Error *e)
         cJSON_AddBoolToObject(o, "simulated", g->formats[f]->simulated);
         cJSON_AddStringToObject(o, "kernel", kv_format_id(g->formats[f]->kernel));
         cli_niah_add_figures(o, &c);
-        cJSON_AddStringToObject(o, "verdict", cli_niah_verdict(v));
+        cJSON_AddStringToObject(o, "verdict", niahreport_verdict(v));
         cJSON_AddItemToArray(fmts, o);
     }
     cJSON *cells = cJSON_AddArrayToObject(root, "cells");
@@ -456,41 +453,6 @@ static int cli_niah_json(const Niah *n, const NiahResult *r, Error *e)
                 cJSON_AddItemToArray(cells, o);
             }
     return json_emit(root, e);
-}
-
-/* The cells as a table: CSV's columns named as the JSON's fields. */
-static int cli_niah_cells_table(const NiahResult *r, bool csv, Table *t, Error *e)
-{
-    static const char *const HEAD[][2] = {
-        {"format", "format"}, {"simulated", "simulated"}, {"length", "length"},   {"depth", "depth"},
-        {"trials", "trials"}, {"accuracy", "accuracy"},   {"ci_low", "95% CI"}, {"ci_high", ""},
-        {"diff_low", "diff to bf16, 95% CI"}, {"diff_high", ""},
-    };
-    const NiahGrid *g = &r->g;
-    table_init(t, TABLE_COLS);
-    table_row(t);
-    for (size_t k = 0; k < sizeof HEAD / sizeof HEAD[0]; k++)
-        table_cell(t, "%s", HEAD[k][!csv]);
-    t->cols = t->col;
-    for (size_t f = 0; f < g->n_formats; f++)
-        for (size_t l = 0; l < g->n_lengths; l++)
-            for (size_t d = 0; d < g->n_depths; d++) {
-                NiahCell c;
-                if (niah_cell(r, f, l, d, &c, e))
-                    return -1;
-                table_row(t);
-                table_cell(t, "%s", g->formats[f]->id);
-                table_cell(t, "%s", g->formats[f]->simulated ? "yes" : "no");
-                table_cell(t, "%u", g->lengths[l]);
-                table_cell(t, "%g", g->depths[d]);
-                table_cell(t, "%u", c.trials);
-                table_cell(t, "%.4f", c.accuracy);
-                table_cell(t, "%.4f", c.ci_low);
-                table_cell(t, "%.4f", c.ci_high);
-                table_cell(t, "%.4f", c.diff_low);
-                table_cell(t, "%.4f", c.diff_high);
-            }
-    return 0;
 }
 
 static int cli_niah_text(const Niah *n, const NiahResult *r, Error *e)
@@ -526,23 +488,20 @@ static int cli_niah_text(const Niah *n, const NiahResult *r, Error *e)
            "to bf16 (%d resamples)\n\n",
            g->trials, (unsigned long long)g->seed, r->seconds, STATS_RESAMPLES);
     Table t;
-    if (cli_niah_cells_table(r, false, &t, e) || table_check(&t, e)) {
+    if (niahreport_cells(r, false, &t, e) || table_check(&t, e)) {
         table_free(&t);
         return -1;
     }
     table_print(&t, stdout);
     table_free(&t);
-    printf("\nPer format over the grid (the rule: rejected when the loss's lower bound exceeds %g):\n",
+    printf("\nPer format over the grid (the rule: rejected when the loss's lower bound exceeds %g):\n\n",
            n->tolerance);
-    for (size_t f = 0; f < g->n_formats; f++) {
-        NiahCell c;
-        int v;
-        if (niah_format_summary(r, f, n->tolerance, &c, &v, e))
-            return -1;
-        printf("  %-24s %-10s accuracy %.3f [%.3f, %.3f]  diff [%+.3f, %+.3f]  %s\n", g->formats[f]->id,
-               g->formats[f]->simulated ? "simulated" : "kernel", c.accuracy, c.ci_low, c.ci_high,
-               f ? c.diff_low : 0, f ? c.diff_high : 0, cli_niah_verdict(v));
+    if (niahreport_formats(r, n->tolerance, &t, e) || table_check(&t, e)) {
+        table_free(&t);
+        return -1;
     }
+    table_print(&t, stdout);
+    table_free(&t);
     return 0;
 }
 
@@ -579,7 +538,7 @@ static int cli_niah_run(const Given *g, Niah *n, Error *e)
         rc = cli_niah_json(n, &r, e);
     } else if (g->set[O_CSV]) {
         Table t;
-        rc = cli_niah_cells_table(&r, true, &t, e) || table_check(&t, e) ? -1 : 0;
+        rc = niahreport_cells(&r, true, &t, e) || table_check(&t, e) ? -1 : 0;
         if (!rc)
             table_csv(&t, stdout);
         table_free(&t);

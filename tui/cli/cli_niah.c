@@ -7,6 +7,7 @@
  * the command exits 128 + SIGINT. */
 #include "cli.h"
 #include "commands.h"
+#include "kvgenopts.h"
 
 #include "kv_bench.h"
 #include "kvtensors.h"
@@ -45,15 +46,13 @@ static const OptSpec OPTS[O_COUNT] = {
                                        CLI_DEFAULT(NIAH_CLOSENESS_DEFAULT)},
     [O_DIGITS] = {"digits", "N", "passkey digits" CLI_DEFAULT(PASSKEY_DIGITS_DEFAULT)},
     [O_ROPE] = {"rope-theta", "X", "RoPE base on keys and query, 0 for none" CLI_DEFAULT(ROPE_THETA_LLAMA3)},
-    [O_OUT_CH] = {"outlier-channels", "N", "key channels with outliers" CLI_DEFAULT(KVGEN_OUTLIER_CHANNELS_DEFAULT)},
-    [O_OUT_SCALE] = {"outlier-scale", "X", "their magnitude over ordinary keys" CLI_DEFAULT(KVGEN_OUTLIER_SCALE_DEFAULT)},
-    [O_Q_OUT] = {"query-outlier-weight", "X",
-                 "query weight on outlier channels" CLI_DEFAULT(KVGEN_QUERY_OUTLIER_WEIGHT_DEFAULT)},
-    [O_SINKS] = {"sinks", "N", "attention-sink tokens at the start" CLI_DEFAULT(KVGEN_SINKS_DEFAULT)},
-    [O_SINK_STR] = {"sink-strength", "X", "logits a sink stands above other tokens" CLI_DEFAULT(KVGEN_SINK_STRENGTH_DEFAULT)},
-    [O_V_OUT] = {"value-outliers", "N", "tokens with large values" CLI_DEFAULT(KVGEN_VALUE_OUTLIERS_DEFAULT)},
-    [O_V_OUT_SCALE] = {"value-outlier-scale", "X",
-                       "their value norm over others" CLI_DEFAULT(KVGEN_VALUE_OUTLIER_SCALE_DEFAULT)},
+    [O_OUT_CH] = KVGEN_OPT_OUTLIER_CHANNELS,
+    [O_OUT_SCALE] = KVGEN_OPT_OUTLIER_SCALE,
+    [O_Q_OUT] = KVGEN_OPT_QUERY_OUTLIER_WEIGHT,
+    [O_SINKS] = KVGEN_OPT_SINKS,
+    [O_SINK_STR] = KVGEN_OPT_SINK_STRENGTH,
+    [O_V_OUT] = KVGEN_OPT_VALUE_OUTLIERS,
+    [O_V_OUT_SCALE] = KVGEN_OPT_VALUE_OUTLIER_SCALE,
     [O_KV] = {"kv", "FILE", "the haystack from a safetensors file (tensors k and v, [tokens, kv_heads, head_dim]): "
                             "its first tokens, each KV head in turn (default lengths: all its tokens)"},
     [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): newest tokens kept in BF16" CLI_DEFAULT(NIAH_RESIDUAL_DEFAULT)},

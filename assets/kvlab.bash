@@ -64,7 +64,11 @@ _kvlab_names()
         --model) _kvlab_column "$1" models ;;
         --gpu) _kvlab_column "$1" gpus ;;
         --scenario) _kvlab_column "$1" scenario list ;;
-        --format) "$1" formats --csv 2>/dev/null | awk -F, 'NR > 1 { print $1 }' ;;
+        --format) if [[ ${3-} == niah ]]; then     # its own formats, simulated ones too
+                      "$1" niah --help 2>/dev/null | awk '/^Formats/ { on = 1; next } on && NF { print $1 }'
+                  else
+                      "$1" formats --csv 2>/dev/null | awk -F, 'NR > 1 { print $1 }'
+                  fi ;;
     esac
 }
 
@@ -107,7 +111,7 @@ _kvlab()
             mapfile -t COMPREPLY < <(compgen -f -- "$cur")
             return 0
         fi
-        words=$(_kvlab_values "$takes" || _kvlab_names "$kvlab" "$prev")
+        words=$(_kvlab_values "$takes" || _kvlab_names "$kvlab" "$prev" "$cmd")
         # a value this option already has (--format int4 --format ...) is not offered again
         for ((i = 1; i < COMP_CWORD - 1; i++)); do
             [[ ${COMP_WORDS[i]} == "$prev" ]] && words=$(grep -vxF -- "${COMP_WORDS[i + 1]}" <<<"$words" || true)

@@ -1,6 +1,7 @@
 /* kvgen.c - see kvgen.h. */
 #include "kvgen.h"
 
+#include "random.h"
 #include "rotate.h"
 
 #include <math.h>
@@ -46,31 +47,6 @@ int kvgen_check(const KvGenParams *p, Error *e)
         !isfinite(p->sink_strength) || !isfinite(p->value_outlier_scale))
         return error_set(e, "scales and strengths must be finite and not negative");
     return 0;
-}
-
-/* splitmix64 and Box-Muller: portable, so a seed means the same data on
- * every machine. */
-typedef struct {
-    uint64_t s;
-} Rand;
-
-static uint64_t rand_u64(Rand *r)
-{
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double rand_unit(Rand *r)            // (0, 1)
-{
-    return ((double)(rand_u64(r) >> 11) + 0.5) * 0x1p-53;   // 53 bits: a double's precision
-}
-
-static float rand_normal(Rand *r)
-{
-    double u = rand_unit(r), v = rand_unit(r);
-    return (float)(sqrt(-2.0 * log(u)) * cos(2.0 * M_PI * v));
 }
 
 /* Picks k distinct indices below n, in order of choice. */

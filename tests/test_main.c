@@ -60,7 +60,7 @@ int main(void)
         suite_checked, suite_units, suite_format, suite_footprint,
         suite_budget,  suite_seeds, suite_loader, suite_cli, suite_minifloat,
         suite_quant,   suite_plotmath, suite_kernels, suite_tui, suite_paths, suite_build,
-        suite_query, suite_exercise, suite_lesson, suite_kvtensors,
+        suite_query, suite_exercise, suite_lesson, suite_kvtensors, suite_stats, suite_niah,
         suite_stored,
     };
     char why[512] = "";

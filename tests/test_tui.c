@@ -898,6 +898,42 @@ START_TEST(gpu_screen_uncut)
 }
 END_TEST
 
+/* The NIAH screen's parts after a run: the backend, a heatmap's format and
+ * verdict, the formats' and cells' tables, the word on stored GPU results. */
+static const char *const NIAH_PARTS[] = {"CPU reference", "int2-k-channel", "simulated,", "Per format",
+                                         "Every cell", "95% CI", "No stored GPU NIAH results yet", NULL};
+/* F7 set to a short grid: lengths 256 and 1k, 4 trials a cell, closeness
+ * 0.9 (a float field takes a value between its bounds). */
+#define SHORT_NIAH "F7 Down 2 5 6 , 1 k Enter Down 4 Enter Down 0 . 9 Enter"
+
+/* The NIAH screen cuts nothing and loses nothing at 80x24 and 120x40:
+ * before a run, after one (every part reachable), and during one of the
+ * default grid (its progress and time left), which Esc cancels. */
+START_TEST(niah_screen_uncut)
+{
+    static const int SIZES[][2] = {{80, 24}, {120, 40}};
+    for (size_t i = 0; i < N_OF(SIZES); i++) {
+        CutLog c;
+        open_cut_log(&c, SIZES[i][0], SIZES[i][1], NO_PLUGIN, "A 20 GiB KV pool");
+        press("F7", "Press r");
+        press(SHORT_NIAH, "0.9");
+        keys("r");
+        wait_for_s("NIAH run done", 60);
+        assert_reachable(NIAH_PARTS, NULL);
+        quit_lab();
+        assert_no_cuts(&c, "NIAH");
+        open_cut_log(&c, SIZES[i][0], SIZES[i][1], NO_PLUGIN, "A 20 GiB KV pool");
+        press("F7", "Press r");
+        keys("r");
+        wait_for_s("left", 30);
+        keys("Escape");
+        wait_for_s("cancelled", 30);
+        quit_lab();
+        assert_no_cuts(&c, "NIAH");
+    }
+}
+END_TEST
+
 /* Every measured rate on the GPU lab has three significant digits in a unit
  * that fits it (MB/s, GB/s, ...): none reads 0. */
 static void assert_rates(const char *buf)
@@ -2537,6 +2573,10 @@ Suite *suite_tui(void)
     tcase_add_test(demo, save_and_open);
     tcase_add_test(demo, open_refuses_bad_state);
     suite_add_tcase(s, demo);
+    TCase *niah = tcase_create("niah");            // the NIAH screen
+    tcase_set_timeout(niah, 240);
+    tcase_add_test(niah, niah_screen_uncut);
+    suite_add_tcase(s, niah);
     TCase *lessons = tcase_create("lessons");      // the lessons screen, exercises, glossary
     tcase_set_timeout(lessons, 120);
     tcase_add_test(lessons, lessons_first_screen);

@@ -37,6 +37,8 @@ Suite *suite_exercise(void);
 Suite *suite_lesson(void);
 Suite *suite_stored(void);
 Suite *suite_kvtensors(void);
+Suite *suite_stats(void);
+Suite *suite_niah(void);
 
 /* Whether CK_RUN_SUITE (unset: every suite) selects the suite `name`. */
 bool test_suite_selected(const char *name);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bundle.sh - gathers kvlab, its CUDA plugin, the test runner, the shared
 # libraries a bare GPU machine may lack, the scenarios, the lessons and the
-# torch peer into one folder (default .gpu/), with perf_run.sh, for running
-# where the project cannot be built (perf_run.sh sets the library path
-# itself).
+# torch peer into one folder (default .gpu/), with perf_run.sh and
+# niah_gpu.sh, for running where the project cannot be built (they set the
+# library path themselves).
 # Paths given are taken from the repository's root, where it works.
 # usage: tests/bench/bundle.sh [OUTDIR [TORCH_PEER]]
 set -euo pipefail
@@ -13,7 +13,7 @@ peer=${2:-../shared/bench/torch_peer.py}
 [ -f "$peer" ] || { echo "bundle.sh: no torch peer at $peer (give its path second)" >&2; exit 1; }
 make -s kvlab libkvlab_cuda.so build/tests/run_tests
 rm -rf "$out" && mkdir -p "$out"
-cp kvlab libkvlab_cuda.so build/tests/run_tests tests/bench/perf_run.sh tests/bench/fp8_paths.sh "$out"/
+cp kvlab libkvlab_cuda.so build/tests/run_tests tests/bench/perf_run.sh tests/bench/fp8_paths.sh tests/bench/niah_gpu.sh "$out"/
 cp -R scenarios lessons "$out"/
 for lib in libcjson.so.1 libmd4c.so.0 libsubunit.so.0; do
     path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !found { print $NF; found = 1 }')

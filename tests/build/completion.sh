@@ -46,6 +46,9 @@ offers "$exercises" exercise check ""
 offers "$exercises" exercise show ""
 offers "" exercise check try-1 ""
 offers "$(tr ' ' '\n' <<<"$formats" | grep -vx int4 | tr '\n' ' ')" calc --format int4 --format ""   # not twice
+niah_formats=$("$KVLAB_BIN" niah --help | awk '/^Formats/ { on = 1; next } on && NF { print $1 }' | tr '\n' ' ')
+[[ $niah_formats == *int2-k-channel* ]] || fail "kvlab niah --help lists no simulated formats"
+offers "$niah_formats" niah --format ""
 offers "" --version ""                                  # nothing follows --version
 offers "" --help ""
 

@@ -6,6 +6,7 @@
  * per-channel keys; with it, one run is shown token by token. */
 #include "cli.h"
 #include "commands.h"
+#include "kvgenopts.h"
 
 #include "experiment.h"
 #include "kvgen.h"
@@ -34,15 +35,13 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_TOKENS] = {"tokens", "T", "generated tokens" CLI_DEFAULT(KVGEN_TOKENS_DEFAULT)},
     [O_HEAD_DIM] = {"head-dim", "D", "generated head dimension" CLI_DEFAULT(KVGEN_HEAD_DIM_DEFAULT)},
     [O_SEED] = {"seed", "N", "generator seed" CLI_DEFAULT(KVGEN_SEED_DEFAULT)},
-    [O_OUT_CH] = {"outlier-channels", "N", "key channels with outliers" CLI_DEFAULT(KVGEN_OUTLIER_CHANNELS_DEFAULT)},
-    [O_OUT_SCALE] = {"outlier-scale", "X", "their magnitude over ordinary keys" CLI_DEFAULT(KVGEN_OUTLIER_SCALE_DEFAULT)},
-    [O_Q_OUT] = {"query-outlier-weight", "X",
-                 "query weight on outlier channels" CLI_DEFAULT(KVGEN_QUERY_OUTLIER_WEIGHT_DEFAULT)},
-    [O_SINKS] = {"sinks", "N", "attention-sink tokens at the start" CLI_DEFAULT(KVGEN_SINKS_DEFAULT)},
-    [O_SINK_STR] = {"sink-strength", "X", "logits a sink stands above other tokens" CLI_DEFAULT(KVGEN_SINK_STRENGTH_DEFAULT)},
-    [O_V_OUT] = {"value-outliers", "N", "tokens with large values" CLI_DEFAULT(KVGEN_VALUE_OUTLIERS_DEFAULT)},
-    [O_V_OUT_SCALE] = {"value-outlier-scale", "X",
-                       "their value norm over others" CLI_DEFAULT(KVGEN_VALUE_OUTLIER_SCALE_DEFAULT)},
+    [O_OUT_CH] = KVGEN_OPT_OUTLIER_CHANNELS,
+    [O_OUT_SCALE] = KVGEN_OPT_OUTLIER_SCALE,
+    [O_Q_OUT] = KVGEN_OPT_QUERY_OUTLIER_WEIGHT,
+    [O_SINKS] = KVGEN_OPT_SINKS,
+    [O_SINK_STR] = KVGEN_OPT_SINK_STRENGTH,
+    [O_V_OUT] = KVGEN_OPT_VALUE_OUTLIERS,
+    [O_V_OUT_SCALE] = KVGEN_OPT_VALUE_OUTLIER_SCALE,
     [O_SCHEME] = {"scheme", "int-min|int-zp|int-sym|fp8|nvfp4|mxfp4", "the quantizer (default int-min)"},
     [O_BITS] = {"bits", "N",
                 "integer bits: " TEXT_OF(QUANT_BITS_MIN) " to " TEXT_OF(QUANT_BITS_MAX) CLI_DEFAULT(QUANT_BITS_DEFAULT)},

@@ -14,6 +14,7 @@ int cmd_gpus(int argc, char **argv);
 int cmd_lesson(int argc, char **argv);
 int cmd_exercise(int argc, char **argv);
 int cmd_glossary(int argc, char **argv);
+int cmd_niah(int argc, char **argv);
 
 /* The command named `name`'s function (main.c's table), or NULL. */
 int (*cli_command(const char *name))(int argc, char **argv);

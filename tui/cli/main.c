@@ -25,6 +25,7 @@ static const Command COMMANDS[] = {
     {"roundtrip", cmd_roundtrip, "floats on stdin through E4M3, E5M2 or E2M1 and back"},
     {"quant", cmd_quant, "quantization error experiments on keys and values"},
     {"bench", cmd_bench, "measured decode attention over a quantized cache (GPU or CPU)"},
+    {"niah", cmd_niah, "needle in a haystack through the decode kernels, with intervals"},
     {"models", cmd_models, "the models --model takes"},
     {"gpus", cmd_gpus, "the GPUs --gpu takes"},
     {"lesson", cmd_lesson, "the lessons: list, show ID, check FILE"},

@@ -30,7 +30,7 @@
  */
 
 static const ScreenDef *const SCREENS[] = {&SCREEN_LESSONS, &SCREEN_SCENARIOS, &SCREEN_CALC, &SCREEN_QUANT,
-                                           &SCREEN_GPU};
+                                           &SCREEN_GPU, &SCREEN_NIAH};
 #define N_SCREENS (sizeof SCREENS / sizeof SCREENS[0])
 _Static_assert(N_SCREENS <= LABSTATE_SCREENS, "a saved lab state holds every screen");
 
@@ -359,6 +359,7 @@ static const GlobalKey KEYS[] = {
     {{KEY_F(4), 0}, "F4", "the Calculator screen", lab_act_screen},
     {{KEY_F(5), 0}, "F5", "the Quantization error screen", lab_act_screen},
     {{KEY_F(6), 0}, "F6", "the GPU lab screen", lab_act_screen},
+    {{KEY_F(7), 0}, "F7", "the NIAH screen", lab_act_screen},
     {{'[', ']', 0}, "[ ]", "the previous or next screen", lab_act_cycle},
     {{'\t', KEY_BTAB, 0}, "Tab", "move between the inputs and the view (to scroll it)", lab_act_pane},
     {{KEY_UP, 'k', 0}, "Up k", "previous input, or scroll the view up", lab_act_move},
@@ -1061,18 +1062,33 @@ static int lab_act_export(Lab *lab, int ch)
  * Drawing
  */
 
+/* Tab i's text: " F2 Lessons "; compact, where the full tabs and their
+ * gaps do not fit the width, the name's first word only. */
+static void lab_tab_text(size_t i, bool compact, char *tab, size_t n)
+{
+    const char *name = SCREENS[i]->name;
+    int len = compact && strchr(name, ' ') ? (int)(strchr(name, ' ') - name) : (int)strlen(name);
+    snprintf(tab, n, " F%zu %.*s ", i + 2, len, name);
+}
+
 static void lab_draw_tabs(Lab *lab)
 {
     attron(crt_attr(ROLE_TAB));
     mvhline(0, 0, ' ', COLS);
     attroff(crt_attr(ROLE_TAB));
+    int full = 0;
+    char tab[96];
+    for (size_t i = 0; i < N_SCREENS; i++) {
+        lab_tab_text(i, false, tab, sizeof tab);
+        full += (int)strlen(tab) + 1;           // the names are ASCII
+    }
+    const bool compact = full - 1 > COLS;
     int x = 0;
     for (size_t i = 0; i < N_SCREENS; i++) {
-        char tab[96];
-        snprintf(tab, sizeof tab, " F%zu %s ", i + 2, SCREENS[i]->name);
+        lab_tab_text(i, compact, tab, sizeof tab);
         lab->tab_x[i] = x;
         x += put_text(0, x, COLS - x, crt_attr(i == lab->cur ? ROLE_TAB_ON : ROLE_TAB), tab);
-        x++;
+        x += !compact;
     }
     lab->tab_x[N_SCREENS] = x;
     const char *me = "kvlab " KVLAB_VERSION " ";
@@ -1294,7 +1310,8 @@ int lab_run(const char *open, Error *e)
     else if (open)
         lab_status(&lab, false, "opened %s; F1 or ? lists every key", open);
     else
-        lab_status(&lab, false, "F1 or ? lists every key; F2-F6 (or [ and ]) change screens; q quits");
+        lab_status(&lab, false, "F1 or ? lists every key; F2-F%zu (or [ and ]) change screens; q quits",
+                   N_SCREENS + 1);
     lab_settle_view(&lab);
     lab_draw_all(&lab);
     refresh();

@@ -9,5 +9,6 @@ extern const ScreenDef SCREEN_SCENARIOS;
 extern const ScreenDef SCREEN_CALC;
 extern const ScreenDef SCREEN_QUANT;
 extern const ScreenDef SCREEN_GPU;
+extern const ScreenDef SCREEN_NIAH;
 
 #endif

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# niah_gpu.sh - kvlab niah on a GPU machine, in a folder made by bundle.sh
+# (run from there): the default GPU grid (lengths to 128k, every default
+# format), timed, and the FP8 accumulation experiment: fp8_e4m3 against
+# BF16 at 64k, 128k and 256k, once for each FP8 path named.
+#
+# A path is LABEL=OPTIONS, the options kvlab niah takes for it, e.g.
+#   path-b="--fp8-path B"  path-a="--fp8-path A"  path-a-promote1="--fp8-path A --promote 1"
+# (the default set); a kernel that runs P.V on E4M3 MMAs with one split per
+# sequence is named the same way, by the options that choose it.
+#
+# Writes into OUTDIR: niah.json (the default grid: kvlab niah --json) and
+# niah_time.txt (its wall-clock seconds, the target being under 60),
+# accumulation/LABEL.json for each path, smi.txt and date.txt; every
+# run asks for the CUDA backend, so none falls back to the CPU. niah.json,
+# with date.txt and smi.txt, is what stored GPU NIAH results are made from.
+# usage: ./niah_gpu.sh OUTDIR [LABEL=OPTIONS]...
+#        NIAH_TRIALS (default 20) sets the accumulation runs' trials a cell.
+set -euo pipefail
+out=${1:?usage: niah_gpu.sh OUTDIR [LABEL=OPTIONS]...}
+shift
+paths=("$@")
+[ ${#paths[@]} -gt 0 ] || paths=("path-b=--fp8-path B" "path-a=--fp8-path A" "path-a-promote1=--fp8-path A --promote 1")
+for p in "${paths[@]}"; do
+    [[ $p == ?*=* ]] || { echo "niah_gpu.sh: '$p' is not LABEL=OPTIONS" >&2; exit 2; }
+done
+command -v nvidia-smi > /dev/null || { echo "niah_gpu.sh: nvidia-smi is missing" >&2; exit 1; }
+mkdir -p "$out/accumulation" && out=$(cd "$out" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+export LD_LIBRARY_PATH=$here${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export KVLAB_CUDA_PLUGIN=$here/libkvlab_cuda.so KVLAB_DATA=$here/scenarios
+cd "$here"
+nvidia-smi > "$out/smi.txt"
+date -u +%Y-%m-%d > "$out/date.txt"
+t0=$(date +%s.%N)
+./kvlab niah --backend cuda --json > "$out/niah.json" 2> "$out/niah_progress.txt"
+t1=$(date +%s.%N)
+awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f\n", b - a }' > "$out/niah_time.txt"
+echo "niah_gpu.sh: the default grid took $(cat "$out/niah_time.txt") s"
+for p in "${paths[@]}"; do
+    label=${p%%=*}
+    read -r -a opts <<< "${p#*=}"
+    echo "niah_gpu.sh: accumulation, $label: ${opts[*]}"
+    ./kvlab niah --backend cuda --format fp8_e4m3 --lengths 64k,128k,256k --trials "${NIAH_TRIALS:-20}" \
+        "${opts[@]}" --json > "$out/accumulation/$label.json" 2> "$out/accumulation/$label.progress.txt"
+done

@@ -1,0 +1,472 @@
+/* screen_niah.c - the NIAH lab: needle in a haystack through the decode
+ * kernels on this machine.
+ *
+ * A run of the grid (kernels/niah.h, as `kvlab niah` runs it) with a
+ * progress bar that Esc cancels and a time estimate from the trials
+ * measured; then one heatmap of accuracy (depth x length) per format side
+ * by side, each with its verdict under the rule, the formats' table and
+ * every cell with its intervals. Without a GPU the CPU reference runs and
+ * says so, and the stored GPU results are shown apart, labelled with the
+ * GPU and the date they were measured (or said to be missing). */
+#include "screens.h"
+
+#include "doc.h"
+#include "kv_bench.h"
+#include "niah.h"
+#include "niahreport.h"
+#include "plotmath.h"
+#include "stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Sets of formats to compare, each a question the sources ask. */
+static const struct {
+    const char *name;
+    const char *ids[NIAH_FORMATS_MAX];
+} PRESETS[] = {
+    {"token vs channel", {"bf16", "fp8_e4m3", "int4", "int2-k-token", "int2-k-channel"}},
+    {"kernel formats", {"bf16", "fp8_e4m3", "int8", "int4", "nvfp4", "mxfp4"}},
+    {"keys vs values", {"bf16", "int2-k-channel", "int2-v-token", "int2-kivi"}},
+    {"rotations, KVQuant", {"bf16", "int2-k-token", "int2-k-token-hadamard", "int2-k-channel",
+                               "int2-k-channel-prerope", "nuq4-k", "nuq4-k-sparse"}},
+};
+#define N_PRESETS (sizeof PRESETS / sizeof PRESETS[0])
+
+#define SWATCH 2                // columns of a cell's colour
+#define CELL_W 6                // a cell: swatch, "100", a space
+#define DEPTH_W 5               // the depth column: "0.25 "
+
+typedef struct {
+    const char *preset_names[N_PRESETS];
+    int preset;
+    FieldContexts lengths;
+    uint64_t trials;
+    float closeness, tolerance;
+    bool opened;
+    BenchSetup b;               // the backend, as kvlab bench opens it
+    NiahResult shown;           // the last run, if have
+    bool have;
+    double tolerance_shown;     // the tolerance its verdicts were drawn with
+    char what[256];             // what was run, on what, in how long
+    char note[ERROR_MSG_MAX + 160];     // how the last run ended, when not complete
+} NiahLab;
+
+static void screen_niah_drop(NiahLab *s)
+{
+    if (!s->have)
+        return;
+    niah_result_free(&s->shown);
+    s->have = false;
+}
+
+static void *screen_niah_create(Error *e)
+{
+    NiahLab *s = lab_state_new(sizeof *s, e);
+    if (!s)
+        return NULL;
+    for (size_t i = 0; i < N_PRESETS; i++)
+        s->preset_names[i] = PRESETS[i].name;
+    static const uint64_t LENGTHS[] = {1024, 4096, 16384, 32768};     // NIAH_LENGTHS_CPU_DEFAULT
+    memcpy(s->lengths.tokens, LENGTHS, sizeof LENGTHS);
+    s->lengths.n = sizeof LENGTHS / sizeof LENGTHS[0];
+    s->trials = NIAH_TRIALS_DEFAULT;
+    s->closeness = (float)NIAH_CLOSENESS_DEFAULT;
+    s->tolerance = (float)NIAH_TOLERANCE_DEFAULT;
+    return s;
+}
+
+static void screen_niah_destroy(void *st)
+{
+    screen_niah_drop(st);
+    free(st);
+}
+
+static size_t screen_niah_fields(void *st, Field *f)
+{
+    NiahLab *s = st;
+    size_t n = 0;
+    f[n++] = (Field){"Formats", FK_CHOICE, &s->preset, 0, N_PRESETS, 0, s->preset_names, NULL};
+    f[n++] = (Field){"Lengths", FK_CONTEXTS, &s->lengths, NIAH_LENGTH_MIN, KVGEN_TOKENS_MAX, 0, NULL,
+                     NIAH_LENGTHS_CPU_DEFAULT};
+    f[n++] = (Field){"Trials", FK_COUNT, &s->trials, 1, 1000, 5, NULL, NULL};
+    f[n++] = (Field){"Closeness", FK_FLOAT, &s->closeness, 0, 1, 0, NULL, NULL};     // below 1: the grid says
+    f[n++] = (Field){"Tolerance", FK_FLOAT, &s->tolerance, 0, 1, 0, NULL, NULL};
+    return n;
+}
+
+/* The grid the fields ask for; an error names the field. */
+static int screen_niah_grid(const NiahLab *s, NiahGrid *g, Error *e)
+{
+    memset(g, 0, sizeof *g);
+    niah_haystack_defaults(&g->hay);
+    g->hay.closeness = s->closeness;
+    g->trials = (unsigned)s->trials;
+    g->seed = NIAH_SEED_DEFAULT;
+    const uint64_t *lengths = s->lengths.tokens;
+    size_t nl = s->lengths.n;
+    static const uint64_t DEFAULT[] = {1024, 4096, 16384, 32768};
+    if (!nl)
+        lengths = DEFAULT, nl = sizeof DEFAULT / sizeof DEFAULT[0];
+    for (size_t i = 0; i < nl && i < NIAH_LENGTHS_MAX; i++)
+        g->lengths[g->n_lengths++] = (uint32_t)lengths[i];
+    static const double DEPTHS[] = {0, 0.25, 0.5, 0.75, 1};          // NIAH_DEPTHS_DEFAULT
+    memcpy(g->depths, DEPTHS, sizeof DEPTHS);
+    g->n_depths = sizeof DEPTHS / sizeof DEPTHS[0];
+    for (size_t i = 0; i < NIAH_FORMATS_MAX && PRESETS[s->preset].ids[i]; i++)
+        if (niah_format_parse(PRESETS[s->preset].ids[i], &g->formats[g->n_formats++], e))
+            return -1;
+    if (!(s->tolerance >= 0 && s->tolerance <= 1))
+        return error_set(e, "Tolerance: from 0 to 1, not %g", (double)s->tolerance);
+    if (niah_haystack_check(&g->hay, e))
+        return error_prefix(e, "Closeness");
+    return niah_grid_check(g, e) ? error_prefix(e, "Lengths") : 0;
+}
+
+/* Nothing is run here (r runs): the fields are checked; a new tolerance
+ * gives the run shown its verdicts anew. */
+static int screen_niah_recompute(void *st, Error *e)
+{
+    NiahLab *s = st;
+    NiahGrid g;
+    if (screen_niah_grid(s, &g, e))
+        return -1;
+    s->tolerance_shown = s->tolerance;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Drawing: one document (doc.h): what ran, the heatmaps side by side as
+ * many as the width holds, the formats' verdicts, every cell; then the
+ * stored GPU results where this machine has no GPU.
+ */
+
+/* A heatmap's width: its cells, or its longest line of words
+ * ("simulated, not rejected"). */
+static int screen_niah_map_width(const NiahGrid *g)
+{
+    const int cells = DEPTH_W + CELL_W * (int)g->n_lengths, words = (int)strlen("simulated, not rejected");
+    return cells > words ? cells : words;
+}
+
+/* A format's heatmap: its id, kernel or simulated and its verdict, the
+ * lengths, then a row per depth of accuracies in percent, each beside a
+ * swatch of its loss's colour. */
+static void screen_niah_map(const NiahLab *s, size_t f, Doc *d)
+{
+    const NiahResult *r = &s->shown;
+    const NiahGrid *g = &r->g;
+    const int w = screen_niah_map_width(g);
+    NiahCell sum;
+    int v;
+    Error e;
+    if (niah_format_summary(r, f, s->tolerance_shown, &sum, &v, &e))
+        return;
+    Rect rc;
+    char line[96], t[16];
+    if (doc_block(d, 1, &rc))
+        put_text(rc.y, rc.x, w, crt_attr(ROLE_TITLE), g->formats[f]->id);
+    snprintf(line, sizeof line, "%s, %s", g->formats[f]->simulated ? "simulated" : "kernel", niahreport_verdict(v));
+    if (doc_block(d, 1, &rc))
+        put_text(rc.y, rc.x, w, crt_attr(v == VERDICT_REJECTED ? ROLE_BAD : ROLE_DIM), line);
+    if (doc_block(d, 1, &rc)) {
+        put_text(rc.y, rc.x, DEPTH_W, crt_attr(ROLE_DIM), "depth");
+        for (size_t l = 0; l < g->n_lengths; l++) {
+            snprintf(line, sizeof line, "%*s", CELL_W - 1, format_tick(g->lengths[l], t, sizeof t));
+            put_text(rc.y, rc.x + DEPTH_W + CELL_W * (int)l, CELL_W, crt_attr(ROLE_DIM), line);
+        }
+    }
+    for (size_t dp = 0; dp < g->n_depths; dp++) {
+        if (!doc_block(d, 1, &rc))
+            continue;
+        snprintf(line, sizeof line, "%g", g->depths[dp]);
+        put_text(rc.y, rc.x, DEPTH_W, crt_attr(ROLE_DIM), line);
+        for (size_t l = 0; l < g->n_lengths; l++) {
+            NiahCell c;
+            int x = rc.x + DEPTH_W + CELL_W * (int)l;
+            if (niah_cell(r, f, l, dp, &c, &e) || !c.trials) {
+                put_text(rc.y, x, CELL_W, crt_attr(ROLE_DIM), "   -");
+                continue;
+            }
+            int level = heat_level(1 - c.accuracy, 0, 1, 9);
+            put_text(rc.y, x, SWATCH, crt_attr((ColorRole)(ROLE_HEAT_0 + level)), "  ");
+            snprintf(line, sizeof line, "%3.0f", 100 * c.accuracy);
+            put_text(rc.y, x + SWATCH, CELL_W - SWATCH, crt_attr(c.accuracy >= 0.95 ? ROLE_GOOD : c.accuracy >= 0.5
+                                                                     ? ROLE_WARN : ROLE_BAD), line);
+        }
+    }
+}
+
+/* The heatmaps in rows of as many as fit side by side. */
+static void screen_niah_maps(const NiahLab *s, Doc *d)
+{
+    const NiahGrid *g = &s->shown.g;
+    const int w = screen_niah_map_width(g), gap = 2;
+    int per = (d->win.w + gap) / (w + gap);
+    if (per < 1)
+        per = 1;
+    for (size_t f0 = 0; f0 < g->n_formats; f0 += (size_t)per) {
+        Doc row = *d;                       // the tallest so far of this row's maps
+        for (size_t f = f0; f < g->n_formats && f < f0 + (size_t)per; f++) {
+            Doc one = doc_beside(d, (int)(f - f0) * (w + gap), w < d->win.w ? w : d->win.w);
+            screen_niah_map(s, f, &one);
+            doc_below(&row, &row, &one);
+        }
+        d->line = row.line;
+        doc_gap(d, 1);
+    }
+}
+
+/* Each format's figures over the grid and its verdict, as wrapped text. */
+static void screen_niah_verdicts(const NiahLab *s, Doc *d)
+{
+    const NiahGrid *g = &s->shown.g;
+    char line[320];
+    snprintf(line, sizeof line, "Per format over the grid: its accuracy and Wilson 95%% interval, the paired "
+                                "bootstrap 95%% interval (%d resamples) of its difference to bf16, in points; "
+                                "rejected where the loss's lower bound exceeds %g points:",
+             STATS_RESAMPLES, 100 * s->tolerance_shown);
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
+    for (size_t f = 0; f < g->n_formats; f++) {
+        NiahCell c;
+        int v;
+        Error e;
+        if (niah_format_summary(&s->shown, f, s->tolerance_shown, &c, &v, &e))
+            return;
+        snprintf(line, sizeof line, "%s%s: %.1f%% [%.1f, %.1f]; %s [%+.1f, %+.1f]: %s", g->formats[f]->id,
+                 g->formats[f]->simulated ? " (simulated)" : "", 100 * c.accuracy, 100 * c.ci_low, 100 * c.ci_high,
+                 "diff", f ? 100 * c.diff_low : 0, f ? 100 * c.diff_high : 0, niahreport_verdict(v));
+        doc_text(d, 2, crt_attr(v == VERDICT_REJECTED ? ROLE_BAD : ROLE_NORMAL), line);
+    }
+}
+
+/* Every cell with its intervals, a narrow table per format (percent). */
+static void screen_niah_intervals(const NiahLab *s, Doc *d)
+{
+    const NiahGrid *g = &s->shown.g;
+    doc_text(d, 0, crt_attr(ROLE_NORMAL), "Every cell: accuracy (%) with its Wilson 95% interval, and the "
+                                          "difference to bf16 (points) with its paired bootstrap 95% interval:");
+    for (size_t f = 0; f < g->n_formats; f++) {
+        doc_gap(d, 1);
+        doc_text(d, 0, crt_attr(ROLE_TITLE), g->formats[f]->id);
+        Table t;
+        Error e;
+        if (niahreport_cells_narrow(&s->shown, f, &t, &e) == 0)
+            doc_table(d, &t);
+        table_free(&t);
+    }
+}
+
+/* The backend (or why there is none), what ran and what is going on. */
+static void screen_niah_header(const NiahLab *s, Doc *d)
+{
+    char line[1024];
+    if (s->b.cuda)
+        snprintf(line, sizeof line, "%s, through the CUDA kernels", s->b.info.name);
+    else
+        snprintf(line, sizeof line, "CPU reference (%.900s)", s->b.why_cpu);
+    doc_text(d, 0, crt_attr(s->b.cuda ? ROLE_GOOD : ROLE_WARN), line);
+    if (s->have)
+        doc_text(d, 0, crt_attr(ROLE_DIM), s->what);
+    if (*s->note)
+        doc_text(d, 0, crt_attr(ROLE_WARN), s->note);
+}
+
+/* The generator's parameters, shown with every result. */
+static void screen_niah_params(const NiahGrid *g, Doc *d)
+{
+    const NiahHaystack *h = &g->hay;
+    const KvGenParams *p = &h->gen;
+    char line[512];
+    snprintf(line, sizeof line,
+             "Haystack: head dim %zu, %u outlier key channels at %gx (query weight %g), %u sink(s) at +%g, %u value "
+             "outlier(s) at %gx, RoPE theta %g. Needle: logit +%g, a %u-digit passkey; %u distractors at %g of its "
+             "logit. Accuracy in %% per depth and length; the colour is the loss.",
+             p->head_dim, p->outlier_channels, (double)p->outlier_scale, (double)p->query_outlier_weight, p->sinks,
+             (double)p->sink_strength, p->value_outliers, (double)p->value_outlier_scale, h->rope_theta,
+             (double)h->needle_logit, h->digits, h->distractors, (double)h->closeness);
+    doc_text(d, 0, crt_attr(ROLE_DIM), line);
+}
+
+/* The stored GPU results, where this machine has no GPU: there are none
+ * yet (no GPU NIAH run is stored with the program), which is said. */
+static void screen_niah_stored(Doc *d)
+{
+    doc_title(d, "Stored GPU results");
+    doc_text(d, 0, crt_attr(ROLE_DIM),
+             "No stored GPU NIAH results yet: no GPU run of this grid (tests/bench/niah_gpu.sh) is stored with "
+             "the program, so this screen shows only what this machine measures.");
+}
+
+static void screen_niah_layout(void *st, Doc *d)
+{
+    const NiahLab *s = st;
+    doc_title(d, "Needle in a haystack through the decode kernels");
+    if (!s->opened) {
+        doc_text(d, 0, crt_attr(ROLE_NORMAL),
+                 "Press r to run the grid: a passkey planted at five depths of a synthetic haystack of each "
+                 "length, among near-duplicate distractors, read back after one decode step, in every format "
+                 "of the set; the same haystacks for every format.");
+        doc_text(d, 0, crt_attr(ROLE_DIM), "Without a GPU the CPU reference runs instead, and says so.");
+    } else {
+        screen_niah_header(s, d);
+    }
+    if (s->have) {
+        doc_gap(d, 1);
+        screen_niah_params(&s->shown.g, d);
+        doc_gap(d, 1);
+        screen_niah_maps(s, d);
+        screen_niah_verdicts(s, d);
+        doc_gap(d, 1);
+        screen_niah_intervals(s, d);
+    }
+    if (!s->opened || !s->b.cuda) {
+        doc_gap(d, 1);
+        screen_niah_stored(d);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Running
+ */
+
+typedef struct {
+    Lab *lab;
+    bool cancelled;
+} Progress;
+
+static bool screen_niah_progress(void *ctx, uint64_t done, uint64_t total, double seconds)
+{
+    Progress *p = ctx;
+    (void)seconds;
+    char label[64];
+    snprintf(label, sizeof label, "NIAH grid, %.0f%% of the trials' tokens", 100.0 * (double)done / (double)total);
+    p->cancelled = lab_progress(p->lab, label, (double)done, (double)total);
+    return !p->cancelled;
+}
+
+/* 'r': the grid, trial by trial; Esc cancels, keeping the last complete
+ * run on screen. */
+static int screen_niah_run(NiahLab *s, Lab *lab)
+{
+    Error e;
+    NiahGrid g;
+    if (screen_niah_grid(s, &g, &e)) {
+        lab_status(lab, true, "%s", e.msg);
+        return KEY_REDRAW;
+    }
+    if (!s->opened) {
+        if (bench_open(&s->b, "auto", &e)) {
+            lab_status(lab, true, "%s", e.msg);
+            return KEY_REDRAW;
+        }
+        s->opened = true;
+    }
+    NiahBackend be = {s->b.cuda, s->b.api, s->b.cuda_opts, 0};
+    Progress p = {lab, false};
+    NiahResult r;
+    lab_progress(lab, "NIAH grid, starting", 0, 1);
+    s->note[0] = '\0';
+    if (niah_run(&g, &be, screen_niah_progress, &p, NULL, &r, &e)) {
+        snprintf(s->note, sizeof s->note, "The run stopped: %s", e.msg);
+        lab_status(lab, true, "%s", e.msg);
+        return KEY_REDRAW;
+    }
+    if (r.partial) {
+        niah_result_free(&r);
+        snprintf(s->note, sizeof s->note, "The run was cancelled%s", s->have ? "; the last complete one is shown." : ".");
+        lab_status(lab, false, "NIAH run cancelled");
+        return KEY_REDRAW;
+    }
+    screen_niah_drop(s);
+    s->shown = r;
+    s->have = true;
+    s->tolerance_shown = s->tolerance;
+    char t[32];
+    snprintf(s->what, sizeof s->what, "%s: %zu lengths x %zu depths x %zu formats, %u trials a cell, in %s; r runs "
+                                      "again.",
+             PRESETS[s->preset].name, g.n_lengths, g.n_depths, g.n_formats, g.trials,
+             format_duration(r.seconds, t, sizeof t));
+    lab_status(lab, false, "NIAH run done in %s", t);
+    return KEY_REDRAW;
+}
+
+static int screen_niah_key(void *st, int ch, Lab *lab)
+{
+    return ch == 'r' ? screen_niah_run(st, lab) : KEY_IGNORED;
+}
+
+static const ScreenKey KEYS[] = {{"r", "run", "run the grid (a progress bar; Esc cancels)"}};
+
+/* The cells as kvlab niah --csv writes them; the heatmaps as one SVG, a
+ * grid per format side by side, each cell's accuracy written in it. */
+static int screen_niah_export(void *st, FILE *csv, FILE *svg, Error *e)
+{
+    NiahLab *s = st;
+    if (!s->have)
+        return error_set(e, "nothing run yet: press r first");
+    Table t;
+    if (niahreport_cells(&s->shown, true, &t, e)) {
+        table_free(&t);
+        return -1;
+    }
+    table_csv(&t, csv);
+    table_free(&t);
+    const NiahGrid *g = &s->shown.g;
+    const int cell = 44, pad = 60, mw = (int)g->n_lengths * cell + pad;
+    const int W = (int)g->n_formats * mw + 20, H = (int)g->n_depths * cell + 90;
+    fprintf(svg, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" font-family=\"sans-serif\" "
+                 "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", W, H);
+    for (size_t f = 0; f < g->n_formats; f++) {
+        int x0 = 10 + (int)f * mw + pad - 10;
+        fprintf(svg, "<text x=\"%d\" y=\"20\" font-weight=\"bold\">%s%s</text>\n", x0, g->formats[f]->id,
+                g->formats[f]->simulated ? " (simulated)" : "");
+        for (size_t l = 0; l < g->n_lengths; l++)
+            fprintf(svg, "<text x=\"%d\" y=\"40\" text-anchor=\"middle\">%u</text>\n",
+                    x0 + (int)l * cell + cell / 2, g->lengths[l]);
+        for (size_t dp = 0; dp < g->n_depths; dp++) {
+            int y = 50 + (int)dp * cell;
+            if (f == 0)
+                fprintf(svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%g</text>\n", x0 - 6, y + cell / 2 + 4,
+                        g->depths[dp]);
+            for (size_t l = 0; l < g->n_lengths; l++) {
+                NiahCell c;
+                if (niah_cell(&s->shown, f, l, dp, &c, e))
+                    return -1;
+                int red = (int)lround(255 * (1 - c.accuracy)), blue = (int)lround(255 * c.accuracy);
+                fprintf(svg, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"rgb(%d,96,%d)\"/>\n"
+                             "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" fill=\"white\">%.0f</text>\n",
+                        x0 + (int)l * cell, y, cell - 2, cell - 2, red, blue, x0 + (int)l * cell + cell / 2,
+                        y + cell / 2 + 4, 100 * c.accuracy);
+            }
+        }
+    }
+    fprintf(svg, "<text x=\"10\" y=\"%d\">accuracy (%%) by depth (rows) and length (columns), %u trials a cell; %s"
+                 "</text>\n</svg>\n",
+            H - 12, g->trials, s->b.cuda ? s->b.info.name : "CPU reference");
+    return 0;
+}
+
+const ScreenDef SCREEN_NIAH = {
+    .id = "niah",
+    .name = "NIAH",
+    .help = "Needle in a haystack through the decode kernels, as kvlab niah runs it: press r to plant a "
+            "passkey at five depths of a synthetic haystack of each length, among near-duplicate distractors "
+            "whose Closeness sets the difficulty, and read it back after one decode step in every format of "
+            "the set (simulated ones are quantized on the host and run on the BF16 kernel, and say so). One "
+            "heatmap of accuracy per format, its verdict under the rule (rejected when the paired bootstrap's "
+            "lower bound of the accuracy loss against BF16 exceeds the Tolerance), and every cell with its "
+            "Wilson 95% interval. The time left is foreseen from the trials run; Esc cancels, keeping the last "
+            "complete run. Without a GPU the CPU reference runs and says so.",
+    .create = screen_niah_create,
+    .destroy = screen_niah_destroy,
+    .fields = screen_niah_fields,
+    .recompute = screen_niah_recompute,
+    .layout = screen_niah_layout,
+    .key = screen_niah_key,
+    .keys = KEYS,
+    .n_keys = sizeof KEYS / sizeof KEYS[0],
+    .export = screen_niah_export,
+};

@@ -4,10 +4,10 @@
 # format), timed, and the FP8 accumulation experiment: fp8_e4m3 against
 # BF16 at 64k, 128k and 256k, once for each FP8 path named.
 #
-# A path is LABEL=OPTIONS, the options kvlab niah takes for it, e.g.
-#   path-b="--fp8-path B"  path-a="--fp8-path A"  path-a-promote1="--fp8-path A --promote 1"
-# (the default set); a kernel that runs P.V on E4M3 MMAs with one split per
-# sequence is named the same way, by the options that choose it.
+# A path is LABEL=OPTIONS, the options kvlab niah takes for it. The default
+# set: paths B, A and C with one split per sequence (--splits 1: the
+# contraction spans the whole context), path C so promoted after every
+# block of 32 tokens, and path C with the plan's splits.
 #
 # Writes into OUTDIR: niah.json (the default grid: kvlab niah --json) and
 # niah_time.txt (its wall-clock seconds, the target being under 60),
@@ -20,7 +20,9 @@ set -euo pipefail
 out=${1:?usage: niah_gpu.sh OUTDIR [LABEL=OPTIONS]...}
 shift
 paths=("$@")
-[ ${#paths[@]} -gt 0 ] || paths=("path-b=--fp8-path B" "path-a=--fp8-path A" "path-a-promote1=--fp8-path A --promote 1")
+[ ${#paths[@]} -gt 0 ] || paths=("b-split1=--fp8-path B --splits 1" "a-split1=--fp8-path A --splits 1"
+                                  "c-split1=--fp8-path C --splits 1"
+                                  "c-promote1-split1=--fp8-path C --promote 1 --splits 1" "c=--fp8-path C")
 for p in "${paths[@]}"; do
     [[ $p == ?*=* ]] || { echo "niah_gpu.sh: '$p' is not LABEL=OPTIONS" >&2; exit 2; }
 done

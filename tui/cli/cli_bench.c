@@ -11,6 +11,7 @@
  * slope (ms per context token, least squares) and its ratio to BF16. */
 #include "cli.h"
 #include "commands.h"
+#include "cudaopts.h"
 
 #include "catalog.h"
 #include "footprint.h"
@@ -53,14 +54,9 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_FORMAT] = {"format", "bf16|fp8_e4m3|int8|int4|nvfp4|mxfp4", "a format the kernels take, repeatable (default "
                                                                  "all)"},
     [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): recent tokens kept in BF16" CLI_DEFAULT(BENCH_RESIDUAL_DEFAULT)},
-    [O_FP8_PATH] = {"fp8-path", "A|B|C", "fp8_e4m3 on CUDA: B (the default), codes converted to FP16 tensor-core "
-                                         "operands; A, E4M3 operands for q.k; C, E4M3 operands for q.k and p.v, as "
-                                         "FlashAttention-3 (A and C: compute capability 8.9 or later)"},
-    [O_PROMOTE] = {"promote", "N", "FP8 paths A and C: add the E4M3 MMA sums into FP32 every N blocks of 32 (A: "
-                                   "channels of q.k, default once per score; C: tokens of p.v, default once per "
-                                   "split)"},
-    [O_SPLITS] = {"splits", "N", "CUDA: token slices per sequence (default: as many as run fastest; 1: each "
-                                 "sequence's whole context in one block)"},
+    [O_FP8_PATH] = CUDA_OPT_FP8_PATH,
+    [O_PROMOTE] = CUDA_OPT_PROMOTE,
+    [O_SPLITS] = CUDA_OPT_SPLITS,
     [O_ITERS] = {"iters", "N", "timed runs per point (default " TEXT_OF(ITERS_GPU_DEFAULT) " on a GPU, "
                                TEXT_OF(ITERS_CPU_DEFAULT) " on the CPU)"},
     [O_ITL] = {"itl", NULL, "add the model's weight stream (measured) to each step: step_ms"},
@@ -139,53 +135,13 @@ static int cli_bench_formats(const Given *g, Bench *b, Error *e)
     return 0;
 }
 
-/* --fp8-path's letters and the kernels each asks for. */
-static const struct {
-    char letter;
-    KvCudaKernels kernels;
-} FP8_PATHS[] = {{'A', KV_CUDA_FP8_PATH_A}, {'B', KV_CUDA_TENSOR_CORES}, {'C', KV_CUDA_FP8_PATH_C}};
-
-/* An E4M3 FP8 path (A or C) asked for, by --fp8-path or the environment:
- * its letter, else 0. */
-static char cli_bench_e4m3_chosen(const Bench *b)
-{
-    return b->cuda.kernels == KV_CUDA_FP8_PATH_A ? 'A' : b->cuda.kernels == KV_CUDA_FP8_PATH_C ? 'C' : 0;
-}
+static const CudaOpts CUDA_OPTS = {O_FP8_PATH, O_PROMOTE, O_SPLITS};
 
 /* The FP8 path, its promotion interval and the splits, for the CUDA
- * plugin's options (b->cuda): what the environment asks for
- * (gpu_options_from_env), changed by --fp8-path, --promote and --splits; a
- * path set there counts as chosen. */
+ * plugin's options (b->cuda). */
 static int cli_bench_fp8_options(const Given *g, Bench *b, Error *e)
 {
-    b->cuda = gpu_options_from_env();
-    if ((g->set[O_FP8_PATH] || g->set[O_PROMOTE]) && !cli_bench_has_format(b, KV_FP8))
-        return error_set(e, "--%s applies to fp8_e4m3, which no --format asks for",
-                         g->set[O_FP8_PATH] ? "fp8-path" : "promote");
-    if (g->set[O_FP8_PATH]) {
-        const char *v = g->val[O_FP8_PATH];
-        size_t i = 0;
-        while (i < sizeof FP8_PATHS / sizeof *FP8_PATHS && (strlen(v) != 1 || toupper((unsigned char)*v) != FP8_PATHS[i].letter))
-            i++;
-        if (i == sizeof FP8_PATHS / sizeof *FP8_PATHS)
-            return error_set(e, "--fp8-path: expected A, B or C, not '%s'", v);
-        if (FP8_PATHS[i].kernels != KV_CUDA_TENSOR_CORES || cli_bench_e4m3_chosen(b))
-            b->cuda.kernels = FP8_PATHS[i].kernels;
-    }
-    if (g->set[O_PROMOTE]) {
-        uint64_t n;
-        if (cli_count(g, OPTS, O_PROMOTE, 1, 64, &n, e))
-            return -1;
-        if (!cli_bench_e4m3_chosen(b))
-            return error_set(e, "--promote applies to --fp8-path A or C");
-        b->cuda.fp8_promote = (int)n;
-    }
-    uint64_t splits = 0;
-    if (cli_count(g, OPTS, O_SPLITS, 1, 1u << 16, &splits, e))
-        return -1;
-    if (g->set[O_SPLITS])
-        b->cuda.splits = (int)splits;
-    return 0;
+    return cudaopts_parse(g, OPTS, CUDA_OPTS, cli_bench_has_format(b, KV_FP8), &b->cuda, e);
 }
 
 /* What the text table's first line adds about the kernels: path A or C,
@@ -258,28 +214,18 @@ static int cli_bench_open_backend(const Given *g, Bench *b, Error *e)
     if (!b->nc)
         cli_parse_u64s("contexts", b->s.cuda ? CONTEXTS_GPU_DEFAULT : CONTEXTS_CPU_DEFAULT, b->contexts,
                        MAX_POINTS, &b->nc, cli_bench_parse_context, NULL);
-    if (!b->s.cuda && (g->set[O_FP8_PATH] || g->set[O_PROMOTE] || g->set[O_SPLITS])) {
-        error_set(e, "--%s chooses between CUDA kernels; the CPU reference is timed here (%s)",
-                  g->set[O_FP8_PATH] ? "fp8-path" : g->set[O_PROMOTE] ? "promote" : "splits", b->s.why_cpu);
+    const char *kernel_opt = cudaopts_given(g, OPTS, CUDA_OPTS);
+    if (!b->s.cuda && kernel_opt) {
+        error_set(e, "--%s chooses between CUDA kernels; the CPU reference is timed here (%s)", kernel_opt,
+                  b->s.why_cpu);
         return EXIT_USAGE;
     }
     /* path A or C asked for where the plugin runs another kernel: say which */
-    const GpuInfo *gi = &b->s.info;
-    const char *kernel = bench_fp8_kernel(&b->s);
-    const char chosen = cli_bench_e4m3_chosen(b);
-    if (b->s.cuda && g->set[O_FP8_PATH] && chosen && kernel[0] != chosen) {
-        if (!gpu_has_e4m3_mma(gi))
-            error_set(e, "--fp8-path %c needs an E4M3 tensor-core MMA (compute capability 8.9 or later); "
-                         "%s is %d.%d", chosen, gi->name, gi->cc_major, gi->cc_minor);
-        else
-            error_set(e, "--fp8-path %c: for head dim %llu with %llu query head%s a KV head the plugin runs "
-                         "FP8 %s, not path %c", chosen,
-                      (unsigned long long)b->s.shape.head_dim,
-                      (unsigned long long)(b->s.shape.q_heads / b->s.shape.kv_heads),
-                      b->s.shape.q_heads == b->s.shape.kv_heads ? "" : "s",
-                      strcmp(kernel, "fp32") ? "path B" : "on its FP32 kernels", chosen);
+    if (b->s.cuda &&
+        cudaopts_kernel_check(g, CUDA_OPTS, &b->cuda, bench_fp8_kernel(&b->s), &b->s.info,
+                              (unsigned long long)b->s.shape.head_dim,
+                              (unsigned long long)(b->s.shape.q_heads / b->s.shape.kv_heads), e))
         return EXIT_USAGE;
-    }
     if (g->set[O_ITL] && bench_weights_here(&b->s, e)) {
         error_prefix(e, "--itl");
         return EXIT_USAGE;

@@ -7,6 +7,7 @@
  * the command exits 128 + SIGINT. */
 #include "cli.h"
 #include "commands.h"
+#include "cudaopts.h"
 #include "kvgenopts.h"
 
 #include "kv_bench.h"
@@ -26,7 +27,7 @@
 enum {
     O_BACKEND, O_LENGTHS, O_DEPTHS, O_FORMAT, O_TRIALS, O_SEED, O_NEEDLE, O_DISTRACTORS, O_CLOSENESS,
     O_DIGITS, O_ROPE, O_OUT_CH, O_OUT_SCALE, O_Q_OUT, O_SINKS, O_SINK_STR, O_V_OUT, O_V_OUT_SCALE,
-    O_KV, O_RESIDUAL, O_TOLERANCE, O_FP8_PATH, O_PROMOTE, O_JSON, O_CSV, O_HELP, O_COUNT
+    O_KV, O_RESIDUAL, O_TOLERANCE, O_FP8_PATH, O_PROMOTE, O_SPLITS, O_JSON, O_CSV, O_HELP, O_COUNT
 };
 
 static const OptSpec OPTS[O_COUNT] = {
@@ -58,13 +59,15 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): newest tokens kept in BF16" CLI_DEFAULT(NIAH_RESIDUAL_DEFAULT)},
     [O_TOLERANCE] = {"tolerance", "X", "the rule: reject a format whose accuracy loss's lower bound exceeds X"
                                        CLI_DEFAULT(NIAH_TOLERANCE_DEFAULT)},
-    [O_FP8_PATH] = {"fp8-path", "A|B", "fp8_e4m3 on CUDA: B (the default), codes to FP16 operands; A, E4M3 "
-                                       "operands for q.k"},
-    [O_PROMOTE] = {"promote", "N", "FP8 path A: add the MMA sums into FP32 every N blocks of 32 channels"},
+    [O_FP8_PATH] = CUDA_OPT_FP8_PATH,
+    [O_PROMOTE] = CUDA_OPT_PROMOTE,
+    [O_SPLITS] = CUDA_OPT_SPLITS,
     [O_JSON] = {"json", NULL, "print one JSON object"},
     [O_CSV] = {"csv", NULL, "print the cells as CSV"},
     [O_HELP] = {"help", NULL, "show this help"},
 };
+
+static const CudaOpts CUDA_OPTS = {O_FP8_PATH, O_PROMOTE, O_SPLITS};
 
 static void cli_niah_formats_help(FILE *out)
 {
@@ -257,49 +260,12 @@ static int cli_niah_options(const Given *gv, Niah *n, Error *e)
     if (gv->set[O_RESIDUAL] && !cli_niah_has_kernel_format(g, KV_INT4))
         return error_set(e, "--residual applies to int4 (KIVI), which no --format asks for");
     n->fp8 = cli_niah_has_kernel_format(g, KV_FP8);
-    if ((gv->set[O_FP8_PATH] || gv->set[O_PROMOTE]) && !n->fp8)
-        return error_set(e, "--%s applies to fp8_e4m3, which no --format asks for",
-                         gv->set[O_FP8_PATH] ? "fp8-path" : "promote");
-    n->be.opts = gpu_options_from_env();
-    if (gv->set[O_FP8_PATH]) {
-        const char *v = gv->val[O_FP8_PATH];
-        if (strcmp(v, "A") && strcmp(v, "a") && strcmp(v, "B") && strcmp(v, "b"))
-            return error_set(e, "--fp8-path: expected A or B, not '%s'", v);
-        n->be.opts.kernels = (*v == 'A' || *v == 'a') ? KV_CUDA_FP8_PATH_A : KV_CUDA_TENSOR_CORES;
-    }
-    if (gv->set[O_PROMOTE]) {
-        uint64_t p;
-        if (cli_count(gv, OPTS, O_PROMOTE, 1, 64, &p, e))
-            return -1;
-        if (n->be.opts.kernels != KV_CUDA_FP8_PATH_A)
-            return error_set(e, "--promote applies to --fp8-path A");
-        n->be.opts.fp8_promote = (int)p;
-    }
+    if (cudaopts_parse(gv, OPTS, CUDA_OPTS, n->fp8, &n->be.opts, e))
+        return -1;
     n->lengths_given = gv->set[O_LENGTHS];
     if (n->lengths_given && cli_niah_lengths(gv->val[O_LENGTHS], g, e))
         return -1;
     return gv->set[O_KV] ? cli_niah_kv(gv, n, e) : 0;
-}
-
-/* Opens the backend; the default lengths follow it. */
-static int cli_niah_open(const Given *gv, Niah *n, Error *e)
-{
-    if (bench_open(&n->bs, gv->set[O_BACKEND] ? gv->val[O_BACKEND] : "auto", e)) {
-        error_prefix(e, "--backend");
-        return EXIT_RUNTIME;
-    }
-    n->be.cuda = n->bs.cuda;
-    n->be.api = n->bs.api;
-    if (!n->be.cuda && (gv->set[O_FP8_PATH] || gv->set[O_PROMOTE])) {
-        error_set(e, "--%s chooses between CUDA kernels; the CPU reference runs here (%s)",
-                  gv->set[O_FP8_PATH] ? "fp8-path" : "promote", n->bs.why_cpu);
-        return EXIT_USAGE;
-    }
-    if (!n->lengths_given)
-        cli_niah_lengths(n->be.cuda ? NIAH_LENGTHS_GPU_DEFAULT : NIAH_LENGTHS_CPU_DEFAULT, &n->g, NULL);
-    if (niah_grid_check(&n->g, e))
-        return EXIT_USAGE;
-    return EXIT_OK;
 }
 
 /* The FP8 kernel the plugin runs ("A", "B", "fp32"), "reference" on the
@@ -311,6 +277,32 @@ static const char *cli_niah_fp8_path(const Niah *n)
     KvShape ks = {KV_FP8, 1, 1, 1, NIAH_HEAD_DIM, 32, 0, false};
     return n->be.api->fp8_kernel(&ks, &n->be.opts);
 }
+
+/* Opens the backend; the default lengths follow it. */
+static int cli_niah_open(const Given *gv, Niah *n, Error *e)
+{
+    if (bench_open(&n->bs, gv->set[O_BACKEND] ? gv->val[O_BACKEND] : "auto", e)) {
+        error_prefix(e, "--backend");
+        return EXIT_RUNTIME;
+    }
+    n->be.cuda = n->bs.cuda;
+    n->be.api = n->bs.api;
+    const char *kernel_opt = cudaopts_given(gv, OPTS, CUDA_OPTS);
+    if (!n->be.cuda && kernel_opt) {
+        error_set(e, "--%s chooses between CUDA kernels; the CPU reference runs here (%s)", kernel_opt,
+                  n->bs.why_cpu);
+        return EXIT_USAGE;
+    }
+    if (n->be.cuda && n->fp8 &&
+        cudaopts_kernel_check(gv, CUDA_OPTS, &n->be.opts, cli_niah_fp8_path(n), &n->bs.info, NIAH_HEAD_DIM, 1, e))
+        return EXIT_USAGE;
+    if (!n->lengths_given)
+        cli_niah_lengths(n->be.cuda ? NIAH_LENGTHS_GPU_DEFAULT : NIAH_LENGTHS_CPU_DEFAULT, &n->g, NULL);
+    if (niah_grid_check(&n->g, e))
+        return EXIT_USAGE;
+    return EXIT_OK;
+}
+
 
 /* ------------------------------------------------------------------------
  * Running
@@ -412,9 +404,11 @@ static int cli_niah_json(const Niah *n, const NiahResult *r, Error *e)
         cJSON_AddStringToObject(root, "why_cpu", n->bs.why_cpu);
     if (n->fp8) {
         cJSON_AddStringToObject(root, "fp8_path", cli_niah_fp8_path(n));
-        if (n->be.cuda && n->be.opts.kernels == KV_CUDA_FP8_PATH_A)
+        if (n->be.cuda && cudaopts_e4m3_chosen(&n->be.opts))
             cJSON_AddNumberToObject(root, "fp8_promote", n->be.opts.fp8_promote);
     }
+    if (n->be.cuda && n->be.opts.splits)
+        cJSON_AddNumberToObject(root, "splits", n->be.opts.splits);
     cJSON_AddBoolToObject(root, "partial", r->partial);
     cJSON_AddNumberToObject(root, "seconds", r->seconds);
     cli_niah_params_json(n, cJSON_AddObjectToObject(root, "generator"));
@@ -463,6 +457,10 @@ static int cli_niah_text(const Niah *n, const NiahResult *r, Error *e)
     text_put(stdout, n->be.cuda ? n->bs.info.name : n->bs.why_cpu, false);
     if (n->fp8)
         printf("; FP8 kernel: %s", cli_niah_fp8_path(n));
+    if (n->fp8 && n->be.opts.fp8_promote)
+        printf(", promoted every %d", n->be.opts.fp8_promote);
+    if (n->be.cuda && n->be.opts.splits)
+        printf("; %d split%s a sequence", n->be.opts.splits, n->be.opts.splits == 1 ? "" : "s");
     printf("%s\n", r->partial ? "; PARTIAL: stopped before every trial ran" : "");
     if (n->g.kv) {
         printf("haystack: ");

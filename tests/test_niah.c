@@ -396,6 +396,34 @@ START_TEST(cli_errors)
 }
 END_TEST
 
+/* The CUDA kernel options are kvlab bench's (tui/cli/cudaopts.h): a path
+ * other than A, B or C, --promote without path A or C or out of 1 to 64,
+ * --splits 0, and any of them where the CPU reference runs exit 2 naming
+ * the option. */
+START_TEST(cli_kernel_options)
+{
+    static const struct {
+        const char *args[4], *opt, *says;
+    } CASES[] = {
+        {{"--fp8-path", "D"}, "--fp8-path", "'D'"},
+        {{"--promote", "2"}, "--promote", "path A or C"},
+        {{"--fp8-path", "B", "--promote", "2"}, "--promote", "path A or C"},
+        {{"--fp8-path", "C", "--promote", "0"}, "--promote", "1 to 64"},
+        {{"--splits", "0"}, "--splits", NULL},
+        {{"--backend", "cpu", "--splits", "1"}, "--splits", "the CPU reference runs here"},
+        {{"--backend", "cpu", "--fp8-path", "C"}, "--fp8-path", "the CPU reference runs here"},
+    };
+    for (size_t i = 0; i < N_OF(CASES); i++) {
+        const char *const *a = CASES[i].args;
+        RunResult r = RUN("niah", "--format", "fp8_e4m3", "--lengths", "1k", a[0], a[1], a[2], a[3]);
+        ck_assert_msg(r.status == 2, "%s %s: exit %d", a[0], a[1], r.status);
+        ck_assert_msg(strstr(r.err, CASES[i].opt) != NULL, "%s %s: %s", a[0], a[1], r.err);
+        ck_assert_msg(!CASES[i].says || strstr(r.err, CASES[i].says) != NULL, "%s %s: %s", a[0], a[1], r.err);
+        run_free(&r);
+    }
+}
+END_TEST
+
 Suite *suite_niah(void)
 {
     Suite *s = suite_create("niah");
@@ -408,6 +436,7 @@ Suite *suite_niah(void)
     tcase_add_test(t, formats_and_checks);
     tcase_add_test(t, cli_json_and_csv);
     tcase_add_test(t, cli_errors);
+    tcase_add_test(t, cli_kernel_options);
     tcase_add_test(t, file_haystack);
     suite_add_tcase(s, t);
     return s;

@@ -8,10 +8,15 @@
 #   RESULTS/bench.json   `kvlab bench --backend cuda --json`: the points
 #                        and slope fits at the GPU lab's batch (1) are kept
 #   RESULTS/smi.txt      nvidia-smi's report, whose first line dates the run
-#   RESULTS/niah.json    `kvlab niah --json`, where the run has one: kept
-#                        whole as the member "niah"
+#   RESULTS/niah.json    `kvlab niah --backend cuda --json` (the default GPU
+#                        grid), where the run has one: the member "niah",
+#                        {measured, command, source, result}, result kept
+#                        whole
+#   RESULTS/niah/date.txt the NIAH run's date (YYYY-MM-DD), which may differ
+#                        from the speed run's
 #
-# The lab shows them where this machine has no GPU (the GPU lab, F5), and
+# The lab shows them where this machine has no GPU (the GPU lab, F5, and
+# the NIAH screen), and
 # `make install` installs them with the data. The build suite checks that
 # this script writes assets/stored/ byte for byte from kernels/results/,
 # so the two cannot drift apart.
@@ -36,14 +41,22 @@ measured=$(LC_ALL=C date -u -d "$(head -n 1 "$smi")" +%F) ||
     { echo "stored_results.sh: $smi:1: no date on the first line" >&2; exit 2; }
 device=$(jq -r .device "$bench")
 name=$(printf '%s' "$device" | tr 'A-Z' 'a-z' | tr -cs 'a-z0-9' '-' | sed 's/^-//; s/-$//')
-niah_arg=(--argjson niah null)
-[ -f "$niah" ] && niah_arg=(--slurpfile niah "$niah")
+niah_arg=(--argjson niah null --arg niah_measured "" --arg niah_source "")
+if [ -f "$niah" ]; then
+    niah_date=$results/niah/date.txt
+    niah_measured=$(head -n 1 "$niah_date" 2> /dev/null) || true
+    [[ $niah_measured =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}$ ]] ||
+        { echo "stored_results.sh: $niah_date:1: expected the NIAH run's date (YYYY-MM-DD)" >&2; exit 2; }
+    [ "$(jq -r .backend "$niah")" = cuda ] ||
+        { echo "stored_results.sh: $niah measured '$(jq -r .backend "$niah")', not a GPU" >&2; exit 2; }
+    niah_arg=(--slurpfile niah "$niah" --arg niah_measured "$niah_measured" --arg niah_source "$niah")
+fi
 mkdir -p "$outdir"
 out=$outdir/$name.json
 # Numbers go through `+ 0`, so that jq writes each as the shortest text
 # that reads back as the same double, whichever jq writes it.
 jq --arg name "$name" --arg measured "$measured" --arg command "$made_by" --arg source "$bench" \
-   --argjson batch "$batch" "${niah_arg[@]}" '
+   --argjson batch "$batch" --arg niah_command "kvlab niah --backend cuda --json" "${niah_arg[@]}" '
     def num: . + 0;
     .rows as $rows
     | {
@@ -64,6 +77,7 @@ jq --arg name "$name" --arg measured "$measured" --arg command "$made_by" --arg 
                      | {context, attention_ms: (.attention_ms | num), GBps: (.GBps | num)}]
         }]
       }
-    + (if $niah == null then {} else {niah: $niah[0]} end)' "$bench" > "$out.tmp"
+    + (if $niah == null then {} else {niah: {measured: $niah_measured, command: $niah_command,
+                                             source: $niah_source, result: $niah[0]}} end)' "$bench" > "$out.tmp"
 mv "$out.tmp" "$out"
 echo "$out"

@@ -5,6 +5,7 @@
 #include "format.h"
 #include "jsonfile.h"
 #include "paths.h"
+#include "stats.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -123,6 +124,191 @@ static int stored_formats(const JsonDoc *d, const cJSON *r, StoredRun *run, Erro
     return 0;
 }
 
+/* ------------------------------------------------------------------------
+ * The NIAH run: {measured, command, source, result}, result as kvlab niah
+ * --json writes it
+ */
+
+static const char *const NIAH_FIELDS[] = {"measured", "command", "source", "result", NULL};
+static const char *const NIAH_RESULT_FIELDS[] = {
+    "backend", "device", "fp8_path", "partial", "seconds", "generator", "formats", "cells", NULL,
+};
+static const char *const NIAH_FORMAT_FIELDS[] = {
+    "format", "simulated", "kernel", "trials", "accuracy", "ci_low", "ci_high", "diff_low", "diff_high",
+    "verdict", NULL,
+};
+static const char *const NIAH_CELL_FIELDS[] = {
+    "format", "simulated", "length", "depth", "trials", "accuracy", "ci_low", "ci_high", "diff_low",
+    "diff_high", NULL,
+};
+
+/* A number field from lo to hi. */
+static int stored_number(const JsonDoc *d, const cJSON *obj, const char *name, double lo, double hi, double *out,
+                         Error *e)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!v)
+        return jsondoc_error(d, obj, e, "missing field '%s' in this object", name);
+    if (!json_number_double(d, v, out) || !(*out >= lo && *out <= hi))
+        return jsondoc_error(d, v, e, "field '%s': expected a number from %g to %g", name, lo, hi);
+    return 0;
+}
+
+/* A figure: trials, the accuracy inside its interval within 0 .. 1, the
+ * difference's interval within -1 .. 1, low before high. */
+static int stored_figure(const JsonDoc *d, const cJSON *o, NiahFigure *f, Error *e)
+{
+    uint64_t trials;
+    if (json_uint(d, o, "trials", FIELD_REQUIRED, 1, 1000000, &trials, e) ||
+        stored_number(d, o, "accuracy", 0, 1, &f->accuracy, e) || stored_number(d, o, "ci_low", 0, 1, &f->ci_low, e) ||
+        stored_number(d, o, "ci_high", 0, 1, &f->ci_high, e) ||
+        stored_number(d, o, "diff_low", -1, 1, &f->diff_low, e) ||
+        stored_number(d, o, "diff_high", -1, 1, &f->diff_high, e))
+        return -1;
+    f->trials = (unsigned)trials;
+    if (!(f->ci_low <= f->accuracy && f->accuracy <= f->ci_high))
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(o, "accuracy"), e,
+                             "field 'accuracy': %g lies outside its interval [%g, %g]", f->accuracy, f->ci_low,
+                             f->ci_high);
+    if (f->diff_low > f->diff_high)
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(o, "diff_low"), e,
+                             "field 'diff_low': %g is above diff_high %g", f->diff_low, f->diff_high);
+    return 0;
+}
+
+/* The formats, bf16 first, each with its verdict: the one the rule gives
+ * its difference's interval at the run's tolerance. */
+static int stored_niah_formats(const JsonDoc *d, const cJSON *res, NiahFigures *n, Error *e)
+{
+    const cJSON *arr, *o;
+    int count;
+    if (json_array(d, res, "formats", FIELD_REQUIRED, &arr, &count, e))
+        return -1;
+    if (count < 1 || count > NIAH_FIG_FORMATS_MAX)
+        return jsondoc_error(d, arr, e, "field 'formats': from 1 to %d formats, not %d", NIAH_FIG_FORMATS_MAX,
+                             count);
+    cJSON_ArrayForEach(o, arr)
+    {
+        const size_t i = n->n_formats;
+        char word[32];
+        if (json_object(d, o, "a format's NIAH results", e) || json_known_fields(d, o, NIAH_FORMAT_FIELDS, e) ||
+            json_string(d, o, "format", FIELD_REQUIRED, n->formats[i].id, sizeof n->formats[i].id, e) ||
+            json_bool(d, o, "simulated", FIELD_REQUIRED, &n->formats[i].simulated, e) ||
+            stored_figure(d, o, &n->formats[i].all, e) ||
+            json_string(d, o, "verdict", FIELD_REQUIRED, word, sizeof word, e))
+            return -1;
+        const cJSON *fv = cJSON_GetObjectItemCaseSensitive(o, "format");
+        if (i == 0 && strcmp(n->formats[i].id, format_bf16()->id))
+            return jsondoc_error(d, fv, e, "field 'format': the first format is bf16, the baseline, not '%s'",
+                                 n->formats[i].id);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(n->formats[j].id, n->formats[i].id))
+                return jsondoc_error(d, fv, e, "field 'format': %s is listed twice", n->formats[i].id);
+        const Verdict want = i ? stats_verdict(n->formats[i].all.diff_high, n->tolerance) : VERDICT_BASELINE;
+        if (strcmp(word, verdict_word(want)))
+            return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(o, "verdict"), e,
+                                 "field 'verdict': \"%s\", where the rule at tolerance %g gives \"%s\"", word,
+                                 n->tolerance, verdict_word(want));
+        n->formats[i].verdict = (int)want;
+        n->n_formats++;
+    }
+    return 0;
+}
+
+/* Where v is in the list (of *n), else appended to it while there is
+ * room; the index, or -1 where the list is full. */
+static int stored_axis(double v, double *list, size_t *n, size_t max)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (list[i] == v)
+            return (int)i;
+    if (*n == max)
+        return -1;
+    list[*n] = v;
+    return (int)(*n)++;
+}
+
+/* The cells, one for every format, length and depth: the lengths and
+ * depths in the order they first appear. */
+static int stored_niah_cells(const JsonDoc *d, const cJSON *res, NiahFigures *n, Error *e)
+{
+    const cJSON *arr, *o;
+    int count;
+    if (json_array(d, res, "cells", FIELD_REQUIRED, &arr, &count, e))
+        return -1;
+    double lengths[NIAH_FIG_LENGTHS_MAX];
+    bool seen[NIAH_FIG_FORMATS_MAX][NIAH_FIG_LENGTHS_MAX][NIAH_FIG_DEPTHS_MAX] = {{{false}}};
+    cJSON_ArrayForEach(o, arr)
+    {
+        char id[32];
+        uint64_t length;
+        double depth;
+        NiahFigure fig;
+        if (json_object(d, o, "a NIAH cell", e) || json_known_fields(d, o, NIAH_CELL_FIELDS, e) ||
+            json_string(d, o, "format", FIELD_REQUIRED, id, sizeof id, e) ||
+            json_uint(d, o, "length", FIELD_REQUIRED, 1, UINT32_MAX, &length, e) ||
+            stored_number(d, o, "depth", 0, 1, &depth, e) || stored_figure(d, o, &fig, e))
+            return -1;
+        size_t f = 0;
+        while (f < n->n_formats && strcmp(n->formats[f].id, id))
+            f++;
+        if (f == n->n_formats)
+            return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(o, "format"), e,
+                                 "field 'format': %s is not among the run's formats", id);
+        const int l = stored_axis((double)length, lengths, &n->n_lengths, NIAH_FIG_LENGTHS_MAX);
+        const int dp = stored_axis(depth, n->depths, &n->n_depths, NIAH_FIG_DEPTHS_MAX);
+        if (l < 0 || dp < 0)
+            return jsondoc_error(d, o, e, "at most %d lengths and %d depths", NIAH_FIG_LENGTHS_MAX,
+                                 NIAH_FIG_DEPTHS_MAX);
+        if (seen[f][l][dp])
+            return jsondoc_error(d, o, e, "the cell of %s at length %llu, depth %g is listed twice", id,
+                                 (unsigned long long)length, depth);
+        seen[f][l][dp] = true;
+        n->lengths[l] = length;
+        n->cells[f][l][dp] = fig;
+    }
+    if ((size_t)count != n->n_formats * n->n_lengths * n->n_depths)
+        return jsondoc_error(d, arr, e, "field 'cells': %d cells, where %zu formats x %zu lengths x %zu depths "
+                                        "need %zu", count, n->n_formats, n->n_lengths, n->n_depths,
+                             n->n_formats * n->n_lengths * n->n_depths);
+    n->trials = n->cells[0][0][0].trials;
+    return 0;
+}
+
+/* The member "niah": its run's date, command and file, and the figures of
+ * a complete run on a GPU. */
+static int stored_niah(const JsonDoc *d, const cJSON *v, NiahFigures *n, Error *e)
+{
+    const cJSON *res, *gen;
+    char backend[16];
+    bool partial;
+    if (json_object(d, v, "field 'niah'", e) || json_known_fields(d, v, NIAH_FIELDS, e) ||
+        stored_date(d, v, n->measured, sizeof n->measured, e) ||
+        json_string(d, v, "command", FIELD_REQUIRED, n->command, sizeof n->command, e) ||
+        json_string(d, v, "source", FIELD_REQUIRED, n->source, sizeof n->source, e))
+        return -1;
+    if (!(res = cJSON_GetObjectItemCaseSensitive(v, "result")))
+        return jsondoc_error(d, v, e, "missing field 'result' in this object");
+    if (json_object(d, res, "field 'result' (kvlab niah --json)", e) ||
+        json_known_fields(d, res, NIAH_RESULT_FIELDS, e) ||
+        json_string(d, res, "backend", FIELD_REQUIRED, backend, sizeof backend, e) ||
+        json_string(d, res, "device", FIELD_REQUIRED, n->device, sizeof n->device, e) ||
+        json_bool(d, res, "partial", FIELD_REQUIRED, &partial, e))
+        return -1;
+    if (strcmp(backend, "cuda"))
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(res, "backend"), e,
+                             "field 'backend': '%s', not a GPU's run (cuda)", backend);
+    if (partial)
+        return jsondoc_error(d, cJSON_GetObjectItemCaseSensitive(res, "partial"), e,
+                             "field 'partial': a stopped run is not stored");
+    if (!(gen = cJSON_GetObjectItemCaseSensitive(res, "generator")))
+        return jsondoc_error(d, res, e, "missing field 'generator' in this object");
+    return json_object(d, gen, "field 'generator'", e) || stored_number(d, gen, "tolerance", 0, 1, &n->tolerance, e) ||
+                   stored_niah_formats(d, res, n, e) || stored_niah_cells(d, res, n, e)
+               ? -1
+               : 0;
+}
+
 /* Reads run from d, then frees d. */
 static int stored_from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
 {
@@ -142,8 +328,7 @@ static int stored_from_doc(void *out, JsonDoc *d, const void *ctx, Error *e)
              stored_shape(d, r, run, e) || json_uint(d, r, "batch", FIELD_REQUIRED, 1, 1u << 20, &run->batch, e) ||
              stored_formats(d, r, run, e);
     if (!rc && (niah = cJSON_GetObjectItemCaseSensitive(r, "niah")) && !cJSON_IsNull(niah)) {
-        /* kvlab niah --json's object, read where it is shown */
-        rc = json_object(d, niah, "field 'niah' (kvlab niah --json)", e);
+        rc = stored_niah(d, niah, &run->niah, e);
         run->has_niah = !rc;
     }
     jsondoc_done(d);

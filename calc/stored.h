@@ -12,7 +12,9 @@
  *   layers}, batch                                          as kvlab bench
  *   formats: [{format, slope_ms_per_token, points: [{context,
  *             attention_ms, GBps}]}]                        one layer each
- *   niah (optional): `kvlab niah --json` of the same GPU
+ *   niah (optional): {measured, command, source, result}, result
+ *             `kvlab niah --backend cuda --json` of the same GPU, on
+ *             its own date
  *
  * Every format shares the contexts of the first, rising. */
 #ifndef KVLAB_STORED_H
@@ -40,6 +42,41 @@ typedef struct {
     StoredPoint points[STORED_POINTS_MAX];
 } StoredSeries;
 
+#define NIAH_FIG_FORMATS_MAX 8
+#define NIAH_FIG_LENGTHS_MAX 16
+#define NIAH_FIG_DEPTHS_MAX 8
+
+/* A needle-in-a-haystack figure, a cell's or a format's over the grid:
+ * accuracy and its Wilson 95% interval, the paired bootstrap 95% interval
+ * of the difference to bf16 (format - bf16), as kvlab niah --json writes
+ * them. */
+typedef struct {
+    unsigned trials;
+    double accuracy, ci_low, ci_high;
+    double diff_low, diff_high;
+} NiahFigure;
+
+/* A NIAH grid's figures as they are shown: the stored run's, read from
+ * kvlab niah --json, and a run of this machine's (the NIAH screen) drawn
+ * from the same. cells[f][l][d]; a format's verdict is a Verdict
+ * (stats.h), or -1 where no trial ran. */
+typedef struct {
+    char device[96];
+    char measured[16], command[128], source[256];   // where stored: the run
+    double tolerance;           // the rule's
+    unsigned trials;            // a cell's
+    size_t n_formats, n_lengths, n_depths;
+    uint64_t lengths[NIAH_FIG_LENGTHS_MAX];
+    double depths[NIAH_FIG_DEPTHS_MAX];
+    struct {
+        char id[32];
+        bool simulated;
+        NiahFigure all;         // over the grid
+        int verdict;
+    } formats[NIAH_FIG_FORMATS_MAX];
+    NiahFigure cells[NIAH_FIG_FORMATS_MAX][NIAH_FIG_LENGTHS_MAX][NIAH_FIG_DEPTHS_MAX];
+} NiahFigures;
+
 typedef struct {
     char name[64];              // file stem: "nvidia-h200"
     char device[96];            // "NVIDIA H200"
@@ -54,6 +91,7 @@ typedef struct {
     size_t n_formats;
     StoredSeries formats[STORED_FORMATS_MAX];
     bool has_niah;              // a "niah" member: kvlab niah --json
+    NiahFigures niah;           // its figures, where has_niah
 } StoredRun;
 
 int stored_load(StoredRun *r, const char *path, Error *e);

@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include "kv_bench.h"
+#include "stats.h"
 #include "stored.h"
 
 #include <cjson/cJSON.h>
@@ -52,7 +53,6 @@ START_TEST(shipped_file_holds_the_run)
     ck_assert_str_eq(r.measured, "2026-11-29");
     ck_assert_uint_eq(r.batch, 1);
     ck_assert_uint_eq(r.layers, 32);
-    ck_assert(!r.has_niah);
     char *text = slurp(RESULTS "/bench.json", NULL);
     cJSON *b = cJSON_Parse(text);
     free(text);
@@ -92,6 +92,72 @@ START_TEST(shipped_file_holds_the_run)
     for (size_t i = 0; i < r.n_formats; i++)
         points += r.formats[i].n;
     ck_assert_uint_eq(rows, points);
+}
+END_TEST
+
+/* A figure of the stored NIAH run equals the one of kernels/results/
+ * niah.json that o holds, exactly (the script copies the numbers). */
+static void assert_figure(const NiahFigure *f, const cJSON *o)
+{
+    ck_assert_uint_eq(f->trials, (unsigned)cJSON_GetObjectItem(o, "trials")->valuedouble);
+    ck_assert(f->accuracy == cJSON_GetObjectItem(o, "accuracy")->valuedouble);
+    ck_assert(f->ci_low == cJSON_GetObjectItem(o, "ci_low")->valuedouble);
+    ck_assert(f->ci_high == cJSON_GetObjectItem(o, "ci_high")->valuedouble);
+    ck_assert(f->diff_low == cJSON_GetObjectItem(o, "diff_low")->valuedouble);
+    ck_assert(f->diff_high == cJSON_GetObjectItem(o, "diff_high")->valuedouble);
+}
+
+/* The shipped file's NIAH run is the H200's of kernels/results/niah.json,
+ * dated by kernels/results/niah/date.txt (not the speed run's date): its
+ * device, every format's figures and verdict, every cell's figures. */
+START_TEST(shipped_niah_holds_the_run)
+{
+    StoredRun r;
+    Error e;
+    ck_assert_msg(stored_load(&r, SHIPPED, &e) == 0, "%s", e.msg);
+    ck_assert_msg(stored_niah_check(&r, &e) == 0, "%s", e.msg);
+    const NiahFigures *n = &r.niah;
+    char *date = slurp(RESULTS "/niah/date.txt", NULL);
+    date[strcspn(date, "\n")] = '\0';
+    ck_assert_str_eq(n->measured, date);
+    ck_assert_str_ne(n->measured, r.measured);
+    free(date);
+    ck_assert_str_eq(n->command, "kvlab niah --backend cuda --json");
+    ck_assert_str_eq(n->source, RESULTS "/niah.json");
+    char *text = slurp(RESULTS "/niah.json", NULL);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    ck_assert(j != NULL);
+    ck_assert_str_eq(n->device, cJSON_GetObjectItem(j, "device")->valuestring);
+    ck_assert(n->tolerance == cJSON_GetObjectItem(cJSON_GetObjectItem(j, "generator"), "tolerance")->valuedouble);
+    size_t i = 0;
+    const cJSON *o;
+    cJSON_ArrayForEach(o, cJSON_GetObjectItem(j, "formats"))
+    {
+        ck_assert_uint_lt(i, n->n_formats);
+        ck_assert_str_eq(n->formats[i].id, cJSON_GetObjectItem(o, "format")->valuestring);
+        ck_assert_int_eq(n->formats[i].simulated, cJSON_IsTrue(cJSON_GetObjectItem(o, "simulated")));
+        ck_assert_str_eq(verdict_word((Verdict)n->formats[i].verdict), cJSON_GetObjectItem(o, "verdict")->valuestring);
+        assert_figure(&n->formats[i].all, o);
+        i++;
+    }
+    ck_assert_uint_eq(i, n->n_formats);
+    size_t cells = 0;
+    cJSON_ArrayForEach(o, cJSON_GetObjectItem(j, "cells"))
+    {
+        size_t f = 0, l = 0, d = 0;
+        while (f < n->n_formats && strcmp(n->formats[f].id, cJSON_GetObjectItem(o, "format")->valuestring))
+            f++;
+        while (l < n->n_lengths && n->lengths[l] != (uint64_t)cJSON_GetObjectItem(o, "length")->valuedouble)
+            l++;
+        while (d < n->n_depths && n->depths[d] != cJSON_GetObjectItem(o, "depth")->valuedouble)
+            d++;
+        ck_assert(f < n->n_formats && l < n->n_lengths && d < n->n_depths);
+        assert_figure(&n->cells[f][l][d], o);
+        cells++;
+    }
+    ck_assert_uint_eq(cells, n->n_formats * n->n_lengths * n->n_depths);
+    cJSON_Delete(j);
 }
 END_TEST
 
@@ -170,7 +236,11 @@ START_TEST(absent_results_said_cleanly)
 {
     StoredRun r;
     Error e;
-    ck_assert_msg(stored_load(&r, SHIPPED, &e) == 0, "%s", e.msg);
+    char *text = slurp(SHIPPED, NULL), *cut = strstr(text, ",\n  \"niah\":");
+    ck_assert(cut != NULL);
+    strcpy(cut, "\n}\n");                 // the run without its niah member
+    ck_assert_msg(stored_parse(&r, "nvidia-h200.json", text, strlen(text), &e) == 0, "%s", e.msg);
+    free(text);
     ck_assert_int_eq(stored_niah_check(&r, &e), -1);
     ck_assert_msg(strstr(e.msg, "no stored NIAH results") && strstr(e.msg, "NVIDIA H200"), "%s", e.msg);
     char dir[] = "/tmp/kvlab-stored-XXXXXX";
@@ -253,8 +323,55 @@ static const struct {
     {"\"copy_GBps\": 4", "\"copy_GBps\": -4", 13, "expected a number above 0"},
     {"\"batch\": 1,", "\"batch\": 0,", 9, "from 1 to"},
     {"\"layers\": 32", "\"layers\": 32.5", 10, "expected a whole number"},
-    {"\"batch\": 1,", "\"batch\": 1, \"niah\": [],", 20, "field 'niah' (kvlab niah --json) must be a JSON object"},
 };
+
+/* The niah member's damages: the change is made at occurrence nth. */
+static const struct {
+    const char *from;
+    int nth;
+    const char *to;
+    size_t skip;
+    const char *what;
+} NIAH_BAD[] = {
+    {"\"measured\": \"2026-12-02\"", 0, "\"measured\": \"2026-12-32\"", 12, "expected a date such as"},
+    {"\"backend\": \"cuda\"", 0, "\"backend\": \"cpu\"", 11, "not a GPU's run"},
+    {"\"partial\": false", 0, "\"partial\": true", 11, "a stopped run is not stored"},
+    {"\"verdict\": \"rejected\"", 0, "\"verdict\": \"not rejected\"", 11, "where the rule at tolerance"},
+    {"\"verdict\": \"baseline\"", 0, "\"verdict\": \"not rejected\"", 11, "where the rule at tolerance"},
+    {"\"accuracy\": 0.63", 0, "\"accuracy\": 0.7", 12, "lies outside its interval"},
+    {"\"diff_high\": 0", 0, "\"diff_high\": 2", 13, "expected a number from -1 to 1"},
+    {"\"trials\": 20,", 1, "\"trials\": 0,", 10, "from 1 to"},          // 0: the generator's
+    {"\"format\": \"int2-k-channel\"", 1, "\"format\": \"int2-k-chanel\"", 10,
+     "is not among the run's formats"},                                      // 0: in the formats
+    {"\"format\": \"int2-k-channel\"", 0, "\"format\": \"int2-k-token\"", 10, "int2-k-token is listed twice"},
+    {"\"command\": \"kvlab niah --backend cuda --json\"", 0, "\"command\": 7", 11, "field 'command'"},
+    {"\"tolerance\": 0.05", 0, "\"tolerance\": 1.5", 13, "expected a number from 0 to 1"},
+};
+
+START_TEST(bad_niah_refused)
+{
+    assert_refused(NIAH_BAD[_i].from, NIAH_BAD[_i].nth, NIAH_BAD[_i].to, NIAH_BAD[_i].skip, NIAH_BAD[_i].what);
+}
+END_TEST
+
+/* A random NIAH figure (a format's or a cell's accuracy or interval bound)
+ * beyond 1 is refused where it stands. */
+START_TEST(random_niah_figures_refused)
+{
+    static const char *const FIELDS[] = {"\"accuracy\": ", "\"ci_low\": ", "\"ci_high\": "};
+    StoredRun r;
+    Error e;
+    ck_assert_msg(stored_load(&r, SHIPPED, &e) == 0, "%s", e.msg);
+    const size_t figures = r.niah.n_formats * (1 + r.niah.n_lengths * r.niah.n_depths);
+    Rng g = {test_seed()};
+    for (int round = 0; round < 8; round++) {
+        const char *field = FIELDS[rng_range(&g, 0, 2)];
+        char to[32];
+        snprintf(to, sizeof to, "%s2", field);      // 0.63 becomes 20.63: above 1
+        assert_refused(field, (int)rng_range(&g, 0, figures - 1), to, strlen(field), "expected a number from 0 to 1");
+    }
+}
+END_TEST
 
 START_TEST(bad_files_refused)
 {
@@ -296,12 +413,15 @@ Suite *suite_stored(void)
     Suite *s = suite_create("stored");
     TCase *t = tcase_create("stored");
     tcase_add_test(t, shipped_file_holds_the_run);
+    tcase_add_test(t, shipped_niah_holds_the_run);
     tcase_add_test(t, stored_slopes_fit_their_points);
     tcase_add_test(t, script_writes_the_shipped_file);
     tcase_add_test(t, slopes_for_other_code);
     tcase_add_test(t, absent_results_said_cleanly);
     tcase_add_loop_test(t, bad_files_refused, 0, (int)(sizeof BAD / sizeof BAD[0]));
     tcase_add_test(t, random_points_refused);
+    tcase_add_loop_test(t, bad_niah_refused, 0, (int)(sizeof NIAH_BAD / sizeof NIAH_BAD[0]));
+    tcase_add_test(t, random_niah_figures_refused);
     suite_add_tcase(s, t);
     return s;
 }

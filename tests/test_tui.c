@@ -12,6 +12,7 @@
 #include "query.h"
 #include "gpu.h"
 #include "scenario.h"
+#include "stats.h"
 #include "stored.h"
 #include "units.h"
 
@@ -898,10 +899,13 @@ START_TEST(gpu_screen_uncut)
 }
 END_TEST
 
+/* The stored GPU runs' file the lab finds beside the build's kvlab. */
+#define STORED_FILE "assets/stored/nvidia-h200.json"
+
 /* The NIAH screen's parts after a run: the backend, a heatmap's format and
- * verdict, the formats' and cells' tables, the word on stored GPU results. */
+ * verdict, the formats' and cells' tables, the stored GPU run's section. */
 static const char *const NIAH_PARTS[] = {"CPU reference", "int2-k-channel", "simulated,", "Per format",
-                                         "Every cell", "95% CI", "No stored GPU NIAH results yet", NULL};
+                                         "Every cell", "95% CI", "not this machine", NULL};
 /* F7 set to a short grid: lengths 256 and 1k, 4 trials a cell, closeness
  * 0.9 (a float field takes a value between its bounds). */
 #define SHORT_NIAH "F7 Down 2 5 6 , 1 k Enter Down 4 Enter Down 0 . 9 Enter"
@@ -928,6 +932,54 @@ START_TEST(niah_screen_uncut)
         wait_for_s("left", 30);
         keys("Escape");
         wait_for_s("cancelled", 30);
+        quit_lab();
+        assert_no_cuts(&c, "NIAH");
+    }
+}
+END_TEST
+
+/* Without a GPU the NIAH screen shows the grid stored from the H200 run in
+ * a section titled with the GPU and the NIAH run's date, before a run and
+ * after one: what ran it, and each format's accuracy and verdict as the
+ * file has them; s hides the section. Nothing is cut at 80x24 and 120x40. */
+START_TEST(niah_screen_stored)
+{
+    StoredRun r;
+    Error e;
+    ck_assert_msg(stored_load(&r, STORED_FILE, &e) == 0, "%s", e.msg);
+    ck_assert_msg(stored_niah_check(&r, &e) == 0, "%s", e.msg);
+    const NiahFigures *n = &r.niah;
+    char title[256], verdicts[NIAH_FIG_FORMATS_MAX][2][96];
+    snprintf(title, sizeof title, "Measured on %s, %s, not this machine", n->device, n->measured);
+    const char *parts[4 + 2 * NIAH_FIG_FORMATS_MAX] = {title, n->command};
+    size_t k = 2;
+    for (size_t f = 0; f < n->n_formats; f++) {
+        /* the verdict line's start (its accuracy) and end (diff_high and
+         * the verdict), either side of where a narrow view wraps it */
+        snprintf(verdicts[f][0], sizeof verdicts[f][0], "%s%s: %.1f%%", n->formats[f].id,
+                 n->formats[f].simulated ? " (simulated)" : "", 100 * n->formats[f].all.accuracy);
+        snprintf(verdicts[f][1], sizeof verdicts[f][1], "%+.1f]: %s", f ? 100 * n->formats[f].all.diff_high : 0,
+                 verdict_word((Verdict)n->formats[f].verdict));
+        parts[k++] = verdicts[f][0];
+        parts[k++] = verdicts[f][1];
+    }
+    parts[k] = NULL;
+    static const int SIZES[][2] = {{80, 24}, {120, 40}};
+    for (size_t i = 0; i < N_OF(SIZES); i++) {
+        CutLog c;
+        open_cut_log(&c, SIZES[i][0], SIZES[i][1], NO_PLUGIN, "A 20 GiB KV pool");
+        press("F7", "Press r");
+        assert_reachable(parts, NULL);
+        press(SHORT_NIAH, "0.9");
+        keys("r");
+        wait_for_s("NIAH run done", 60);
+        assert_reachable(parts, NULL);
+        static char before[65536];
+        snprintf(before, sizeof before, "%s", dump());
+        keys("s");
+        wait_changed(before);
+        assert_reachable((const char *const[]){"CPU reference", "Per format", NULL}, NULL);
+        assert_screen(!strstr(dump(), "not this machine"), "s left the stored NIAH section at the view's end");
         quit_lab();
         assert_no_cuts(&c, "NIAH");
     }
@@ -987,7 +1039,6 @@ END_TEST
 /* The stored GPU run the lab finds beside the build's kvlab (BUILD/stored,
  * a link to assets/stored), its title and its plot whole or not at all:
  * its y label with its first series' legend entry, hollow-marked. */
-#define STORED_FILE "assets/stored/nvidia-h200.json"
 static const char *const STORED_PLOT[] = {"ms per step (stored)", "\u25CB bf16 NVIDIA H200", NULL};
 
 /* Fails unless the stored run's slopes table on the screen (its rows hold
@@ -2576,6 +2627,7 @@ Suite *suite_tui(void)
     TCase *niah = tcase_create("niah");            // the NIAH screen
     tcase_set_timeout(niah, 240);
     tcase_add_test(niah, niah_screen_uncut);
+    tcase_add_test(niah, niah_screen_stored);
     suite_add_tcase(s, niah);
     TCase *lessons = tcase_create("lessons");      // the lessons screen, exercises, glossary
     tcase_set_timeout(lessons, 120);

@@ -6,8 +6,9 @@
  * measured; then one heatmap of accuracy (depth x length) per format side
  * by side, each with its verdict under the rule, the formats' table and
  * every cell with its intervals. Without a GPU the CPU reference runs and
- * says so, and the stored GPU results are shown apart, labelled with the
- * GPU and the date they were measured (or said to be missing). */
+ * says so, and the stored GPU run's grid (calc/stored.h) is shown apart in
+ * a section of its own, titled with the GPU and the date it was measured,
+ * drawn by the same code from its figures; with a GPU, s shows it. */
 #include "screens.h"
 
 #include "doc.h"
@@ -16,6 +17,7 @@
 #include "niahreport.h"
 #include "plotmath.h"
 #include "stats.h"
+#include "stored.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -50,8 +52,13 @@ typedef struct {
     NiahResult shown;           // the last run, if have
     bool have;
     double tolerance_shown;     // the tolerance its verdicts were drawn with
+    NiahFigures fig;            // its figures at tolerance_shown, as drawn
     char what[256];             // what was run, on what, in how long
     char note[ERROR_MSG_MAX + 160];     // how the last run ended, when not complete
+    StoredRun stored;           // the stored GPU run, if have_stored
+    bool have_stored;
+    char stored_why[ERROR_MSG_MAX];     // else why there is none
+    bool show_stored;           // where no GPU runs the grid, or s shows it
 } NiahLab;
 
 static void screen_niah_drop(NiahLab *s)
@@ -75,6 +82,11 @@ static void *screen_niah_create(Error *e)
     s->trials = NIAH_TRIALS_DEFAULT;
     s->closeness = (float)NIAH_CLOSENESS_DEFAULT;
     s->tolerance = (float)NIAH_TOLERANCE_DEFAULT;
+    Error e2;
+    s->have_stored = stored_gpu_run(&s->stored, NULL, &e2) == 0 && stored_niah_check(&s->stored, &e2) == 0;
+    if (!s->have_stored)
+        snprintf(s->stored_why, sizeof s->stored_why, "%s", e2.msg);
+    s->show_stored = true;      // until a run finds a GPU
     return s;
 }
 
@@ -125,6 +137,42 @@ static int screen_niah_grid(const NiahLab *s, NiahGrid *g, Error *e)
     return niah_grid_check(g, e) ? error_prefix(e, "Lengths") : 0;
 }
 
+/* The run shown's figures at `tolerance`, as the stored run's are read
+ * (a cell whose figures cannot be computed shows no trials). */
+static void screen_niah_figures(NiahLab *s, double tolerance)
+{
+    const NiahResult *r = &s->shown;
+    const NiahGrid *g = &r->g;
+    NiahFigures *fig = &s->fig;
+    Error e;
+    memset(fig, 0, sizeof *fig);
+    s->tolerance_shown = fig->tolerance = tolerance;
+    fig->trials = g->trials;
+    fig->n_formats = g->n_formats < NIAH_FIG_FORMATS_MAX ? g->n_formats : NIAH_FIG_FORMATS_MAX;
+    fig->n_lengths = g->n_lengths < NIAH_FIG_LENGTHS_MAX ? g->n_lengths : NIAH_FIG_LENGTHS_MAX;
+    fig->n_depths = g->n_depths < NIAH_FIG_DEPTHS_MAX ? g->n_depths : NIAH_FIG_DEPTHS_MAX;
+    for (size_t l = 0; l < fig->n_lengths; l++)
+        fig->lengths[l] = g->lengths[l];
+    memcpy(fig->depths, g->depths, fig->n_depths * sizeof fig->depths[0]);
+    for (size_t f = 0; f < fig->n_formats; f++) {
+        snprintf(fig->formats[f].id, sizeof fig->formats[f].id, "%s", g->formats[f]->id);
+        fig->formats[f].simulated = g->formats[f]->simulated;
+        NiahCell c;
+        int v = -1;
+        if (niah_format_summary(r, f, tolerance, &c, &v, &e))
+            c.trials = 0, v = -1;
+        fig->formats[f].all = (NiahFigure){c.trials, c.accuracy, c.ci_low, c.ci_high, c.diff_low, c.diff_high};
+        fig->formats[f].verdict = v;
+        for (size_t l = 0; l < fig->n_lengths; l++)
+            for (size_t d = 0; d < fig->n_depths; d++) {
+                if (niah_cell(r, f, l, d, &c, &e))
+                    c.trials = 0;
+                fig->cells[f][l][d] = (NiahFigure){c.trials, c.accuracy, c.ci_low, c.ci_high, c.diff_low,
+                                                   c.diff_high};
+            }
+    }
+}
+
 /* Nothing is run here (r runs): the fields are checked; a new tolerance
  * gives the run shown its verdicts anew. */
 static int screen_niah_recompute(void *st, Error *e)
@@ -134,6 +182,8 @@ static int screen_niah_recompute(void *st, Error *e)
     if (screen_niah_grid(s, &g, e))
         return -1;
     s->tolerance_shown = s->tolerance;
+    if (s->have)
+        screen_niah_figures(s, s->tolerance);
     return 0;
 }
 
@@ -145,7 +195,7 @@ static int screen_niah_recompute(void *st, Error *e)
 
 /* A heatmap's width: its cells, or its longest line of words
  * ("simulated, not rejected"). */
-static int screen_niah_map_width(const NiahGrid *g)
+static int screen_niah_map_width(const NiahFigures *g)
 {
     const int cells = DEPTH_W + CELL_W * (int)g->n_lengths, words = (int)strlen("simulated, not rejected");
     return cells > words ? cells : words;
@@ -154,21 +204,14 @@ static int screen_niah_map_width(const NiahGrid *g)
 /* A format's heatmap: its id, kernel or simulated and its verdict, the
  * lengths, then a row per depth of accuracies in percent, each beside a
  * swatch of its loss's colour. */
-static void screen_niah_map(const NiahLab *s, size_t f, Doc *d)
+static void screen_niah_map(const NiahFigures *g, size_t f, Doc *d)
 {
-    const NiahResult *r = &s->shown;
-    const NiahGrid *g = &r->g;
-    const int w = screen_niah_map_width(g);
-    NiahCell sum;
-    int v;
-    Error e;
-    if (niah_format_summary(r, f, s->tolerance_shown, &sum, &v, &e))
-        return;
+    const int w = screen_niah_map_width(g), v = g->formats[f].verdict;
     Rect rc;
     char line[96], t[16];
     if (doc_block(d, 1, &rc))
-        put_text(rc.y, rc.x, w, crt_attr(ROLE_TITLE), g->formats[f]->id);
-    snprintf(line, sizeof line, "%s, %s", g->formats[f]->simulated ? "simulated" : "kernel", niahreport_verdict(v));
+        put_text(rc.y, rc.x, w, crt_attr(ROLE_TITLE), g->formats[f].id);
+    snprintf(line, sizeof line, "%s, %s", g->formats[f].simulated ? "simulated" : "kernel", niahreport_verdict(v));
     if (doc_block(d, 1, &rc))
         put_text(rc.y, rc.x, w, crt_attr(v == VERDICT_REJECTED ? ROLE_BAD : ROLE_DIM), line);
     if (doc_block(d, 1, &rc)) {
@@ -184,9 +227,9 @@ static void screen_niah_map(const NiahLab *s, size_t f, Doc *d)
         snprintf(line, sizeof line, "%g", g->depths[dp]);
         put_text(rc.y, rc.x, DEPTH_W, crt_attr(ROLE_DIM), line);
         for (size_t l = 0; l < g->n_lengths; l++) {
-            NiahCell c;
+            const NiahFigure c = g->cells[f][l][dp];
             int x = rc.x + DEPTH_W + CELL_W * (int)l;
-            if (niah_cell(r, f, l, dp, &c, &e) || !c.trials) {
+            if (!c.trials) {
                 put_text(rc.y, x, CELL_W, crt_attr(ROLE_DIM), "   -");
                 continue;
             }
@@ -200,9 +243,8 @@ static void screen_niah_map(const NiahLab *s, size_t f, Doc *d)
 }
 
 /* The heatmaps in rows of as many as fit side by side. */
-static void screen_niah_maps(const NiahLab *s, Doc *d)
+static void screen_niah_maps(const NiahFigures *g, Doc *d)
 {
-    const NiahGrid *g = &s->shown.g;
     const int w = screen_niah_map_width(g), gap = 2;
     int per = (d->win.w + gap) / (w + gap);
     if (per < 1)
@@ -211,7 +253,7 @@ static void screen_niah_maps(const NiahLab *s, Doc *d)
         Doc row = *d;                       // the tallest so far of this row's maps
         for (size_t f = f0; f < g->n_formats && f < f0 + (size_t)per; f++) {
             Doc one = doc_beside(d, (int)(f - f0) * (w + gap), w < d->win.w ? w : d->win.w);
-            screen_niah_map(s, f, &one);
+            screen_niah_map(g, f, &one);
             doc_below(&row, &row, &one);
         }
         d->line = row.line;
@@ -220,23 +262,21 @@ static void screen_niah_maps(const NiahLab *s, Doc *d)
 }
 
 /* Each format's figures over the grid and its verdict, as wrapped text. */
-static void screen_niah_verdicts(const NiahLab *s, Doc *d)
+static void screen_niah_verdicts(const NiahFigures *g, Doc *d)
 {
-    const NiahGrid *g = &s->shown.g;
     char line[320];
     snprintf(line, sizeof line, "Per format over the grid: its accuracy and Wilson 95%% interval, the paired "
                                 "bootstrap 95%% interval (%d resamples) of its difference to bf16, in points; "
                                 "rejected where the loss's lower bound exceeds %g points:",
-             STATS_RESAMPLES, 100 * s->tolerance_shown);
+             STATS_RESAMPLES, 100 * g->tolerance);
     doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
     for (size_t f = 0; f < g->n_formats; f++) {
-        NiahCell c;
-        int v;
-        Error e;
-        if (niah_format_summary(&s->shown, f, s->tolerance_shown, &c, &v, &e))
-            return;
-        snprintf(line, sizeof line, "%s%s: %.1f%% [%.1f, %.1f]; %s [%+.1f, %+.1f]: %s", g->formats[f]->id,
-                 g->formats[f]->simulated ? " (simulated)" : "", 100 * c.accuracy, 100 * c.ci_low, 100 * c.ci_high,
+        const NiahFigure c = g->formats[f].all;
+        const int v = g->formats[f].verdict;
+        if (!c.trials)
+            continue;
+        snprintf(line, sizeof line, "%s%s: %.1f%% [%.1f, %.1f]; %s [%+.1f, %+.1f]: %s", g->formats[f].id,
+                 g->formats[f].simulated ? " (simulated)" : "", 100 * c.accuracy, 100 * c.ci_low, 100 * c.ci_high,
                  "diff", f ? 100 * c.diff_low : 0, f ? 100 * c.diff_high : 0, niahreport_verdict(v));
         doc_text(d, 2, crt_attr(v == VERDICT_REJECTED ? ROLE_BAD : ROLE_NORMAL), line);
     }
@@ -290,14 +330,27 @@ static void screen_niah_params(const NiahGrid *g, Doc *d)
     doc_text(d, 0, crt_attr(ROLE_DIM), line);
 }
 
-/* The stored GPU results, where this machine has no GPU: there are none
- * yet (no GPU NIAH run is stored with the program), which is said. */
-static void screen_niah_stored(Doc *d)
+/* The stored GPU run's grid, in a section of its own: its title names the
+ * GPU and the date, then what ran it and where it is kept, its heatmaps
+ * and verdicts as this machine's are drawn; or why there is none. */
+static void screen_niah_stored(const NiahLab *s, Doc *d)
 {
-    doc_title(d, "Stored GPU results");
-    doc_text(d, 0, crt_attr(ROLE_DIM),
-             "No stored GPU NIAH results yet: no GPU run of this grid (tests/bench/niah_gpu.sh) is stored with "
-             "the program, so this screen shows only what this machine measures.");
+    if (!s->have_stored) {
+        doc_title(d, "Stored GPU NIAH results");
+        doc_text(d, 0, crt_attr(ROLE_DIM), s->stored_why);
+        return;
+    }
+    const NiahFigures *g = &s->stored.niah;
+    char line[1024];
+    snprintf(line, sizeof line, "Measured on %s, %s, not this machine", g->device, g->measured);
+    doc_title(d, line);
+    snprintf(line, sizeof line, "Shipped with kvlab: %s (%s) on that GPU, %u trials a cell; the verdicts at the "
+                                "run's tolerance. None of it was measured here.",
+             g->command, g->source, g->trials);
+    doc_text(d, 0, crt_attr(ROLE_WARN), line);
+    doc_gap(d, 1);
+    screen_niah_maps(g, d);
+    screen_niah_verdicts(g, d);
 }
 
 static void screen_niah_layout(void *st, Doc *d)
@@ -317,14 +370,14 @@ static void screen_niah_layout(void *st, Doc *d)
         doc_gap(d, 1);
         screen_niah_params(&s->shown.g, d);
         doc_gap(d, 1);
-        screen_niah_maps(s, d);
-        screen_niah_verdicts(s, d);
+        screen_niah_maps(&s->fig, d);
+        screen_niah_verdicts(&s->fig, d);
         doc_gap(d, 1);
         screen_niah_intervals(s, d);
     }
-    if (!s->opened || !s->b.cuda) {
+    if (s->show_stored) {
         doc_gap(d, 1);
-        screen_niah_stored(d);
+        screen_niah_stored(s, d);
     }
 }
 
@@ -363,6 +416,7 @@ static int screen_niah_run(NiahLab *s, Lab *lab)
             return KEY_REDRAW;
         }
         s->opened = true;
+        s->show_stored = !s->b.cuda;    // with a GPU, this machine's figures alone (s shows them)
     }
     NiahBackend be = {s->b.cuda, s->b.api, s->b.cuda_opts, 0};
     Progress p = {lab, false};
@@ -383,7 +437,7 @@ static int screen_niah_run(NiahLab *s, Lab *lab)
     screen_niah_drop(s);
     s->shown = r;
     s->have = true;
-    s->tolerance_shown = s->tolerance;
+    screen_niah_figures(s, s->tolerance);
     char t[32];
     snprintf(s->what, sizeof s->what, "%s: %zu lengths x %zu depths x %zu formats, %u trials a cell, in %s; r runs "
                                       "again.",
@@ -395,10 +449,18 @@ static int screen_niah_run(NiahLab *s, Lab *lab)
 
 static int screen_niah_key(void *st, int ch, Lab *lab)
 {
+    NiahLab *s = st;
+    if (ch == 's') {
+        s->show_stored = !s->show_stored;
+        return KEY_REDRAW;
+    }
     return ch == 'r' ? screen_niah_run(st, lab) : KEY_IGNORED;
 }
 
-static const ScreenKey KEYS[] = {{"r", "run", "run the grid (a progress bar; Esc cancels)"}};
+static const ScreenKey KEYS[] = {
+    {"r", "run", "run the grid (a progress bar; Esc cancels)"},
+    {"s", "stored", "show or hide the NIAH grid stored from a GPU run (shown where no GPU runs it)"},
+};
 
 /* The cells as kvlab niah --csv writes them; the heatmaps as one SVG, a
  * grid per format side by side, each cell's accuracy written in it. */
@@ -459,7 +521,9 @@ const ScreenDef SCREEN_NIAH = {
             "heatmap of accuracy per format, its verdict under the rule (rejected when the paired bootstrap's "
             "lower bound of the accuracy loss against BF16 exceeds the Tolerance), and every cell with its "
             "Wilson 95% interval. The time left is foreseen from the trials run; Esc cancels, keeping the last "
-            "complete run. Without a GPU the CPU reference runs and says so.",
+            "complete run. Without a GPU the CPU reference runs and says so, and the grid stored from a GPU run is "
+            "shown in a section of its own, titled with that GPU and the date it was measured (s shows or hides "
+            "it).",
     .create = screen_niah_create,
     .destroy = screen_niah_destroy,
     .fields = screen_niah_fields,

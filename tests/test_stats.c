@@ -22,8 +22,11 @@
 #define F64_TOL 1e-12
 /* A bootstrap's percentile interval against the normal one, mean +-
  * 1.96 sd / sqrt(n), for n = 400 paired trials: the resampling's own noise
- * at 1,000 resamples and the differences' discreteness, 1.5 steps of 1/n. */
-#define BOOT_VS_NORMAL_TOL 0.0075
+ * at 1,000 resamples, five of its standard errors (the 2.5th percentile of
+ * R = 1,000 draws of a mean whose sd s is at most 1 / sqrt(n) = 0.05 has a
+ * standard error of sqrt(0.025 * 0.975 / R) s / phi(1.96) <= 0.0043), and
+ * the differences' discreteness, one step of 1/n. */
+#define BOOT_VS_NORMAL_TOL 0.024
 
 /* A Wilson 95% interval covers the rate it estimates about 95% of the time:
  * simulated at fixed and random rates, 20 and 50 trials. */

@@ -92,35 +92,56 @@ static bool all_finite(const float *x, size_t n)
     return true;
 }
 
-int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e)
+/* Each (token, channel) takes four draws from the stream (a key's normal
+ * and a value's, two uniforms each), so row t starts DRAWS_PER_CELL D t
+ * draws past row 0 whoever writes it. */
+#define DRAWS_PER_CELL 4
+
+int kvgen_plan(const KvGenParams *p, KvGenPlan *plan, float *q, Error *e)
 {
     if (kvgen_check(p, e))
         return -1;
-    size_t T = p->tokens, D = p->head_dim;
+    const size_t D = p->head_dim;
+    memset(plan, 0, sizeof *plan);
+    plan->p = *p;
     Rand r = {p->seed};
     size_t outl[KVGEN_MAX_DIM];
     size_t n_out = kvgen_outlier_channels(p, outl, KVGEN_MAX_DIM);
-    bool is_out[KVGEN_MAX_DIM] = {false};
-    float sign[KVGEN_MAX_DIM];
     for (size_t i = 0; i < n_out; i++)
-        is_out[outl[i]] = true;
+        plan->is_out[outl[i]] = true;
     for (size_t c = 0; c < D; c++)
-        sign[c] = (rand_u64(&r) & 1) ? 1.0f : -1.0f;
+        plan->sign[c] = (rand_u64(&r) & 1) ? 1.0f : -1.0f;
 
     /* Query: unit-variance on ordinary channels, a small weight on outliers. */
     for (size_t c = 0; c < D; c++)
-        q[c] = rand_normal(&r) * (is_out[c] ? p->query_outlier_weight : 1.0f);
+        q[c] = rand_normal(&r) * (plan->is_out[c] ? p->query_outlier_weight : 1.0f);
     double qn = 0;
     for (size_t c = 0; c < D; c++)
         qn += (double)q[c] * q[c];
-    qn = qn > 0 ? sqrt(qn) : 1;
+    plan->qn = qn > 0 ? sqrt(qn) : 1;
+    plan->row0 = r.s;
+    return 0;
+}
 
-    for (size_t t = 0; t < T; t++)
+void kvgen_rows(const KvGenPlan *plan, size_t t0, size_t t1, float *k, float *v)
+{
+    const KvGenParams *p = &plan->p;
+    const size_t D = p->head_dim;
+    Rand r = {plan->row0};
+    rand_skip(&r, (uint64_t)DRAWS_PER_CELL * D * t0);
+    for (size_t t = t0; t < t1; t++)
         for (size_t c = 0; c < D; c++) {
             float base = rand_normal(&r);
-            k[t * D + c] = is_out[c] ? sign[c] * p->outlier_scale * (1.0f + 0.1f * base) : base;
+            k[t * D + c] = plan->is_out[c] ? plan->sign[c] * p->outlier_scale * (1.0f + 0.1f * base) : base;
             v[t * D + c] = rand_normal(&r);
         }
+}
+
+int kvgen_finish(const KvGenPlan *plan, float *k, float *v, const float *q, Error *e)
+{
+    const KvGenParams *p = &plan->p;
+    const size_t T = p->tokens, D = p->head_dim;
+    const double qn = plan->qn;
     /* Sinks: keys moved along the query so that their logit q.k / sqrt(D)
      * rises by sink_strength; values shrunk. Under RoPE the key at t and the
      * query at T meet rotated by T - t, so the key leans toward the query
@@ -136,7 +157,9 @@ int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e)
         }
     }
     /* Value outliers at random positions after the sinks (kvgen_check leaves
-     * room for them there). */
+     * room for them there), drawn from the stream past the rows. */
+    Rand r = {plan->row0};
+    rand_skip(&r, (uint64_t)DRAWS_PER_CELL * D * T);
     size_t rows[MAX_VALUE_OUTLIERS];
     pick(&r, T - p->sinks, p->value_outliers, rows);
     for (size_t i = 0; i < p->value_outliers; i++)
@@ -153,6 +176,15 @@ int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e)
         return error_set(e, "an outlier scale of %g (sink strength %g) takes keys past a float's range",
                          (double)p->outlier_scale, (double)p->sink_strength);
     return 0;
+}
+
+int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e)
+{
+    KvGenPlan plan;
+    if (kvgen_plan(p, &plan, q, e))
+        return -1;
+    kvgen_rows(&plan, 0, p->tokens, k, v);
+    return kvgen_finish(&plan, k, v, q, e);
 }
 
 const float KV_WORKED_K[16] = {0.4f, -0.2f, 9.0f, 0.1f, -0.3f, 0.5f, 11.0f, -0.4f,

@@ -42,6 +42,7 @@
 
 #include "error.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -65,6 +66,24 @@ int kvgen_check(const KvGenParams *p, Error *e);
 
 /* k, v: (tokens, head_dim); q: (head_dim). Same parameters, same output. */
 int kvgen(const KvGenParams *p, float *k, float *v, float *q, Error *e);
+
+/* kvgen in three steps, for callers that write the rows on several
+ * threads: the plan (the parameters checked, the outlier channels and
+ * signs, the query into q), the rows t0 .. t1 - 1 of k and v (each row
+ * from its own place in the seeded stream: rows written in pieces, in any
+ * order, are kvgen's), then the sinks and value outliers once every row
+ * is written. */
+typedef struct {
+    KvGenParams p;
+    bool is_out[KVGEN_MAX_DIM];
+    float sign[KVGEN_MAX_DIM];
+    double qn;                  // |q|
+    uint64_t row0;              // the stream's state where row 0 starts
+} KvGenPlan;
+
+int kvgen_plan(const KvGenParams *p, KvGenPlan *plan, float *q, Error *e);
+void kvgen_rows(const KvGenPlan *plan, size_t t0, size_t t1, float *k, float *v);
+int kvgen_finish(const KvGenPlan *plan, float *k, float *v, const float *q, Error *e);
 
 /* The channels chosen as outliers (at most `max`), for display. */
 size_t kvgen_outlier_channels(const KvGenParams *p, size_t *out, size_t max);

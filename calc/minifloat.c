@@ -12,6 +12,7 @@
 #include "ascii.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 const Minifloat MF_E4M3 = {"e4m3", "E4M3FN", 4, 3, 7, MF_FN, 0x7E, 448.0f, 24576.0f, 0x1p-9f};
@@ -33,42 +34,6 @@ const Minifloat *minifloat_by_id(const char *id)
         if (ascii_ieq(BY_ID[i].alias, id))
             return BY_ID[i].f;
     return NULL;
-}
-
-/* IEEE binary32 and binary16 (and BF16, binary32's top half): the fields
- * the codes are converted through. */
-#define F32_SIGN 0x80000000u
-#define F32_ABS 0x7FFFFFFFu             // all but the sign
-#define F32_INF 0x7F800000u             // exponent all ones: Inf; above it NaN
-#define F32_MAN 0x007FFFFFu
-#define F32_HIDDEN 0x00800000u          // a normal number's implicit leading 1
-#define F16_SIGN 0x8000u
-#define F16_INF 0x7C00u
-#define F16_QNAN 0x7E00u
-#define F16_MAN 0x03FFu
-#define F16_EXP_ALL 0x1Fu               // the exponent field all ones: Inf or NaN
-enum {
-    F32_MAN_BITS = 23,
-    F32_BIAS = 127,
-    F32_SUB_EXP = 1 - F32_BIAS - F32_MAN_BITS,  // a subnormal's M x 2^-149
-    F16_MAN_BITS = 10,
-    F16_BIAS = 15,
-    F16_DROP = F32_MAN_BITS - F16_MAN_BITS,     // binary32's mantissa bits FP16 drops
-    BF16_DROP = 16,                             // the low half BF16 drops
-};
-
-static uint32_t f32_bits(float x)
-{
-    uint32_t u;
-    memcpy(&u, &x, sizeof u);
-    return u;
-}
-
-static float f32_from(uint32_t u)
-{
-    float x;
-    memcpy(&x, &u, sizeof x);
-    return x;
 }
 
 static unsigned total_bits(const Minifloat *f)
@@ -184,6 +149,26 @@ uint8_t minifloat_encode(const Minifloat *f, float x, bool saturate)
     return sign | (uint8_t)mag;
 }
 
+static float value_table[3][256];
+static const Minifloat *const TABLED[3] = {&MF_E4M3, &MF_E5M2, &MF_E2M1};
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+
+static void tables_fill(void)
+{
+    for (size_t i = 0; i < 3; i++)
+        for (unsigned c = 0; c < 256; c++)
+            value_table[i][c] = minifloat_decode(TABLED[i], (uint8_t)c);
+}
+
+const float *minifloat_values(const Minifloat *f)
+{
+    pthread_once(&tables_once, tables_fill);
+    for (size_t i = 0; i < 3; i++)
+        if (TABLED[i] == f)
+            return value_table[i];
+    return NULL;
+}
+
 /* Rounding without the code in between. In the normal range, adding half an
  * ulp of the target (less one, plus the kept lsb) and clearing the dropped
  * bits is round-to-nearest-even, carry into the exponent included. Below
@@ -219,16 +204,6 @@ uint8_t e8m0_from_exponent(int e)
     return (uint8_t)(e + E8M0_BIAS);
 }
 
-uint16_t bf16_bits(float x)
-{
-    return (uint16_t)(f32_bits(bf16_round(x)) >> BF16_DROP);
-}
-
-float bf16_value(uint16_t b)
-{
-    return f32_from((uint32_t)b << BF16_DROP);
-}
-
 uint16_t fp16_bits(float x)
 {
     const uint32_t past_max = 0x477FF000u;     // 65520: rounds past 65504, FP16's largest
@@ -246,25 +221,4 @@ uint16_t fp16_bits(float x)
     ax += (1u << (F16_DROP - 1)) - 1u + lsb;                    // half an FP16 ulp, ties to even
     return (uint16_t)(sign | (((ax >> F32_MAN_BITS) - (F32_BIAS - F16_BIAS)) << F16_MAN_BITS) |
                       ((ax >> F16_DROP) & F16_MAN));
-}
-
-float fp16_value(uint16_t h)
-{
-    uint32_t sign = (uint32_t)(h & F16_SIGN) << 16;
-    uint32_t e = (h >> F16_MAN_BITS) & F16_EXP_ALL, m = h & F16_MAN;
-    if (e == 0)
-        return f32_from(f32_bits((float)m * 0x1p-24f) | sign);
-    if (e == F16_EXP_ALL)
-        return f32_from(sign | F32_INF | (m << F16_DROP));
-    return f32_from(sign | ((e + (F32_BIAS - F16_BIAS)) << F32_MAN_BITS) | (m << F16_DROP));
-}
-
-float bf16_round(float x)
-{
-    uint32_t u = f32_bits(x);
-    if ((u & F32_ABS) > F32_INF)
-        return x;                                               // NaN stays NaN
-    uint32_t lsb = (u >> BF16_DROP) & 1u;
-    u += (1u << (BF16_DROP - 1)) - 1u + lsb;                    // half a BF16 ulp, ties to even
-    return f32_from(u & ~((1u << BF16_DROP) - 1u));
 }

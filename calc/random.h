@@ -11,12 +11,20 @@ typedef struct {
     uint64_t s;
 } Rand;
 
+#define RAND_GAMMA 0x9E3779B97F4A7C15ull  // splitmix64's step: each draw adds it to the state
+
 static inline uint64_t rand_u64(Rand *r)
 {
-    uint64_t z = (r->s += 0x9E3779B97F4A7C15ull);
+    uint64_t z = (r->s += RAND_GAMMA);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
+}
+
+/* The state n draws on: the same as drawing n times, in one step. */
+static inline void rand_skip(Rand *r, uint64_t n)
+{
+    r->s += n * RAND_GAMMA;
 }
 
 /* Uniform in (0, 1), 53 bits: a double's precision. */

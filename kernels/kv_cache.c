@@ -172,9 +172,18 @@ static size_t res_index(const KvCache *c, uint32_t b, uint32_t h, uint32_t t)
 static float amax(const float *x, size_t n, size_t stride)
 {
     float m = 0;
-    for (size_t i = 0; i < n; i++)
-        m = fmaxf(m, fabsf(x[i * stride]));
+    for (size_t i = 0; i < n; i++) {
+        float a = fabsf(x[i * stride]);
+        m = a > m ? a : m;              // fmaxf's answer, NaN passed over, without its call
+    }
     return m;
+}
+
+/* r clamped to lo .. hi, a NaN to hi: fmax(lo, fmin(hi, r)) without the
+ * calls. */
+static double clamp_code(double r, double lo, double hi)
+{
+    return r > hi || r != r ? hi : r < lo ? lo : r;
 }
 
 /* int8: one symmetric FP16 scale per vector; each code the true x / s
@@ -186,7 +195,7 @@ static void put_int8(const float *x, size_t D, int8_t *q, uint16_t *scale)
     const Quotient qs = quotient_of(1, 0, s, 0);
     for (size_t i = 0; i < D; i++) {
         double r = s > 0 ? quotient_rint(&qs, x[i]) : 0;
-        q[i] = (int8_t)fmax(-127, fmin(127, r));
+        q[i] = (int8_t)clamp_code(r, -127, 127);
     }
 }
 
@@ -196,15 +205,18 @@ static void put_int4_group(const float *x, size_t n, size_t stride, uint8_t *cod
                            uint16_t *zero)
 {
     float lo = x[0], hi = x[0];
-    for (size_t i = 1; i < n; i++)
-        lo = fminf(lo, x[i * stride]), hi = fmaxf(hi, x[i * stride]);
+    for (size_t i = 1; i < n; i++) {    // fminf and fmaxf's answers (a NaN passed over), without their calls
+        float y = x[i * stride];
+        lo = y < lo || lo != lo ? y : lo;
+        hi = y > hi || hi != hi ? y : hi;
+    }
     float m = fp16_value(fp16_bits(lo)), s = fp16_value(fp16_bits((hi - lo) / 15.0f));
     *scale = fp16_bits(s);
     *zero = fp16_bits(m);
     const Quotient qs = quotient_of(1, m, s, 0);    // (x - m) / s, rounded once
     for (size_t i = 0; i < n; i++) {
         double r = s > 0 ? quotient_rint(&qs, x[i * stride]) : 0;
-        code[i] = (uint8_t)fmax(0, fmin(15, r));
+        code[i] = (uint8_t)clamp_code(r, 0, 15);
     }
 }
 
@@ -416,7 +428,7 @@ int kv_fill_random(KvCache *c, uint32_t len, uint64_t seed, Error *e)
 static float e2m1_at(KvFormat f, const uint8_t *p, size_t i)
 {
     unsigned w = p[i / 4 * 2] | (unsigned)p[i / 4 * 2 + 1] << 8;
-    return minifloat_decode(&MF_E2M1, (uint8_t)kv_e2m1_code(f, w, (unsigned)(i % 4)));
+    return minifloat_values(&MF_E2M1)[kv_e2m1_code(f, w, (unsigned)(i % 4))];
 }
 
 void kv_dequant(const KvCache *c, uint32_t b, uint32_t h, uint32_t t, float *k, float *v)
@@ -432,9 +444,10 @@ void kv_dequant(const KvCache *c, uint32_t b, uint32_t h, uint32_t t, float *k, 
         break;
     case KV_FP8: {
         float sk = c->k_tensor[s->head_scales ? h : 0], sv = c->v_tensor[s->head_scales ? h : 0];
+        const float *value = minifloat_values(&MF_E4M3);
         for (size_t d = 0; d < D; d++) {
-            k[d] = minifloat_decode(&MF_E4M3, c->k[vi * D + d]) * sk;
-            v[d] = minifloat_decode(&MF_E4M3, c->v[vi * D + d]) * sv;
+            k[d] = value[c->k[vi * D + d]] * sk;
+            v[d] = value[c->v[vi * D + d]] * sv;
         }
         break;
     }

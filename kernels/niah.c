@@ -1,9 +1,11 @@
 /* niah.c - see niah.h.
  *
  * Where the time goes: per trial of a length S, the generator's 2 S D
- * normal draws once, on one thread; per format and depth the
- * quantize-on-write of S tokens and one decode step over them, the pairs
- * spread over the cores (the GPU's calls one at a time). */
+ * normal draws and RoPE over S rows once, the rows spread over the cores;
+ * per format and depth the quantize-on-write of S tokens and one decode
+ * step over them, the pairs spread over the cores (the GPU's calls one at
+ * a time). One room holds every trial's haystack, so no trial waits on
+ * fresh pages. */
 #include "niah.h"
 
 #include "kvtensors.h"
@@ -239,14 +241,14 @@ void niah_trial_free(NiahTrial *tr)
 
 /* x (rows, d), rows at positions first.., turned back by RoPE: R(-p) is
  * R(p) with the second half of each pair negated before and after. */
-static int unrope(float *x, size_t rows, size_t d, double theta, Error *e)
+static int unrope(float *x, size_t rows, size_t d, size_t first, double theta, Error *e)
 {
     if (theta == 0)
         return 0;
     for (size_t r = 0; r < rows; r++)
         for (size_t c = d / 2; c < d; c++)
             x[r * d + c] = -x[r * d + c];
-    if (rope_apply(x, rows, d, 0, theta, e))
+    if (rope_apply(x, rows, d, first, theta, e))
         return -1;
     for (size_t r = 0; r < rows; r++)
         for (size_t c = d / 2; c < d; c++)
@@ -254,28 +256,86 @@ static int unrope(float *x, size_t rows, size_t d, double theta, Error *e)
     return 0;
 }
 
-/* The synthetic haystack of trial t: the generator's keys (k_pre, then
- * turned into k_post), values and query; its outlier channels. */
-static int haystack_generated(const NiahGrid *g, const KvGenParams *p, NiahTrial *tr, float *q, size_t *outl,
-                              size_t *n_out, Error *e)
+/* fn over the items 0 .. n - 1 in `threads` runs of neighbours, side by
+ * side; the error of the first run that failed. */
+typedef int (*RunFn)(void *ctx, size_t a, size_t b, Error *e);
+
+typedef struct {
+    RunFn fn;
+    void *ctx;
+    size_t a, b;
+    int rc;
+    Error e;
+} Run;
+
+static void *run_one(void *arg)
 {
-    const size_t plane = (size_t)tr->S * tr->D;
-    if (kvgen(p, tr->k_pre, tr->v, q, e))
+    Run *r = arg;
+    r->rc = r->fn(r->ctx, r->a, r->b, &r->e);
+    return NULL;
+}
+
+static int side_by_side(size_t n, int threads, RunFn fn, void *ctx, Error *e)
+{
+    Run run[NIAH_WORKERS_MAX];
+    pthread_t tid[NIAH_WORKERS_MAX];
+    bool started[NIAH_WORKERS_MAX] = {false};
+    size_t m = threads < 1 ? 1 : threads > NIAH_WORKERS_MAX ? NIAH_WORKERS_MAX : (size_t)threads;
+    if (m > n)
+        m = n ? n : 1;
+    for (size_t i = 0; i < m; i++) {
+        run[i] = (Run){fn, ctx, n * i / m, n * (i + 1) / m, 0, {{0}, false}};
+        if (i)      // a thread that cannot start runs on this one below
+            started[i] = pthread_create(&tid[i], NULL, run_one, &run[i]) == 0;
+    }
+    for (size_t i = 0; i < m; i++)
+        if (!started[i])
+            run_one(&run[i]);
+    for (size_t i = 1; i < m; i++)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+    for (size_t i = 0; i < m; i++)
+        if (run[i].rc) {
+            *e = run[i].e;
+            return -1;
+        }
+    return 0;
+}
+
+static int rows_generated(void *ctx, size_t a, size_t b, Error *e)
+{
+    void **arg = ctx;
+    NiahTrial *tr = arg[1];
+    kvgen_rows(arg[0], a, b, tr->k_pre, tr->v);
+    (void)e;
+    return 0;
+}
+
+/* The synthetic haystack of trial t: the generator's keys (k_pre) and
+ * values, its rows written on `threads` threads, and query; its outlier
+ * channels. */
+static int haystack_generated(const NiahGrid *g, const KvGenParams *p, int threads, NiahTrial *tr, float *q,
+                              size_t *outl, size_t *n_out, Error *e)
+{
+    KvGenPlan plan;
+    if (kvgen_plan(p, &plan, q, e))
         return -1;
-    memcpy(tr->k_post, tr->k_pre, plane * sizeof *tr->k_post);
+    void *arg[2] = {&plan, tr};
+    if (side_by_side(tr->S, threads, rows_generated, arg, e) || kvgen_finish(&plan, tr->k_pre, tr->v, q, e))
+        return -1;
     *n_out = kvgen_outlier_channels(p, outl, KV_HEAD_DIM_MAX);
     tr->amplitude = g->hay.amplitude;
-    return rope(tr->k_post, tr->S, tr->D, 0, g->hay.rope_theta, e);
+    return 0;
 }
 
 /* The haystack of trial t from a file: the first S tokens of KV head
  * t mod kv_heads (each head in turn), its keys as the model cached them
- * (after RoPE; k_pre turned back); its outlier channels the ones with the
+ * (after RoPE: k_post); its outlier channels the ones with the
  * largest mean magnitude; a query drawn as the generator draws one (unit
  * normal, the outlier channels weighted query_outlier_weight); the
  * passkey's amplitude in units of the head's value RMS. */
-static int haystack_file(const NiahGrid *g, const KvGenParams *p, unsigned t, NiahTrial *tr, float *q, size_t *outl,
-                         size_t *n_out, Error *e)
+static int haystack_file(const NiahGrid *g, const KvGenParams *p, unsigned t, NiahTrial *tr, float *q,
+                         size_t *outl, size_t *n_out)
 {
     const KvTensors *kv = g->kv;
     const size_t S = tr->S, D = tr->D, H = kv->kv_heads, h = t % H;
@@ -287,9 +347,6 @@ static int haystack_file(const NiahGrid *g, const KvGenParams *p, unsigned t, Ni
         for (size_t c = 0; c < D; c++)
             mag[c] += fabs(k[c]), v2 += (double)v[c] * v[c];
     }
-    memcpy(tr->k_pre, tr->k_post, S * D * sizeof *tr->k_pre);
-    if (unrope(tr->k_pre, S, D, g->hay.rope_theta, e))
-        return -1;
     *n_out = p->outlier_channels < D ? p->outlier_channels : D;
     bool taken[KV_HEAD_DIM_MAX] = {false};
     for (size_t i = 0; i < *n_out; i++) {          // the largest mean magnitudes, in turn
@@ -307,10 +364,63 @@ static int haystack_file(const NiahGrid *g, const KvGenParams *p, unsigned t, Ni
     return 0;
 }
 
-int niah_trial_make(const NiahGrid *g, size_t l, unsigned t, NiahTrial *tr, Error *e)
+/* Rows a .. b - 1 of the haystack: the keys turned by RoPE at their
+ * positions (a generated haystack's k_post from k_pre; a file's k_pre
+ * back from k_post), then copied to every depth's planes. */
+static int rows_finish(void *ctx, size_t a, size_t b, Error *e)
+{
+    void **arg = ctx;
+    const NiahGrid *g = arg[0];
+    NiahTrial *tr = arg[1];
+    const size_t D = tr->D, plane = (size_t)tr->S * D, n = (b - a) * D;
+    float *pre = tr->k_pre + a * D, *post = tr->k_post + a * D;
+    if (g->kv) {
+        memcpy(pre, post, n * sizeof *pre);
+        if (unrope(pre, b - a, D, a, g->hay.rope_theta, e))
+            return -1;
+    } else {
+        memcpy(post, pre, n * sizeof *post);
+        if (rope(post, b - a, D, a, g->hay.rope_theta, e))
+            return -1;
+    }
+    for (size_t d = 1; d < tr->B; d++) {
+        if (tr->k_pre_all)
+            memcpy(pre + d * plane, pre, n * sizeof *pre);
+        memcpy(post + d * plane, post, n * sizeof *post);
+        memcpy(tr->v + d * plane + a * D, tr->v + a * D, n * sizeof *tr->v);
+    }
+    return 0;
+}
+
+static uint32_t longest(const NiahGrid *g)
+{
+    uint32_t m = 0;
+    for (size_t l = 0; l < g->n_lengths; l++)
+        m = g->lengths[l] > m ? g->lengths[l] : m;
+    return m;
+}
+
+/* Room in tr for the trials of g up to `tokens` long. */
+static int trial_alloc(const NiahGrid *g, uint32_t tokens, NiahTrial *tr, Error *e)
+{
+    const size_t B = g->n_depths, D = niah_head_dim(g), plane = (size_t)tokens * D;
+    memset(tr, 0, sizeof *tr);
+    tr->k_pre_all = any_pre_rope(g);
+    tr->k_post = malloc(B * plane * sizeof *tr->k_post);
+    tr->k_pre = malloc((tr->k_pre_all ? B : 1) * plane * sizeof *tr->k_pre);
+    tr->v = malloc(B * plane * sizeof *tr->v);
+    tr->q = malloc(B * D * sizeof *tr->q);
+    if (!tr->k_post || !tr->k_pre || !tr->v || !tr->q) {
+        niah_trial_free(tr);
+        return error_runtime(e, "out of memory for a haystack of %u tokens at %zu depths", tokens, B);
+    }
+    return 0;
+}
+
+/* Trial t of length l into tr (trial_alloc's room), on `threads` threads. */
+static int trial_fill(const NiahGrid *g, size_t l, unsigned t, int threads, NiahTrial *tr, Error *e)
 {
     const NiahHaystack *h = &g->hay;
-    memset(tr, 0, sizeof *tr);
     KvGenParams p = h->gen;
     p.tokens = g->lengths[l];
     p.head_dim = niah_head_dim(g);
@@ -319,25 +429,15 @@ int niah_trial_make(const NiahGrid *g, size_t l, unsigned t, NiahTrial *tr, Erro
     const uint32_t S = (uint32_t)p.tokens, D = (uint32_t)p.head_dim, B = (uint32_t)g->n_depths;
     const size_t plane = (size_t)S * D;
     tr->S = S, tr->D = D, tr->B = B;
-    tr->k_pre_all = any_pre_rope(g);
-    tr->k_post = malloc(B * plane * sizeof *tr->k_post);
-    tr->k_pre = malloc((tr->k_pre_all ? B : 1) * plane * sizeof *tr->k_pre);
-    tr->v = malloc(B * plane * sizeof *tr->v);
-    tr->q = malloc((size_t)B * D * sizeof *tr->q);
     float q[KV_HEAD_DIM_MAX], u[KV_HEAD_DIM_MAX];
     size_t outl[KV_HEAD_DIM_MAX], n_out;
-    if (!tr->k_post || !tr->k_pre || !tr->v || !tr->q) {
-        niah_trial_free(tr);
-        return error_runtime(e, "out of memory for a haystack of %u tokens at %u depths", S, B);
-    }
-    if (g->kv ? haystack_file(g, &p, t, tr, q, outl, &n_out, e) : haystack_generated(g, &p, tr, q, outl, &n_out, e))
-        goto fail;
-    for (uint32_t b = 1; b < B; b++) {
-        if (tr->k_pre_all)
-            memcpy(tr->k_pre + b * plane, tr->k_pre, plane * sizeof *tr->k_pre);
-        memcpy(tr->k_post + b * plane, tr->k_post, plane * sizeof *tr->k_post);
-        memcpy(tr->v + b * plane, tr->v, plane * sizeof *tr->v);
-    }
+    if (g->kv)
+        haystack_file(g, &p, t, tr, q, outl, &n_out);
+    else if (haystack_generated(g, &p, threads, tr, q, outl, &n_out, e))
+        return -1;
+    void *arg[2] = {(void *)g, tr};
+    if (side_by_side(S, threads, rows_finish, arg, e))
+        return -1;
     memcpy(u, q, D * sizeof *u);
     for (size_t i = 0; i < n_out; i++)
         u[outl[i]] = 0;
@@ -348,7 +448,7 @@ int niah_trial_make(const NiahGrid *g, size_t l, unsigned t, NiahTrial *tr, Erro
         tr->needle[b] = pos;
         random_passkey(&r, h->digits, tr->passkey[b]);
         if (plant_key(g, tr, b, pos, q, u, h->needle_logit, e))
-            goto fail;
+            return -1;
         passkey_encode(tr->passkey[b], h->digits, tr->amplitude, tr->v + b * plane + (size_t)pos * D, D);
         uint32_t where[1000];
         distractor_positions(&r, tr, first, pos, h->distractors, where);
@@ -358,17 +458,26 @@ int niah_trial_make(const NiahGrid *g, size_t l, unsigned t, NiahTrial *tr, Erro
                 random_passkey(&r, h->digits, other);
             while (!memcmp(other, tr->passkey[b], h->digits));
             if (plant_key(g, tr, b, where[i], q, u, (double)h->closeness * h->needle_logit, e))
-                goto fail;
+                return -1;
             passkey_encode(other, h->digits, tr->amplitude, tr->v + b * plane + (size_t)where[i] * D, D);
         }
         memcpy(tr->q + (size_t)b * D, q, D * sizeof *q);
         if (rope(tr->q + (size_t)b * D, 1, D, S, h->rope_theta, e))
-            goto fail;
+            return -1;
     }
     return 0;
-fail:
-    niah_trial_free(tr);
-    return -1;
+}
+
+int niah_trial_make(const NiahGrid *g, size_t l, unsigned t, NiahTrial *tr, Error *e)
+{
+    if (trial_alloc(g, g->lengths[l], tr, e))
+        return -1;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (trial_fill(g, l, t, cores < 1 ? 1 : (int)cores, tr, e)) {
+        niah_trial_free(tr);
+        return -1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -595,10 +704,7 @@ static void scratch_free(Scratch *s)
 
 static int scratch_alloc(const NiahGrid *g, Scratch *s)
 {
-    uint32_t longest = 0;
-    for (size_t l = 0; l < g->n_lengths; l++)
-        longest = g->lengths[l] > longest ? g->lengths[l] : longest;
-    const size_t D = niah_head_dim(g), most = (size_t)longest * D;
+    const size_t D = niah_head_dim(g), most = (size_t)longest(g) * D;
     const bool sim = any_simulated(g);
     *s = (Scratch){sim ? malloc(most * sizeof(float)) : NULL, sim ? malloc(most * sizeof(float)) : NULL,
                    malloc(D * sizeof(float)), malloc(D * sizeof(float))};
@@ -635,7 +741,8 @@ int niah_run(const NiahGrid *g, const NiahBackend *be, NiahProgress progress, vo
     r->ok = calloc(g->n_formats * g->n_lengths * g->n_depths * g->trials, 1);
     r->done = calloc(g->n_lengths, sizeof *r->done);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int workers = be->threads > 0 ? be->threads : (int)(cores < 1 ? 1 : cores);
+    const int threads = be->threads > 0 ? be->threads : (int)(cores < 1 ? 1 : cores);
+    int workers = threads;
     if ((size_t)workers > g->n_formats * g->n_depths)
         workers = (int)(g->n_formats * g->n_depths);
     if (workers > NIAH_WORKERS_MAX)
@@ -644,9 +751,14 @@ int niah_run(const NiahGrid *g, const NiahBackend *be, NiahProgress progress, vo
     NiahBackend one = *be;
     one.threads = 1;
     Worker w[NIAH_WORKERS_MAX] = {0};
+    NiahTrial tr = {0};
     int rc = 0;
     if (!r->ok || !r->done) {
         rc = error_runtime(e, "out of memory for the grid's outcomes");
+        goto done;
+    }
+    if (trial_alloc(g, longest(g), &tr, e)) {      // one room for every trial
+        rc = -1;
         goto done;
     }
     for (int i = 0; i < workers; i++)
@@ -664,13 +776,7 @@ int niah_run(const NiahGrid *g, const NiahBackend *be, NiahProgress progress, vo
                 r->partial = true;
                 break;
             }
-            NiahTrial tr;
-            if (niah_trial_make(g, l, t, &tr, e)) {
-                rc = -1;
-                goto done;
-            }
-            rc = run_trial(g, &one, &tr, l, t, w, workers, r->ok, e);
-            niah_trial_free(&tr);
+            rc = trial_fill(g, l, t, threads, &tr, e) ? -1 : run_trial(g, &one, &tr, l, t, w, workers, r->ok, e);
             if (rc)
                 goto done;
             r->done[l]++;
@@ -682,6 +788,7 @@ int niah_run(const NiahGrid *g, const NiahBackend *be, NiahProgress progress, vo
             }
         }
 done:
+    niah_trial_free(&tr);
     for (int i = 0; i < workers; i++)
         scratch_free(&w[i].s);
     if (rc)

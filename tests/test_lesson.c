@@ -1168,10 +1168,11 @@ START_TEST(table_fits_width)
         ck_assert_seeded(widest <= (size_t)width, "%zu columns in %d: %.100s", widest, width, w);
         for (size_t i = 0; i < rows; i++)
             for (size_t c = 0; c < cols; c++) {
-                char text[128];
-                snprintf(text, sizeof text, "%s", cells[i][c]);
+                char *text = strdup(cells[i][c]);
+                ck_assert_ptr_nonnull(text);
                 for (char *save, *word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save))
                     ck_assert_seeded(strstr(out, word), "cell (%zu, %zu) word '%s' is not shown:\n%s", i, c, word, out);
+                free(text);
             }
         free(out);
         table_free(&t);
@@ -1184,8 +1185,10 @@ END_TEST
  * a table laid out to the width loses no cell and cuts no number. */
 static void lesson_cells_shown(const Shipped *s, const char *name, const char *out)
 {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", lessondir(), name);
+    size_t size = strlen(lessondir()) + strlen(name) + 2;
+    char *path = malloc(size);
+    ck_assert_ptr_nonnull(path);
+    snprintf(path, size, "%s/%s", lessondir(), name);
     Lesson l;
     Error e;
     ck_assert_msg(lesson_load(&l, path, &s->refs, &e) == 0 && lesson_eval(&l, &e) == 0, "%s", e.msg);
@@ -1193,13 +1196,15 @@ static void lesson_cells_shown(const Shipped *s, const char *name, const char *o
         const LessonBlock *blk = &l.blocks[b];
         for (size_t i = blk->run0; blk->kind == BLOCK_TABLE_ROW && i < blk->run0 + blk->n_runs; i++) {
             const LessonRun *run = &l.runs[i];
-            char text[1024];
-            snprintf(text, sizeof text, "%s", run->kind == RUN_FIGURE ? l.figures[run->figure].text : run->text);
+            char *text = strdup(run->kind == RUN_FIGURE ? l.figures[run->figure].text : run->text);
+            ck_assert_ptr_nonnull(text);
             for (char *save, *word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save))
                 ck_assert_msg(strstr(out, word), "%s: the table's cell word '%s' is not shown", name, word);
+            free(text);
         }
     }
     lesson_free(&l);
+    free(path);
 }
 
 /* The teaching commands' own text fits an 80-column terminal: the lesson
@@ -1229,7 +1234,7 @@ START_TEST(cli_text_fits_80)
     char names[64][256];
     size_t n_lessons = shipped_lessons(names, 64);
     for (size_t n = 1; n <= n_lessons; n++) {
-        char id[8];
+        char id[24];
         snprintf(id, sizeof id, "%zu", n);
         RunResult r = run_kvlab((const char *[]){"lesson", "show", id, NULL}, NULL);
         const char *w;

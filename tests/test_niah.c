@@ -78,7 +78,7 @@ END_TEST
 
 /* Pairing: a format's outcomes do not depend on which other formats run
  * beside it (the haystacks come from the grid's seed, length and trial
- * alone), and a trial made twice is the same bytes. */
+ * alone) nor on the threads, and a trial made twice is the same bytes. */
 START_TEST(pairing)
 {
     Rng r = {test_seed()};
@@ -94,6 +94,10 @@ START_TEST(pairing)
     size_t per = a.n_lengths * a.n_depths * a.trials;
     ck_assert_seeded(!memcmp(ra.ok, rb.ok, per), "bf16 alike in both grids");
     ck_assert_seeded(!memcmp(ra.ok + per, rb.ok + 3 * per, per), "int2-k-token alike in both grids");
+    niah_result_free(&rb);
+    be.threads = 3;         // haystacks and pairs on three threads: the same outcomes
+    ck_assert_msg(niah_run(&a, &be, NULL, NULL, NULL, &rb, &e) == 0, "%s", e.msg);
+    ck_assert_seeded(!memcmp(ra.ok, rb.ok, 2 * per), "one thread or three, the same outcomes");
     niah_result_free(&ra), niah_result_free(&rb);
 
     NiahTrial t1, t2;

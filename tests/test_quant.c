@@ -6,6 +6,7 @@
 #include "experiment.h"
 #include "kvgen.h"
 #include "quant.h"
+#include "random.h"
 #include "rotate.h"
 
 #include <limits.h>
@@ -769,6 +770,50 @@ static void token_and_channel(const float *k, const float *v, const float *q, si
  * on 115 of those seeds) and the softmax of the one query, which follows
  * the score errors only on average (its TV ratio ranged from 0.93x up; on
  * the default seed it is 4.17x, with a margin of 3x). */
+/* The generator's rows written in pieces, in a random order, are the rows
+ * kvgen writes, bit for bit (each row draws from its own place in the
+ * stream: rand_skip(n) is n draws); random cuts, random parameters. */
+START_TEST(generator_in_pieces)
+{
+    Rng r = {test_seed()};
+    Rand a = {rng_next(&r)}, b = a;
+    uint64_t n = rng_range(&r, 0, 1000);
+    for (uint64_t i = 0; i < n; i++)
+        rand_u64(&a);
+    rand_skip(&b, n);
+    ck_assert_uint_eq(rand_u64(&a), rand_u64(&b));
+    for (int round = 0; round < 20; round++) {
+        KvGenParams p;
+        kvgen_defaults(&p);
+        p.seed = rng_next(&r);
+        p.tokens = (size_t)rng_range(&r, 8, 600);
+        p.head_dim = 2 * (size_t)rng_range(&r, 2, 80);
+        p.outlier_channels = (unsigned)rng_range(&r, 0, 3);
+        p.rope_theta = rng_range(&r, 0, 1) ? 10000 : 0;
+        const size_t T = p.tokens, D = p.head_dim;
+        float *k = malloc(T * D * 4), *v = malloc(T * D * 4), *q = malloc(D * 4);
+        float *k2 = malloc(T * D * 4), *v2 = malloc(T * D * 4), *q2 = malloc(D * 4);
+        ck_assert_int_eq(kvgen(&p, k, v, q, NULL), 0);
+        KvGenPlan plan;
+        ck_assert_int_eq(kvgen_plan(&p, &plan, q2, NULL), 0);
+        size_t cut[6] = {0, T};
+        for (size_t i = 2; i < 6; i++)
+            cut[i] = (size_t)rng_range(&r, 0, (int64_t)T);
+        for (size_t i = 1; i < 6; i++)          // sorted: five pieces, some maybe empty
+            for (size_t j = i; j > 0 && cut[j] < cut[j - 1]; j--) {
+                size_t x = cut[j];
+                cut[j] = cut[j - 1], cut[j - 1] = x;
+            }
+        for (size_t i = 5; i > 0; i--)          // last piece first
+            kvgen_rows(&plan, cut[i - 1], cut[i], k2, v2);
+        ck_assert_int_eq(kvgen_finish(&plan, k2, v2, q2, NULL), 0);
+        ck_assert_seeded(!memcmp(k, k2, T * D * 4) && !memcmp(v, v2, T * D * 4) && !memcmp(q, q2, D * 4),
+                         "round %d: %zu tokens, head dim %zu", round, T, D);
+        free(k), free(v), free(q), free(k2), free(v2), free(q2);
+    }
+}
+END_TEST
+
 START_TEST(generator_and_collapse)
 {
     const double OUTLIER_MARGIN = 0.75, K_ERROR_MARGIN = 3, SCORE_ERROR_MARGIN = 1.5,
@@ -906,6 +951,7 @@ Suite *suite_quant(void)
     TCase *t = tcase_create("quantizers");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, worked_example);
+    tcase_add_test(t, generator_in_pieces);
     tcase_add_test(t, fp8_scales);
     tcase_add_test(t, integer_bounds_random);
     tcase_add_test(t, integer_ties_to_even);

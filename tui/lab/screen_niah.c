@@ -114,10 +114,10 @@ static size_t screen_niah_fields(void *st, Field *f)
     f[n++] = (Field){"Formats", FK_CHOICE, &s->preset, 0, N_PRESETS, 0, s->preset_names, NULL};
     f[n++] = (Field){"Lengths", FK_CONTEXTS, &s->lengths, NIAH_LENGTH_MIN, KVGEN_TOKENS_MAX, 0, NULL,
                      NIAH_LENGTHS_CPU_DEFAULT};
-    f[n++] = (Field){"Depths", FK_CHOICE, &s->depths, 0, N_DEPTHS, 0, s->depth_names, NULL};
     f[n++] = (Field){"Trials", FK_COUNT, &s->trials, 1, 1000, 5, NULL, NULL};
     f[n++] = (Field){"Closeness", FK_FLOAT, &s->closeness, 0, 1, 0, NULL, NULL};     // below 1: the grid says
     f[n++] = (Field){"Tolerance", FK_FLOAT, &s->tolerance, 0, 1, 0, NULL, NULL};
+    f[n++] = (Field){"Depths", FK_CHOICE, &s->depths, 0, N_DEPTHS, 0, s->depth_names, NULL};
     return n;
 }
 

@@ -2450,7 +2450,7 @@ START_TEST(lesson_widget_niah)
     keys("r");
     wait_for_s("NIAH run done", 60);
     press("Escape", "> kvlab niah --lengths 1k,4k");
-    wait_for("int2-k-channel (simulated)");
+    wait_for("2-bit keys: 2 lengths x 3 depths x 3 formats, 10 trials a cell");
     assert_screen(!strstr(dump(), "Not run yet in this session"), "the page does not show the run");
     quit_lab();
     assert_nothing_cut(&c);

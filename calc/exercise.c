@@ -20,7 +20,7 @@ static const char *const LEVEL_NAMES[EXERCISE_LEVELS] = {
 static const char *const SCREENS[] = {"calc", "quant", "scenarios", "gpu", "speedup", "niah"};
 /* The lesson widget (lessons/FORMAT.md) that takes each screen's settings;
  * NULL for a screen that takes none. */
-static const char *const SCREEN_WIDGETS[] = {"calc", "quant", "scenario", "gpu", "speedup", NULL};
+static const char *const SCREEN_WIDGETS[] = {"calc", "quant", "scenario", "gpu", "speedup", "niah"};
 
 const char *exercise_kind_name(ExerciseKind k)
 {

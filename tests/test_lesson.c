@@ -51,7 +51,7 @@ static bool test_exercise(const char *id, const void *ctx)
 static int test_widget(const char *name, const char *options, const void *ctx, Error *e)
 {
     (void)ctx;
-    if (strcmp(name, "calc") != 0)
+    if (strcmp(name, "calc") != 0 && strcmp(name, "niah") != 0)
         return LESSON_WIDGET_UNKNOWN;
     return strstr(options, "--bad") ? error_set(e, "unknown option '--bad'") : 0;
 }
@@ -757,7 +757,7 @@ START_TEST(exercise_refs_checked)
         {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"q\", \"screen\": \"calc\", \"steps\": [\"s\"],\n"
                  " \"settings\": \"--model llama-3.1-8b --bad\"}]}", "x.json:3:14: ", "settings': unknown option '--bad'"},
         {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"q\", \"screen\": \"niah\", \"steps\": [\"s\"],\n"
-                 " \"settings\": \"--x\"}]}", "x.json:3:14: ", "the niah screen takes no settings"},
+                 " \"settings\": \"--trials 5 --bad\"}]}", "x.json:3:14: ", "settings': unknown option '--bad'"},
         {EX_OPEN " \"lesson\": \"capacity\", \"question\": \"a\\u0000b\", \"screen\": \"calc\", \"steps\": [\"s\"]}]}",
          "x.json:2:38: ", "\\u0000"},
     };
@@ -1012,6 +1012,27 @@ START_TEST(cli_lesson)
     ck_assert_msg(strstr(r.out, ", 1 figure, 1 typed number calc computes"), "%s", r.out);
     run_free(&r);
     unlink(typed);
+    /* A niah widget is shown as kvlab niah prints its grid: lesson 11's
+     * runs 2-bit keys per token and per channel, and the rule rejects
+     * the one per token. */
+    r = run_kvlab((const char *[]){"lesson", "show", "validating", NULL}, NULL);
+    ck_assert_msg(r.status == 0 && strstr(r.out, "[niah widget] kvlab niah --lengths 1k,4k") &&
+                      strstr(r.out, "Per format over the grid") && strstr(r.out, "int2-k-token    simulated") &&
+                      strstr(r.out, "rejected"),
+                  "%d %s %s", r.status, r.out, r.err);
+    run_free(&r);
+    /* Checking a niah widget checks kvlab niah's options and runs no grid:
+     * this one, run, would want 40 GB and hours; checked, it passes, and a
+     * bad option in it is named. */
+    const char *huge = test_file("huge.md", HEADER "\n```kvlab niah\n--lengths 16m --trials 10000 --format int4\n```\n"
+                                                  SUMMARY);
+    r = run_kvlab((const char *[]){"lesson", "check", huge, NULL}, NULL);
+    ck_assert_msg(r.status == 0, "%d %s %s", r.status, r.out, r.err);
+    run_free(&r);
+    const char *bad = test_file("bad.md", HEADER "\n```kvlab niah\n--lengths 1k --trials 0\n```\n" SUMMARY);
+    r = run_kvlab((const char *[]){"lesson", "check", bad, NULL}, NULL);
+    ck_assert_msg(r.status == 2 && strstr(r.err, ":9:1: widget niah: --trials"), "%d %s", r.status, r.err);
+    run_free(&r);
     const char *widget = test_file("widget.md", HEADER "\n```kvlab quant\n--bits 99\n```\n" SUMMARY);
     r = run_kvlab((const char *[]){"lesson", "check", widget, NULL}, NULL);
     ck_assert_msg(r.status == 2 && strstr(r.err, ":9:1: widget quant: --bits"), "%d %s", r.status, r.err);

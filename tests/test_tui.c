@@ -2480,6 +2480,55 @@ START_TEST(exercise_pane_checks)
 }
 END_TEST
 
+/* Lesson 11's niah widget says in place that it has not run with its
+ * settings; Enter opens the NIAH screen with them (its Formats, Depths
+ * and Trials, every option set: none named as left out); once r has run
+ * that grid, Esc comes back to the page, which shows that run's verdicts
+ * in place. */
+START_TEST(lesson_widget_niah)
+{
+    char dir[64];
+    CutLog c;
+    open_lesson(&c, dir, sizeof dir, "validating");
+    tab_to("> kvlab niah --lengths 1k,4k");
+    assert_screen(strstr(dump(), "Not run yet in this session"), "the widget does not say it has not run");
+    press("Enter", "Needle in a haystack");
+    wait_for("the page's settings; Esc");
+    assert_screen(!strstr(dump(), "but for"), "an option of the widget sets no input");
+    wait_for(field_line("Formats", "2-bit keys"));
+    wait_for(field_line("Trials", "10"));
+    wait_for(field_line("Depths", "0,0.5,1"));
+    keys("r");
+    wait_for_s("NIAH run done", 60);
+    press("Escape", "> kvlab niah --lengths 1k,4k");
+    wait_for("2-bit keys: 2 lengths x 3 depths x 3 formats, 10 trials a cell");
+    assert_screen(!strstr(dump(), "Not run yet in this session"), "the page does not show the run");
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
+/* Task C of lesson 11 opens the NIAH screen (o in its exercise pane)
+ * with its grid's settings. */
+START_TEST(exercise_task_opens_niah)
+{
+    char dir[64];
+    CutLog c;
+    open_lesson(&c, dir, sizeof dir, "validating");
+    tab_to("] task-c-niah");
+    press("Enter", "Exercise task-c-niah");
+    press("o", "Needle in a haystack");
+    wait_for(field_line("Formats", "token vs channel"));
+    wait_for(field_line("Trials", "5"));
+    wait_for(field_line("Depths", "0,0.5,1"));
+    assert_screen(!strstr(dump(), "but for"), "an option of the task sets no input");
+    quit_lab();
+    assert_nothing_cut(&c);
+    remove_tree(dir);
+}
+END_TEST
+
 /* G on an input shows its glossary entry (the definition of
  * lessons/glossary.json), and with the view selected the entries of its
  * table's columns; a lesson's glossary link shows its entry with Enter. */
@@ -2633,6 +2682,7 @@ Suite *suite_tui(void)
     tcase_set_timeout(lessons, 120);
     tcase_add_test(lessons, lessons_first_screen);
     tcase_add_test(lessons, lesson_widget_full_screen);
+    tcase_add_test(lessons, lesson_widget_niah);
     tcase_add_test(lessons, lesson_widget_values);
     tcase_add_test(lessons, lesson_widget_contexts);
     tcase_add_test(lessons, lesson_widget_scale);
@@ -2643,6 +2693,7 @@ Suite *suite_tui(void)
     tcase_add_test(lessons, save_and_open_lesson);
     tcase_add_test(lessons, lesson_predict_reveals);
     tcase_add_test(lessons, exercise_pane_checks);
+    tcase_add_test(lessons, exercise_task_opens_niah);
     tcase_add_test(lessons, glossary_key);
     tcase_add_test(lessons, every_lesson_uncut);
     tcase_add_test(lessons, exercise_70b_predicts);

@@ -23,6 +23,7 @@ static const LessonWidget WIDGETS[] = {
      "The GPU lab measures the decode step of every format on this machine's GPU "
      "(kvlab bench; the lab's GPU screen runs it and shows the slopes).", PLACE_SESSION},
     {"scenario", "scenarios", "scenario", "show", 1, NULL, PLACE_TABLE},
+    {"niah", "niah", "niah", NULL, -1, NULL, PLACE_SCREEN},
 };
 
 #define N_WIDGETS (sizeof WIDGETS / sizeof WIDGETS[0])

@@ -17,7 +17,7 @@ typedef struct LessonWidget LessonWidget;
 #define LESSONWIDGET_WORDS_MAX 40
 
 const LessonWidget *lessonwidget_by_name(const char *name);
-/* The lab screen the widget opens ("calc", "quant", "scenarios", "gpu"). */
+/* The lab screen the widget opens ("calc", "quant", "scenarios", "gpu", "niah"). */
 const char *lessonwidget_screen(const LessonWidget *w);
 /* What a lesson's page in the lab shows in place of the widget: calc's
  * formats table for its options; its screen's figures laid out small
@@ -25,7 +25,7 @@ const char *lessonwidget_screen(const LessonWidget *w);
  * this session left them (what the GPU lab measured). */
 typedef enum { PLACE_TABLE, PLACE_SCREEN, PLACE_SESSION } LessonWidgetPlace;
 LessonWidgetPlace lessonwidget_place(const LessonWidget *w);
-/* "calc, quant, speedup, gpu or scenario", for messages. */
+/* "calc, quant, speedup, gpu, scenario or niah", for messages. */
 const char *lessonwidget_names(void);
 /* The command line the widget's options make: "kvlab calc --scenario pool-20gib". */
 const char *lessonwidget_command(const LessonWidget *w, const char *options, char *buf, size_t n);

@@ -549,6 +549,24 @@ static int cli_niah_run(const Given *g, Niah *n, Error *e)
     return sig ? 128 + sig : EXIT_OK;
 }
 
+int cmd_niah_check(int argc, char **argv)
+{
+    Given g;
+    int rc = cli_begin(&CMD, argc, argv, &g);
+    if (rc != CLI_GO_ON)
+        return rc;
+    Error e;
+    static Niah n;
+    memset(&n, 0, sizeof n);
+    rc = cli_niah_options(&g, &n, &e) ? -1 : 0;
+    if (!rc && !n.lengths_given)        // the lengths the CPU runs: the shorter defaults
+        rc = cli_niah_lengths(NIAH_LENGTHS_CPU_DEFAULT, &n.g, &e);
+    if (!rc)
+        rc = niah_grid_check(&n.g, &e);
+    kvtensors_free(&n.kv);
+    return rc ? cli_error("niah", &e) : EXIT_OK;
+}
+
 int cmd_niah(int argc, char **argv)
 {
     Given g;

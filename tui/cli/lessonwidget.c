@@ -1,8 +1,10 @@
 /* lessonwidget.c - see lessonwidget.h.
  *
- * A widget is checked and printed by running its command in this process
- * with its output set aside: a message the command would print is the
- * widget's error. */
+ * A widget is printed by running its command in this process with its
+ * output set aside, and checked the same way by what checks the command's
+ * arguments (the command itself, or its check where running takes long:
+ * kvlab niah's grid): a message the command would print is the widget's
+ * error. */
 #include "lessonwidget.h"
 
 #include "cli.h"
@@ -16,11 +18,11 @@
 #include <unistd.h>
 
 /* Runs the command on argv with stderr set aside and stdout into `to`
- * (NULL: thrown away); a failure's message (its first line, without
- * "kvlab CMD: ") goes into e. */
+ * (NULL: only its arguments checked, the output thrown away); a failure's
+ * message (its first line, without "kvlab CMD: ") goes into e. */
 static int lessonwidget_run(const char *cmd, int argc, char **argv, FILE *to, Error *e)
 {
-    int (*run)(int, char **) = cli_command(cmd);
+    int (*run)(int, char **) = to ? cli_command(cmd) : cli_command_check(cmd);
     if (!run)
         return error_runtime(e, "no command '%s'", cmd);
     FILE *msg = tmpfile();

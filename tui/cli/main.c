@@ -16,21 +16,22 @@ typedef struct {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
+    int (*check)(int argc, char **argv);    // its arguments checked, not run; NULL: run is the check
 } Command;
 
 static const Command COMMANDS[] = {
-    {"calc", cmd_calc, "KV-cache footprint, slots, step floors and speedups"},
-    {"formats", cmd_formats, "the storage formats and their byte accounting"},
-    {"scenario", cmd_scenario, "walk-through scenarios: list, show NAME, check FILE"},
-    {"roundtrip", cmd_roundtrip, "floats on stdin through E4M3, E5M2 or E2M1 and back"},
-    {"quant", cmd_quant, "quantization error experiments on keys and values"},
-    {"bench", cmd_bench, "measured decode attention over a quantized cache (GPU or CPU)"},
-    {"niah", cmd_niah, "needle in a haystack through the decode kernels, with intervals"},
-    {"models", cmd_models, "the models --model takes"},
-    {"gpus", cmd_gpus, "the GPUs --gpu takes"},
-    {"lesson", cmd_lesson, "the lessons: list, show ID, check FILE"},
-    {"exercise", cmd_exercise, "exercises checked by calc: list, show ID, check ID ANSWER, reset"},
-    {"glossary", cmd_glossary, "the terms the lab and the lessons use"},
+    {"calc", cmd_calc, "KV-cache footprint, slots, step floors and speedups", NULL},
+    {"formats", cmd_formats, "the storage formats and their byte accounting", NULL},
+    {"scenario", cmd_scenario, "walk-through scenarios: list, show NAME, check FILE", NULL},
+    {"roundtrip", cmd_roundtrip, "floats on stdin through E4M3, E5M2 or E2M1 and back", NULL},
+    {"quant", cmd_quant, "quantization error experiments on keys and values", NULL},
+    {"bench", cmd_bench, "measured decode attention over a quantized cache (GPU or CPU)", NULL},
+    {"niah", cmd_niah, "needle in a haystack through the decode kernels, with intervals", cmd_niah_check},
+    {"models", cmd_models, "the models --model takes", NULL},
+    {"gpus", cmd_gpus, "the GPUs --gpu takes", NULL},
+    {"lesson", cmd_lesson, "the lessons: list, show ID, check FILE", NULL},
+    {"exercise", cmd_exercise, "exercises checked by calc: list, show ID, check ID ANSWER, reset", NULL},
+    {"glossary", cmd_glossary, "the terms the lab and the lessons use", NULL},
 };
 
 #define N_COMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
@@ -122,10 +123,22 @@ int main(int argc, char **argv)
     return cli_fail(NULL, EXIT_USAGE, &e);
 }
 
-int (*cli_command(const char *name))(int argc, char **argv)
+static const Command *command_named(const char *name)
 {
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (strcmp(name, COMMANDS[i].name) == 0)
-            return COMMANDS[i].run;
+            return &COMMANDS[i];
     return NULL;
+}
+
+int (*cli_command(const char *name))(int argc, char **argv)
+{
+    const Command *c = command_named(name);
+    return c ? c->run : NULL;
+}
+
+int (*cli_command_check(const char *name))(int argc, char **argv)
+{
+    const Command *c = command_named(name);
+    return c ? c->check ? c->check : c->run : NULL;
 }

@@ -642,8 +642,20 @@ static int lab_options_inputs(const ScreenDef *def, const char *options, StateIn
                 snprintf(ignored + len, n - len, "%s%s", len ? " " : "", name);
             continue;
         }
-        if (lab_set_input(in, o->label, o->value ? o->value : dashed ? value : name, e))
+        StateInput *had = dashed && o->arg && !o->value ? lab_input_of(in, o->label) : NULL;
+        if (had) {                                  // repeated (kvlab niah's --format): the list of its values
+            size_t len = strlen(had->value);
+            if (len + 1 + strlen(value) >= sizeof had->value)
+                return error_set(e, "%s: the list is too long", name);
+            snprintf(had->value + len, sizeof had->value - len, ",%s", value);
+        } else if (lab_set_input(in, o->label, o->value ? o->value : dashed ? value : name, e)) {
             return -1;
+        }
+    }
+    for (size_t i = 0; def->option_input && i < in->n; i++) {
+        const char *v = def->option_input(in->in[i].label, in->in[i].value);
+        if (v != in->in[i].value)
+            snprintf(in->in[i].value, sizeof in->in[i].value, "%s", v);
     }
     for (size_t i = 0; i < def->n_options; i++)     // what the command takes where it is not given
         if (def->options[i].absent && !lab_input_of(in, def->options[i].label) &&

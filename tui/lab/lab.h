@@ -121,6 +121,10 @@ struct ScreenDef {
     /* Its figures laid out small, to sit in a lesson's page under the
      * widget that opens it (NULL: none). */
     DocLayout inline_layout;
+    /* The text the field `label` gets for an option's value where the two
+     * differ (a list of kvlab niah's --format is one of its Formats);
+     * NULL: the value as given. */
+    const char *(*option_input)(const char *label, const char *value);
     /* The page it shows, which a saved state records (NULL: it shows none):
      * its id into `id` ("" while it shows none), and that page shown again
      * (-1 with why in e where it has no page `id`). */

@@ -30,12 +30,25 @@ static const struct {
     const char *ids[NIAH_FORMATS_MAX];
 } PRESETS[] = {
     {"token vs channel", {"bf16", "fp8_e4m3", "int4", "int2-k-token", "int2-k-channel"}},
+    {"2-bit keys", {"bf16", "int2-k-token", "int2-k-channel"}},
     {"kernel formats", {"bf16", "fp8_e4m3", "int8", "int4", "nvfp4", "mxfp4"}},
     {"keys vs values", {"bf16", "int2-k-channel", "int2-v-token", "int2-kivi"}},
     {"rotations, KVQuant", {"bf16", "int2-k-token", "int2-k-token-hadamard", "int2-k-channel",
                                "int2-k-channel-prerope", "nuq4-k", "nuq4-k-sparse"}},
 };
 #define N_PRESETS (sizeof PRESETS / sizeof PRESETS[0])
+
+/* Sets of depths, each named as kvlab niah --depths takes it. */
+static const struct {
+    const char *name;
+    double at[NIAH_DEPTHS_MAX];
+    size_t n;
+} DEPTHS[] = {
+    {NIAH_DEPTHS_DEFAULT, {0, 0.25, 0.5, 0.75, 1}, 5},
+    {"0,0.5,1", {0, 0.5, 1}, 3},
+    {"0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1", {0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}, 11},
+};
+#define N_DEPTHS (sizeof DEPTHS / sizeof DEPTHS[0])
 
 #define SWATCH 2                // columns of a cell's colour
 #define CELL_W 6                // a cell: swatch, "100", a space
@@ -44,6 +57,8 @@ static const struct {
 typedef struct {
     const char *preset_names[N_PRESETS];
     int preset;
+    const char *depth_names[N_DEPTHS];
+    int depths;
     FieldContexts lengths;
     uint64_t trials;
     float closeness, tolerance;
@@ -61,6 +76,10 @@ typedef struct {
     bool show_stored;           // where no GPU runs the grid, or s shows it
 } NiahLab;
 
+/* The state that made this session's last complete run (the lab's own:
+ * only it runs), for a lesson's niah widget to show in place. */
+static const NiahLab *last_run;
+
 static void screen_niah_drop(NiahLab *s)
 {
     if (!s->have)
@@ -76,6 +95,8 @@ static void *screen_niah_create(Error *e)
         return NULL;
     for (size_t i = 0; i < N_PRESETS; i++)
         s->preset_names[i] = PRESETS[i].name;
+    for (size_t i = 0; i < N_DEPTHS; i++)
+        s->depth_names[i] = DEPTHS[i].name;
     static const uint64_t LENGTHS[] = {1024, 4096, 16384, 32768};     // NIAH_LENGTHS_CPU_DEFAULT
     memcpy(s->lengths.tokens, LENGTHS, sizeof LENGTHS);
     s->lengths.n = sizeof LENGTHS / sizeof LENGTHS[0];
@@ -92,6 +113,8 @@ static void *screen_niah_create(Error *e)
 
 static void screen_niah_destroy(void *st)
 {
+    if (last_run == st)
+        last_run = NULL;
     screen_niah_drop(st);
     free(st);
 }
@@ -106,6 +129,7 @@ static size_t screen_niah_fields(void *st, Field *f)
     f[n++] = (Field){"Trials", FK_COUNT, &s->trials, 1, 1000, 5, NULL, NULL};
     f[n++] = (Field){"Closeness", FK_FLOAT, &s->closeness, 0, 1, 0, NULL, NULL};     // below 1: the grid says
     f[n++] = (Field){"Tolerance", FK_FLOAT, &s->tolerance, 0, 1, 0, NULL, NULL};
+    f[n++] = (Field){"Depths", FK_CHOICE, &s->depths, 0, N_DEPTHS, 0, s->depth_names, NULL};
     return n;
 }
 
@@ -124,9 +148,8 @@ static int screen_niah_grid(const NiahLab *s, NiahGrid *g, Error *e)
         lengths = DEFAULT, nl = sizeof DEFAULT / sizeof DEFAULT[0];
     for (size_t i = 0; i < nl && i < NIAH_LENGTHS_MAX; i++)
         g->lengths[g->n_lengths++] = (uint32_t)lengths[i];
-    static const double DEPTHS[] = {0, 0.25, 0.5, 0.75, 1};          // NIAH_DEPTHS_DEFAULT
-    memcpy(g->depths, DEPTHS, sizeof DEPTHS);
-    g->n_depths = sizeof DEPTHS / sizeof DEPTHS[0];
+    memcpy(g->depths, DEPTHS[s->depths].at, sizeof DEPTHS[s->depths].at[0] * DEPTHS[s->depths].n);
+    g->n_depths = DEPTHS[s->depths].n;
     for (size_t i = 0; i < NIAH_FORMATS_MAX && PRESETS[s->preset].ids[i]; i++)
         if (niah_format_parse(PRESETS[s->preset].ids[i], &g->formats[g->n_formats++], e))
             return -1;
@@ -381,6 +404,37 @@ static void screen_niah_layout(void *st, Doc *d)
     }
 }
 
+/* In a lesson's page, under the niah widget (st: the widget's settings):
+ * this session's last run where it was made with those settings, its
+ * heatmaps and verdicts; else how to run it (a run takes seconds, too long
+ * to make while the page draws). */
+static void screen_niah_inline(void *st, Doc *d)
+{
+    const NiahLab *s = st;
+    NiahGrid g;
+    Error e;
+    if (screen_niah_grid(s, &g, &e)) {
+        doc_text(d, 0, crt_attr(ROLE_WARN), e.msg);
+        return;
+    }
+    const NiahGrid *r = last_run ? &last_run->shown.g : NULL;
+    bool same = r && r->n_lengths == g.n_lengths && r->n_depths == g.n_depths && r->n_formats == g.n_formats &&
+                r->trials == g.trials && r->seed == g.seed && r->hay.closeness == g.hay.closeness &&
+                last_run->tolerance_shown == s->tolerance &&
+                !memcmp(r->lengths, g.lengths, sizeof g.lengths[0] * g.n_lengths) &&
+                !memcmp(r->depths, g.depths, sizeof g.depths[0] * g.n_depths);
+    for (size_t f = 0; same && f < g.n_formats; f++)
+        same = r->formats[f] == g.formats[f];
+    if (!same) {
+        doc_text(d, 0, crt_attr(ROLE_DIM), "Not run yet in this session with these settings: Enter opens the NIAH "
+                                           "screen with them, where r runs the grid (seconds on the CPU).");
+        return;
+    }
+    doc_text(d, 0, crt_attr(ROLE_DIM), last_run->what);
+    screen_niah_maps(&last_run->fig, d);
+    screen_niah_verdicts(&last_run->fig, d);
+}
+
 /* ------------------------------------------------------------------------
  * Running
  */
@@ -438,6 +492,7 @@ static int screen_niah_run(NiahLab *s, Lab *lab)
     s->shown = r;
     s->have = true;
     screen_niah_figures(s, s->tolerance);
+    last_run = s;
     char t[32];
     snprintf(s->what, sizeof s->what, "%s: %zu lengths x %zu depths x %zu formats, %u trials a cell, in %s; r runs "
                                       "again.",
@@ -455,6 +510,35 @@ static int screen_niah_key(void *st, int ch, Lab *lab)
         return KEY_REDRAW;
     }
     return ch == 'r' ? screen_niah_run(st, lab) : KEY_IGNORED;
+}
+
+/* kvlab niah's options that set the fields: a lesson's niah widget and a
+ * task's settings (a set of --format is one of the Formats, bf16 left
+ * out; --depths one of the Depths). */
+static const ScreenOption OPTIONS[] = {
+    {"--format", "Formats", true, NULL, NULL},
+    {"--lengths", "Lengths", true, NULL, NULL},
+    {"--depths", "Depths", true, NULL, NULL},
+    {"--trials", "Trials", true, NULL, NULL},
+    {"--closeness", "Closeness", true, NULL, NULL},
+    {"--tolerance", "Tolerance", true, NULL, NULL},
+};
+
+/* A set of --format (the lab lists a repeated option's values,
+ * "fp8_e4m3,int4") is the Formats whose formats it names, bf16 first
+ * whether named or not. */
+static const char *screen_niah_option_input(const char *label, const char *value)
+{
+    if (strcmp(label, "Formats"))
+        return value;
+    for (size_t i = 0; i < N_PRESETS; i++) {
+        char list[NIAH_FORMATS_MAX * 32] = "bf16";
+        for (size_t k = 1; k < NIAH_FORMATS_MAX && PRESETS[i].ids[k]; k++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), ",%s", PRESETS[i].ids[k]);
+        if (!strcmp(value, list) || !strcmp(value, list + strlen("bf16,")))
+            return PRESETS[i].name;
+    }
+    return value;
 }
 
 static const ScreenKey KEYS[] = {
@@ -533,4 +617,8 @@ const ScreenDef SCREEN_NIAH = {
     .keys = KEYS,
     .n_keys = sizeof KEYS / sizeof KEYS[0],
     .export = screen_niah_export,
+    .options = OPTIONS,
+    .n_options = sizeof OPTIONS / sizeof OPTIONS[0],
+    .inline_layout = screen_niah_inline,
+    .option_input = screen_niah_option_input,
 };

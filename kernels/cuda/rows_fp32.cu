@@ -197,8 +197,11 @@ __global__ void ROWS_BOUNDS rows_kernel(RowParams p)
 // ---------------------------------------------------------------------------
 // The KIVI kernel (int4)
 
+// Two blocks a multiprocessor asked for: a bound the register budget meets
+// anyway (at most 255 a thread), which steers ptxas off an 8-byte spill it
+// otherwise makes for G = 4 on sm_90a.
 template <int G>
-__global__ void __launch_bounds__(THREADS) kivi_kernel(KiviParams p)
+__global__ void __launch_bounds__(THREADS, 2) kivi_kernel(KiviParams p)
 {
     constexpr int EV = KV_HEAD_DIM_MAX / 32;  // value dimensions per lane at most
     const int split = blockIdx.x, h = blockIdx.y, b = blockIdx.z;

@@ -123,7 +123,7 @@ int main(int argc, char **argv)
     return cli_fail(NULL, EXIT_USAGE, &e);
 }
 
-static const Command *command_named(const char *name)
+static const Command *main_command_named(const char *name)
 {
     for (size_t i = 0; i < N_COMMANDS; i++)
         if (strcmp(name, COMMANDS[i].name) == 0)
@@ -133,12 +133,12 @@ static const Command *command_named(const char *name)
 
 int (*cli_command(const char *name))(int argc, char **argv)
 {
-    const Command *c = command_named(name);
+    const Command *c = main_command_named(name);
     return c ? c->run : NULL;
 }
 
 int (*cli_command_check(const char *name))(int argc, char **argv)
 {
-    const Command *c = command_named(name);
+    const Command *c = main_command_named(name);
     return c ? c->check ? c->check : c->run : NULL;
 }

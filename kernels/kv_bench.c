@@ -159,12 +159,15 @@ double bench_seconds_left(const BenchRow *rows, size_t n, const uint64_t *contex
 }
 
 /* ms per context token for one format and batch, least squares. */
-double bench_slope(const BenchRow *rows, size_t n, KvFormat f, uint32_t B, bool itl)
+double bench_slope(const BenchRow *rows, size_t n, KvFormat f, uint32_t B, BenchTime what)
 {
     LineFit fit = {0};
     for (size_t i = 0; i < n; i++)
         if (rows[i].format == f && rows[i].batch == B)
-            fit_add(&fit, (double)rows[i].context, itl ? rows[i].step_ms : rows[i].ms);
+            fit_add(&fit, (double)rows[i].context,
+                    what == BENCH_STEP_GRAPH      ? rows[i].step_ms
+                    : what == BENCH_STEP_LAUNCHED ? rows[i].step_launched_ms
+                                                  : rows[i].ms);
     double a, b;
     return fit_line(&fit, &a, &b) ? b : NAN;
 }
@@ -204,19 +207,61 @@ int bench_open(BenchSetup *b, const char *backend, Error *e)
     return 0;
 }
 
-int bench_weights_here(const BenchSetup *b, Error *e)
+int bench_steps_here(const BenchSetup *b, Error *e)
 {
-    return b->cuda ? 0 : error_set(e, "the weight stream is measured on the GPU: %s", b->why_cpu);
+    return b->cuda ? 0 : error_set(e, "the model's step is measured on the GPU: %s", b->why_cpu);
 }
 
-int bench_weights(BenchSetup *b, u128 weight_bytes, BenchRow *rows, size_t n, Error *e)
+/* Caches for one row's step, filled on the device: one a layer, or as many
+ * distinct ones as memory holds, enough (four L2s' worth) that the L2 cannot
+ * carry a layer's into the next; at least one. */
+static int step_caches(const BenchSetup *b, const BenchRow *r, GpuCache **c, int *made, Error *e)
 {
-    if (bench_weights_here(b, e))
+    KvShape ks = kv_shape(b, r->format, r->batch, r->context);
+    const double bytes = q_to_double(q_make(r->kv_bytes, 1));
+    const int layers = (int)b->shape.layers;
+    int want = (int)fmin(layers, fmax(2, ceil(4.0 * b->info.l2_bytes / fmax(bytes, 1))));
+    char err[ERROR_MSG_MAX];
+    for (*made = 0; *made < want; (*made)++)
+        if (b->api->fill(&ks, &b->cuda_opts, (uint32_t)r->context, 2000 + (uint64_t)*made, &c[*made], err,
+                         sizeof err)) {
+            if (*made)
+                break;                      // fewer caches when memory is short
+            return error_set(e, "%s", err);
+        }
+    return 0;
+}
+
+int bench_step(BenchSetup *b, u128 weight_bytes, BenchRow *row, Error *e)
+{
+    if (bench_steps_here(b, e))
+        return -1;
+    if (b->shape.layers < 1 || b->shape.layers > BENCH_LAYERS_MAX)
+        return error_set(e, "a model of %llu layers: from 1 to %d", (unsigned long long)b->shape.layers,
+                         BENCH_LAYERS_MAX);
+    const double t0 = now_ms();
+    GpuCache *c[BENCH_LAYERS_MAX];
+    int made;
+    if (step_caches(b, row, c, &made, e))
+        return -1;
+    char err[ERROR_MSG_MAX];
+    int rc = b->api->time_step(c, made, (int)b->shape.layers, (size_t)weight_bytes, b->iters, &row->step_ms,
+                               &row->step_launched_ms, err, sizeof err);
+    for (int k = 0; k < made; k++)
+        b->api->release(c[k]);
+    row->wall_s += (now_ms() - t0) * 1e-3;
+    return rc ? error_set(e, "%s", err) : 0;
+}
+
+int bench_steps(BenchSetup *b, u128 weight_bytes, BenchRow *rows, size_t n, Error *e)
+{
+    if (bench_steps_here(b, e))
         return -1;
     char err[ERROR_MSG_MAX];
     if (b->api->time_read((size_t)weight_bytes, &b->weights_ms, err, sizeof err))
         return error_set(e, "%s", err);
     for (size_t i = 0; i < n; i++)
-        rows[i].step_ms = (double)b->shape.layers * rows[i].ms + b->weights_ms;
+        if (bench_step(b, weight_bytes, &rows[i], e))
+            return -1;
     return 0;
 }

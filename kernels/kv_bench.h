@@ -20,6 +20,8 @@
 /* KIVI's residual window, in tokens (a multiple of KV_KIVI_GROUP), where
  * none is given: the paper's R. */
 #define BENCH_RESIDUAL_DEFAULT 128
+/* The most layers a model's step is measured with (bench_steps). */
+#define BENCH_LAYERS_MAX 256
 
 typedef struct {
     KvFormat format;
@@ -28,9 +30,14 @@ typedef struct {
     double ms;                  // median, one layer
     u128 kv_bytes;              // bytes one step reads
     double gbps;
-    double step_ms;             // with a weight stream: layers x ms + weights_ms
+    double step_ms;             // bench_steps: the model's whole step, a CUDA graph replayed
+    double step_launched_ms;    // the same step launched kernel by kernel
     double wall_s;              // seconds measuring the point took, set-up included
 } BenchRow;
+
+/* What a slope is fitted to: one attention layer's time, or the model's
+ * whole step (bench_steps) replayed from a CUDA graph or launched. */
+typedef enum { BENCH_ATTENTION, BENCH_STEP_GRAPH, BENCH_STEP_LAUNCHED } BenchTime;
 
 typedef struct {
     bool cuda;                  // timing the CUDA kernels (else the CPU reference)
@@ -39,7 +46,7 @@ typedef struct {
     GpuInfo info;
     char why_cpu[ERROR_MSG_MAX];// why not CUDA
     double copy_gbps;           // device-to-device copy, read + write, this run
-    double weights_ms;          // reading the model's weights once; 0 = not measured
+    double weights_ms;          // reading the model's weights once, alone; 0 = not measured
     Shape shape;                // attention shape; layers for the weight stream
     uint32_t residual;          // int4 (KIVI) window: BENCH_RESIDUAL_DEFAULT unless told
     int iters;
@@ -50,13 +57,21 @@ int bench_backend_check(const char *backend, Error *e);
 /* backend as bench_backend_check takes it; measures the copy bandwidth on
  * a GPU; sets cuda_opts from the environment (gpu_options_from_env). */
 int bench_open(BenchSetup *b, const char *backend, Error *e);
-/* 0 where bench_weights can measure (a GPU), else an error saying why not. */
-int bench_weights_here(const BenchSetup *b, Error *e);
-/* Measures the weight stream of `weight_bytes` (GPU only) and sets the
- * step_ms of the n rows. Call it after the rows are timed: the attention
- * timed right after a read of the whole weights measured up to a tenth
- * slower (kernels/PERF.md). */
-int bench_weights(BenchSetup *b, u128 weight_bytes, BenchRow *rows, size_t n, Error *e);
+/* 0 where bench_steps can measure (a GPU), else an error saying why not. */
+int bench_steps_here(const BenchSetup *b, Error *e);
+/* Measures each of the n rows' whole decode step of the model (GPU only),
+ * as an engine runs it: shape.layers layers, each its share of a weight
+ * stream of `weight_bytes` read, then its attention over a cache of its
+ * own (or one of enough distinct caches that the L2 carries nothing from
+ * layer to layer, where memory is short), at the row's format, batch and
+ * context; step_ms replayed from a CUDA graph, step_launched_ms launched
+ * kernel by kernel. Also weights_ms, the weight stream read alone. Call
+ * it after the rows are timed: the attention timed right after a read of
+ * the whole weights measured up to a tenth slower (kernels/PERF.md). */
+int bench_steps(BenchSetup *b, u128 weight_bytes, BenchRow *rows, size_t n, Error *e);
+/* The same for one row, weights_ms left as it is; the time it took added
+ * to the row's wall_s. */
+int bench_step(BenchSetup *b, u128 weight_bytes, BenchRow *row, Error *e);
 /* The FP8 kernel the CUDA plugin runs for the shape ("A", "B" or "fp32":
  * KvCudaApi.fp8_kernel); "" on the CPU reference. */
 const char *bench_fp8_kernel(const BenchSetup *b);
@@ -68,7 +83,7 @@ int bench_point(BenchSetup *b, KvFormat f, uint32_t batch, uint64_t context, Ben
  * where the line would have a or b below 0). Negative before any point. */
 double bench_seconds_left(const BenchRow *rows, size_t n, const uint64_t *contexts, size_t n_left);
 /* Least-squares ms per context token over the rows of one format and
- * batch (step_ms with the weight stream); NaN with fewer than two. */
-double bench_slope(const BenchRow *rows, size_t n, KvFormat f, uint32_t batch, bool step);
+ * batch, of the time `what`; NaN with fewer than two. */
+double bench_slope(const BenchRow *rows, size_t n, KvFormat f, uint32_t batch, BenchTime what);
 
 #endif

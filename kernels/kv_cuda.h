@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define KVLAB_CUDA_ABI 4
+#define KVLAB_CUDA_ABI 5
 
 typedef struct {
     char name[128];
@@ -107,6 +107,17 @@ typedef struct {
      * (the FP32 kernels: asked for, or a shape the tensor-core kernels do
      * not take). */
     const char *(*fp8_kernel)(const KvShape *s, const KvCudaOptions *o);
+    /* Median milliseconds of one decode step of a whole model, over
+     * `iters` runs after a warm-up, CUDA events: for each of `layers`
+     * layers in turn, its share of a weight stream of weight_bytes read
+     * once, then its attention over caches[layer mod n_caches] (distinct
+     * caches enough that the L2 cannot carry one layer's into the next).
+     * graph_ms: the step captured once in a CUDA graph and replayed, as
+     * serving engines run it; launched_ms: the same kernels launched one
+     * by one from the host, its launch costs counted where the host falls
+     * behind the GPU. */
+    int (*time_step)(GpuCache **caches, int n_caches, int layers, size_t weight_bytes, int iters,
+                     double *graph_ms, double *launched_ms, char *err, size_t n);
 } KvCudaApi;
 
 typedef const KvCudaApi *(*KvCudaEntry)(void);

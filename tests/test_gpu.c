@@ -507,6 +507,38 @@ START_TEST(gpu_fill_matches_host)
 }
 END_TEST
 
+/* A model's whole step (time_step): both forms measured, finite and
+ * positive; eight layers take at least three times as long as one (each
+ * layer its own attention and weight slice; the factor leaves room for a
+ * step's fixed costs), in both forms; and weights larger than the device
+ * still measure, their layers' slices read from the share that fits. */
+START_TEST(gpu_model_step)
+{
+    GpuInfo info;
+    const KvCudaApi *api = gpu_info(&info);
+    KvShape s = {KV_BF16, 1, 8, 32, 128, 8192, 0, false};
+    GpuCache *c[8];
+    char err[512];
+    for (int i = 0; i < 8; i++)
+        ck_assert_msg(api->fill(&s, NULL, 8192, 70 + (uint64_t)i, &c[i], err, sizeof err) == 0, "%s", err);
+    double one[2], eight[2], huge[2];
+    const size_t weights = (size_t)256 << 20;
+    ck_assert_msg(api->time_step(c, 1, 1, weights / 8, 9, &one[0], &one[1], err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(api->time_step(c, 8, 8, weights, 9, &eight[0], &eight[1], err, sizeof err) == 0, "%s", err);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_msg(isfinite(one[k]) && one[k] > 0 && isfinite(eight[k]) && eight[k] > 0, "%g %g", one[k],
+                      eight[k]);
+        ck_assert_msg(eight[k] >= 3 * one[k], "%s: 8 layers %g ms, 1 layer %g ms", k ? "launched" : "graph",
+                      eight[k], one[k]);
+    }
+    ck_assert_msg(api->time_step(c, 8, 64, 2 * info.memory_total, 3, &huge[0], &huge[1], err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert_msg(huge[0] > eight[0] && huge[1] > eight[1], "%g %g", huge[0], huge[1]);
+    for (int i = 0; i < 8; i++)
+        api->release(c[i]);
+}
+END_TEST
+
 /* Options the plugin does not know are refused, naming what is wrong. */
 START_TEST(gpu_bad_options_refused)
 {
@@ -556,6 +588,7 @@ Suite *suite_gpu(void)
     tcase_add_test(t, gpu_out_of_memory);
     tcase_add_test(t, gpu_fill_matches_host);
     tcase_add_test(t, gpu_bad_options_refused);
+    tcase_add_test(t, gpu_model_step);
     suite_add_tcase(s, t);
     return s;
 }

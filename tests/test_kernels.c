@@ -793,6 +793,39 @@ START_TEST(sweep_time_left)
 }
 END_TEST
 
+/* A slope is fitted to the time asked for: one layer's attention, the
+ * model's step replayed from a graph or launched, each row's own field,
+ * over the rows of the format and batch asked for alone; exact lines with
+ * random slopes and intercepts come back within rounding (1e-9 relative),
+ * and one context gives no slope. */
+START_TEST(slope_of_each_time)
+{
+    Rng r = {test_seed() ^ 0x510BE};
+    for (int trial = 0; trial < 100; trial++) {
+        double a[3], b[3];
+        for (int k = 0; k < 3; k++)
+            a[k] = rng_uniform(&r, 1) + 1, b[k] = 1e-5 * (1 + (double)rng_range(&r, 0, 1000));
+        BenchRow rows[2 * 2 * 6];
+        size_t n = 0;
+        for (uint32_t batch = 1; batch <= 16; batch += 15)
+            for (int f = KV_BF16; f <= KV_FP8; f++)
+                for (uint64_t c = 1024; c <= 32768; c *= 2) {
+                    const double x = (double)c, other = batch == 1 && f == KV_FP8 ? 1 : 3;   // other lines elsewhere
+                    rows[n++] = (BenchRow){.format = (KvFormat)f, .batch = batch, .context = c,
+                                           .ms = other * (a[0] + b[0] * x),
+                                           .step_ms = other * (a[1] + b[1] * x),
+                                           .step_launched_ms = other * (a[2] + b[2] * x)};
+                }
+        const BenchTime what[3] = {BENCH_ATTENTION, BENCH_STEP_GRAPH, BENCH_STEP_LAUNCHED};
+        for (int k = 0; k < 3; k++) {
+            double sl = bench_slope(rows, n, KV_FP8, 1, what[k]);
+            ck_assert_seeded(fabs(sl - b[k]) <= 1e-9 * b[k], "time %d: slope %g, not %g", k, sl, b[k]);
+        }
+        ck_assert(isnan(bench_slope(rows, 1, KV_BF16, 1, BENCH_STEP_GRAPH)));
+    }
+}
+END_TEST
+
 Suite *suite_kernels(void)
 {
     Suite *s = suite_create("kernels");
@@ -811,6 +844,7 @@ Suite *suite_kernels(void)
     tcase_add_test(t, cpu_fp8_arith_matches_f64);
     tcase_add_test(t, kivi_window);
     tcase_add_test(t, sweep_time_left);
+    tcase_add_test(t, slope_of_each_time);
     suite_add_tcase(s, t);
     return s;
 }

@@ -177,7 +177,7 @@ START_TEST(stored_slopes_fit_their_points)
         for (size_t k = 0; k < r.formats[i].n; k++)
             rows[k] = (BenchRow){.format = f, .batch = (uint32_t)r.batch,
                                  .context = r.formats[i].points[k].context, .ms = r.formats[i].points[k].ms};
-        const double fit = bench_slope(rows, r.formats[i].n, f, (uint32_t)r.batch, false);
+        const double fit = bench_slope(rows, r.formats[i].n, f, (uint32_t)r.batch, BENCH_ATTENTION);
         ck_assert_msg(fabs(fit - r.formats[i].slope) <= REL * r.formats[i].slope, "%s: stored %.17g, fit %.17g",
                       r.formats[i].format, r.formats[i].slope, fit);
     }

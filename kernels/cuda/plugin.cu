@@ -333,6 +333,119 @@ static int time_read(size_t bytes, double *median_ms, char *err, size_t n)
 }
 
 // ---------------------------------------------------------------------------
+// A whole model's decode step
+
+// One decode step of a model on stream st, layer by layer: the layer's
+// share of the weights read (per_words 16-byte words from where layer l's
+// slice falls in the buffer of w_words), then its attention.
+static void enqueue_step(GpuCache **caches, int n_caches, int layers, const uint4 *w, size_t w_words,
+                         size_t per_words, unsigned *sink, cudaStream_t st)
+{
+    for (int l = 0; l < layers; l++) {
+        if (per_words)
+            read_kernel<<<sm_count() * 8, 256, 0, st>>>(w + (size_t)l * per_words % (w_words - per_words + 1),
+                                                        per_words, sink);
+        launch(caches[l % n_caches], st);
+    }
+}
+
+// Medians of the step launched kernel by kernel and replayed from a CUDA
+// graph, timed alternately (launched, then graph) so that both see the
+// same state of the GPU; each behind a spin of about 100 us, so that a
+// replay's one launch call is not timed, while the launched form's calls
+// are wherever the host falls behind the GPU, as in an engine that
+// launches each kernel. The weight buffer is the model's bytes where they
+// fit, else the largest power-of-two share of them that does (a layer's
+// slice read from it as from the whole: either way from memory, the L2
+// holding a small part).
+static int time_step(GpuCache **caches, int n_caches, int layers, size_t weight_bytes, int iters,
+                     double *graph_ms, double *launched_ms, char *err, size_t n)
+{
+    const size_t per_words = weight_bytes / 16 / (size_t)layers;
+    size_t w_words = weight_bytes / 16;
+    uint4 *w = NULL;
+    unsigned *sink = NULL;
+    cudaStream_t st = NULL;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t ge = NULL;
+    cudaEvent_t a = NULL, b = NULL;
+    std::vector<float> tg(iters), tl(iters);
+    while (w_words && cudaMalloc(&w, w_words * 16) != cudaSuccess) {
+        cudaGetLastError();                         // out of memory: not sticky
+        w_words /= 2;
+        if (w_words < per_words) {
+            snprintf(err, n, "no room on the GPU for a layer's %zu bytes of weights", per_words * 16);
+            return -1;
+        }
+    }
+    cudaError_t e = cudaMalloc(&sink, sizeof *sink);
+    const char *what = "cudaMalloc (step)";
+    auto check = [&](cudaError_t r, const char *call) {
+        if (e == cudaSuccess && r != cudaSuccess)
+            e = r, what = call;
+    };
+    check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate (step)");
+    if (e == cudaSuccess && w_words)
+        check(cudaMemsetAsync(w, 7, w_words * 16, st), "cudaMemset (weights)");
+    for (int i = 0; e == cudaSuccess && i < n_caches; i++) {
+        size_t nq = (size_t)caches[i]->s.batch * caches[i]->s.q_heads * caches[i]->s.head_dim;
+        fill_q_kernel<<<256, 256, 0, st>>>(caches[i]->q, nq, 12345 + (uint64_t)i);
+    }
+    for (int i = 0; e == cudaSuccess && i < 2; i++)     // warm-up, and every kernel's attributes set
+        enqueue_step(caches, n_caches, layers, w, w_words, per_words, sink, st);
+    if (e == cudaSuccess) {
+        check(cudaGetLastError(), "step (launched)");
+        check(cudaStreamSynchronize(st), "step (launched)");
+    }
+    if (e == cudaSuccess) {
+        check(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+        if (e == cudaSuccess) {
+            enqueue_step(caches, n_caches, layers, w, w_words, per_words, sink, st);
+            check(cudaStreamEndCapture(st, &g), "cudaStreamEndCapture");
+        }
+        if (e == cudaSuccess)
+            check(cudaGraphInstantiate(&ge, g, 0), "cudaGraphInstantiate");
+        if (e == cudaSuccess)
+            check(cudaGraphLaunch(ge, st), "cudaGraphLaunch (warm-up)");
+    }
+    check(cudaEventCreate(&a), "cudaEventCreate");
+    check(cudaEventCreate(&b), "cudaEventCreate");
+    for (int i = 0; e == cudaSuccess && i < 2 * iters; i++) {
+        const bool replay = i % 2;
+        spin_kernel<<<1, 1, 0, st>>>(200000);
+        check(cudaEventRecord(a, st), "cudaEventRecord");
+        if (replay)
+            check(cudaGraphLaunch(ge, st), "cudaGraphLaunch");
+        else
+            enqueue_step(caches, n_caches, layers, w, w_words, per_words, sink, st);
+        check(cudaEventRecord(b, st), "cudaEventRecord");
+        check(cudaEventSynchronize(b), replay ? "step (graph)" : "step (launched)");
+        check(cudaGetLastError(), replay ? "step (graph)" : "step (launched)");
+        if (e == cudaSuccess)
+            check(cudaEventElapsedTime(replay ? &tg[i / 2] : &tl[i / 2], a, b), "cudaEventElapsedTime");
+    }
+    if (a)
+        cudaEventDestroy(a);
+    if (b)
+        cudaEventDestroy(b);
+    if (ge)
+        cudaGraphExecDestroy(ge);
+    if (g)
+        cudaGraphDestroy(g);
+    if (st)
+        cudaStreamDestroy(st);
+    cudaFree(w);
+    cudaFree(sink);
+    if (e != cudaSuccess)
+        return cuda_fail(err, n, what, e);
+    std::sort(tg.begin(), tg.end());
+    std::sort(tl.begin(), tl.end());
+    *graph_ms = tg[iters / 2];
+    *launched_ms = tl[iters / 2];
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
 // The device, and the API table
 
 static int info(GpuInfo *out, char *err, size_t n)
@@ -368,8 +481,8 @@ static const char *fp8_kernel(const KvShape *s, const KvCudaOptions *o)
     return fp8_kernel_name(s, o ? o : &defaults);
 }
 
-static const KvCudaApi API = {KVLAB_CUDA_ABI, info,        upload,         fill,      release,  decode,
-                              time_decode,    copy_bandwidth, time_read, fp8_kernel};
+static const KvCudaApi API = {KVLAB_CUDA_ABI, info,      upload,     fill,       release,  decode, time_decode,
+                              copy_bandwidth, time_read, fp8_kernel, time_step};
 
 extern "C" __attribute__((visibility("default"))) const KvCudaApi *kvlab_cuda_api(void)
 {

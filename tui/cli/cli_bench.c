@@ -59,7 +59,8 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_SPLITS] = CUDA_OPT_SPLITS,
     [O_ITERS] = {"iters", "N", "timed runs per point (default " TEXT_OF(ITERS_GPU_DEFAULT) " on a GPU, "
                                TEXT_OF(ITERS_CPU_DEFAULT) " on the CPU)"},
-    [O_ITL] = {"itl", NULL, "add the model's weight stream (measured) to each step: step_ms"},
+    [O_ITL] = {"itl", NULL, "also time the model's whole decode step (every layer's weights and attention), "
+                            "replayed from a CUDA graph (step_ms, the slopes' default) and launched kernel by kernel"},
     [O_JSON] = {"json", NULL, "print one JSON object"},
     [O_CSV] = {"csv", NULL, "print the rows as CSV"},
     [O_HELP] = {"help", NULL, "show this help"},
@@ -226,7 +227,7 @@ static int cli_bench_open_backend(const Given *g, Bench *b, Error *e)
                               (unsigned long long)b->s.shape.head_dim,
                               (unsigned long long)(b->s.shape.q_heads / b->s.shape.kv_heads), e))
         return EXIT_USAGE;
-    if (g->set[O_ITL] && bench_weights_here(&b->s, e)) {
+    if (g->set[O_ITL] && bench_steps_here(&b->s, e)) {
         error_prefix(e, "--itl");
         return EXIT_USAGE;
     }
@@ -271,20 +272,25 @@ static int cli_bench_print_json(const BenchSetup *b, const Row *rows, size_t n, 
         cJSON_AddNumberToObject(o, "GBps", rows[i].gbps);
         if (b->cuda)
             cJSON_AddNumberToObject(o, "copy_fraction", rows[i].gbps / b->copy_gbps);
-        if (itl)
+        if (itl) {
             cJSON_AddNumberToObject(o, "step_ms", rows[i].step_ms);
+            cJSON_AddNumberToObject(o, "step_launched_ms", rows[i].step_launched_ms);
+        }
         cJSON_AddItemToArray(arr, o);
     }
     cJSON *fits = cJSON_AddArrayToObject(root, "fits");
     for (size_t f = 0; f < nf; f++)
         for (size_t k = 0; k < nb; k++) {
             cJSON *o = cJSON_CreateObject();
-            double sl = bench_slope(rows, n, fmts[f], (uint32_t)batches[k], itl);
-            double base = bench_slope(rows, n, KV_BF16, (uint32_t)batches[k], itl);
             cJSON_AddStringToObject(o, "format", kv_format_id(fmts[f]));
             cJSON_AddNumberToObject(o, "batch", (double)batches[k]);
-            cJSON_AddNumberToObject(o, "slope_ms_per_token", sl);
-            cJSON_AddNumberToObject(o, "ratio_to_bf16", sl / base);
+            for (int launched = 0; launched <= itl; launched++) {
+                BenchTime what = !itl ? BENCH_ATTENTION : launched ? BENCH_STEP_LAUNCHED : BENCH_STEP_GRAPH;
+                double sl = bench_slope(rows, n, fmts[f], (uint32_t)batches[k], what);
+                double base = bench_slope(rows, n, KV_BF16, (uint32_t)batches[k], what);
+                cJSON_AddNumberToObject(o, launched ? "launched_slope_ms_per_token" : "slope_ms_per_token", sl);
+                cJSON_AddNumberToObject(o, launched ? "launched_ratio_to_bf16" : "ratio_to_bf16", sl / base);
+            }
             cJSON_AddItemToArray(fits, o);
         }
     return json_emit(root, e);
@@ -298,12 +304,13 @@ static void cli_bench_rows_table(const BenchSetup *bs, const Row *rows, size_t n
     enum { C_COPY = 6, C_STEP = 7 };
     static const char *const HEAD[][2] = {
         {"format", "format"},     {"batch", "batch"}, {"context", "context"},      {"attention_ms", "attention ms"},
-        {"kv_bytes", "KV bytes"}, {"GBps", "GB/s"},   {"copy_fraction", "of copy"}, {"step_ms", "step ms"},
+        {"kv_bytes", "KV bytes"}, {"GBps", "GB/s"},   {"copy_fraction", "of copy"}, {"step_ms", "step ms, graph"},
+        {"step_launched_ms", "step ms, launched"},
     };
     table_init(t, TABLE_COLS);
     table_row(t);
     for (size_t k = 0; k < sizeof HEAD / sizeof HEAD[0]; k++)
-        if ((k != C_COPY || bs->cuda) && (k != C_STEP || itl))
+        if ((k != C_COPY || bs->cuda) && (k < C_STEP || itl))
             table_cell(t, "%s", HEAD[k][!csv]);
     t->cols = t->col;
     for (size_t i = 0; i < n; i++) {
@@ -318,15 +325,19 @@ static void cli_bench_rows_table(const BenchSetup *bs, const Row *rows, size_t n
         table_cell(t, "%.*f", csv || r->gbps < 10 ? 2 : 0, r->gbps);
         if (bs->cuda)
             table_cell(t, csv ? "%.4f" : "%.1f%%", (csv ? 1 : 100) * r->gbps / bs->copy_gbps);
-        if (itl)
+        if (itl) {
             table_cell(t, csv ? "%.4f" : "%.3f", r->step_ms);
+            table_cell(t, csv ? "%.4f" : "%.3f", r->step_launched_ms);
+        }
     }
 }
 
-/* The ITL slopes as text: once, where one context cannot make a slope. */
+/* The slopes as text: once, where one context cannot make a slope; with
+ * the model's step, the graph's and then the launched form's. */
 static void cli_bench_slopes_text(const Bench *b, const Row *rows, size_t n, bool itl)
 {
-    printf("\nITL slope (ms per context token) and ratio to BF16");
+    printf("\n%s slope (ms per context token) and ratio to BF16%s", itl ? "ITL" : "Attention",
+           itl ? ", the step replayed from a CUDA graph, then launched kernel by kernel" : "");
     if (b->nc < 2) {
         printf(": needs two or more contexts\n");
         return;
@@ -334,13 +345,17 @@ static void cli_bench_slopes_text(const Bench *b, const Row *rows, size_t n, boo
     printf(":\n");
     for (size_t f = 0; f < b->nf; f++)
         for (size_t i = 0; i < b->nb; i++) {
-            double sl = bench_slope(rows, n, b->fmts[f], (uint32_t)b->batches[i], itl);
-            double base = bench_slope(rows, n, KV_BF16, (uint32_t)b->batches[i], itl);
-            printf("  %-9s batch %-4llu ", kv_format_id(b->fmts[f]), (unsigned long long)b->batches[i]);
-            if (isnan(base))
-                printf("%.3e  (no BF16 slope to compare with)\n", sl);
-            else
-                printf("%.3e  %.3f\n", sl, sl / base);
+            printf("  %-9s batch %-4llu", kv_format_id(b->fmts[f]), (unsigned long long)b->batches[i]);
+            for (int launched = 0; launched <= itl; launched++) {
+                BenchTime what = !itl ? BENCH_ATTENTION : launched ? BENCH_STEP_LAUNCHED : BENCH_STEP_GRAPH;
+                double sl = bench_slope(rows, n, b->fmts[f], (uint32_t)b->batches[i], what);
+                double base = bench_slope(rows, n, KV_BF16, (uint32_t)b->batches[i], what);
+                if (isnan(base))
+                    printf("  %.3e  (no BF16 slope to compare with)", sl);
+                else
+                    printf("  %.3e  %.3f", sl, sl / base);
+            }
+            putchar('\n');
         }
 }
 
@@ -382,7 +397,7 @@ int cmd_bench(int argc, char **argv)
                 }
                 n++;
             }
-    if (g.set[O_ITL] && bench_weights(&b.s, b.model.weight_bytes, rows, n, &e)) {   // last: see kv_bench.h
+    if (g.set[O_ITL] && bench_steps(&b.s, b.model.weight_bytes, rows, n, &e)) {     // last: see kv_bench.h
         free(rows);
         error_prefix(&e, "--itl");
         return cli_fail("bench", EXIT_RUNTIME, &e);

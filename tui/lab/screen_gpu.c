@@ -48,6 +48,9 @@ typedef struct {
     double ys[KV_FORMATS][POINTS_MAX];      // ms per step, one layer, by format and context
     size_t n_ctx;
     double slope[KV_FORMATS];               // ms per context token, one layer; NaN with one context
+    double itl[KV_FORMATS];                 // the model's whole step replayed from a CUDA graph, its
+                                            // ms per context token (bench_step); NaN on the CPU
+    bool graph;                             // itl measured (a GPU)
     uint32_t layers;                        // the model's, for its whole-model slopes
     char what[200];                         // the model, batch, points, runs and time taken
     Table slopes[SLOPE_TABLES];             // the slopes (screen_gpu_slopes_table), narrower
@@ -70,6 +73,7 @@ typedef struct {
     CatalogList models;
     const char *model_names[CATALOG_MAX];
     int model_i, loaded_model;              // the model whose shape is in b
+    u128 weight_bytes;                      // that model's weights: its step's weight stream
     uint64_t batch, max_context, iters;
     bool opened;
     BenchSetup b;
@@ -93,15 +97,21 @@ static size_t screen_gpu_widest(const Table *slopes, int w)
 }
 
 /* What a slopes table's slope columns mean, with the one-layer column
- * (layer) or without; the length written. */
-static size_t screen_gpu_slopes_meaning(char *text, size_t n, bool layer, uint64_t layers)
+ * (layer) or without, the model's column measured as a CUDA graph (graph)
+ * or the layer's times the layers; the length written. */
+static size_t screen_gpu_slopes_meaning(char *text, size_t n, bool layer, bool graph, uint64_t layers)
 {
-    if (layer)
+    const unsigned long long L = (unsigned long long)layers;
+    if (graph)
+        snprintf(text, n, "ms per context token: %sITL, graph = the model's whole decode step (%llu layers, each "
+                          "its weights read and its attention) captured in a CUDA graph and replayed, as serving "
+                          "engines run it (kvlab bench --itl also times it launched kernel by kernel)",
+                 layer ? "layer = one attention layer (the plot's slope), " : "", L);
+    else if (layer)
         snprintf(text, n, "ms per context token: layer = one attention layer (the plot's slope), model = %llu layers",
-                 (unsigned long long)layers);
+                 L);
     else
-        snprintf(text, n, "ms per context token for the model: %llu layers x the plot's slope",
-                 (unsigned long long)layers);
+        snprintf(text, n, "ms per context token for the model: %llu layers x the plot's slope", L);
     return strlen(text);
 }
 
@@ -186,7 +196,7 @@ static void screen_gpu_stored_after(const Stored *st, Doc *d)
 {
     const size_t shown = screen_gpu_widest(st->slopes, d->win.w);
     char text[512];
-    size_t len = screen_gpu_slopes_meaning(text, sizeof text, shown == 0, st->run.layers);
+    size_t len = screen_gpu_slopes_meaning(text, sizeof text, shown == 0, false, st->run.layers);
     snprintf(text + len, sizeof text - len, "; ratio = to bf16; bandwidth = the bytes a step reads over its time "
                                             "at the longest context, and its share of that GPU's copy rate.");
     doc_gap(d, 1);
@@ -279,6 +289,7 @@ static int screen_gpu_recompute(void *st, Error *e)
             model_load(&m, path, e))
             return -1;
         s->b.shape = m.shape;
+        s->weight_bytes = m.weight_bytes;
         s->loaded_model = s->model_i;
     }
     s->b.residual = BENCH_RESIDUAL_DEFAULT;
@@ -308,12 +319,14 @@ static void screen_gpu_series(const Sweep *w, Series *out, char names[][48], boo
  */
 
 /* The slopes against the published ones: one layer (the plot's), the
- * model (x layers) and the ratio to BF16, slopes in `digits` significant
- * digits; the published figures are whole models. */
+ * model and the ratio to BF16, slopes in `digits` significant digits; the
+ * published figures are whole models. The model's: on a GPU its whole
+ * step's, measured as a CUDA graph replayed (ITL); on the CPU, the
+ * layer's times the layers. */
 static void screen_gpu_slopes_table(const Sweep *w, int digits, Table *t)
 {
-    table_header(t, "format", "layer", "model", "ratio", "published", "ratio", NULL);
-    const double base = w->slope[KV_BF16];
+    table_header(t, "format", "layer", w->graph ? "ITL, graph" : "model", "ratio", "published", "ratio", NULL);
+    const double *model = w->graph ? w->itl : w->slope, base = model[KV_BF16];
     for (int f = 0; f < KV_FORMATS; f++) {
         const double sl = w->slope[f];
         table_row(t);
@@ -324,8 +337,8 @@ static void screen_gpu_slopes_table(const Sweep *w, int digits, Table *t)
             table_cell(t, "-");
         } else {
             table_cell(t, "%.*e", digits - 1, sl);
-            table_cell(t, "%.*e", digits - 1, sl * w->layers);
-            table_cell(t, "%.2f", sl / base);
+            table_cell(t, "%.*e", digits - 1, w->graph ? model[f] : sl * w->layers);
+            table_cell(t, "%.2f", model[f] / base);
         }
         char pub[32] = "-", ratio[32] = "-";
         for (size_t k = 0; k < sizeof PUBLISHED / sizeof PUBLISHED[0]; k++)
@@ -345,8 +358,8 @@ static void screen_gpu_slopes_layout(const GpuLab *s, Doc *d)
 {
     const Sweep *w = &s->shown;
     const size_t shown = screen_gpu_widest(w->slopes, d->win.w);
-    char text[512];
-    size_t len = screen_gpu_slopes_meaning(text, sizeof text, shown == 0, w->layers);
+    char text[768];
+    size_t len = screen_gpu_slopes_meaning(text, sizeof text, shown == 0, w->graph, w->layers);
     snprintf(text + len, sizeof text - len, "; ratio = to bf16; published = vLLM with FlashAttention-3 on "
                                             "an H100 SXM, Llama-3.1-8B (seed 000).%s",
              isnan(w->slope[KV_BF16]) ? " One context measured: no slope to fit (a longest "
@@ -507,8 +520,11 @@ static void screen_gpu_layout(void *st, Doc *d)
 /* The sweep's summary, its slopes and the time it took, once complete. */
 static void screen_gpu_finish(GpuLab *s, Sweep *w, double seconds)
 {
-    for (int f = 0; f < KV_FORMATS; f++)
-        w->slope[f] = bench_slope(w->rows, w->n, (KvFormat)f, (uint32_t)s->batch, false);
+    w->graph = s->b.cuda;
+    for (int f = 0; f < KV_FORMATS; f++) {
+        w->slope[f] = bench_slope(w->rows, w->n, (KvFormat)f, (uint32_t)s->batch, BENCH_ATTENTION);
+        w->itl[f] = w->graph ? bench_slope(w->rows, w->n, (KvFormat)f, (uint32_t)s->batch, BENCH_STEP_GRAPH) : NAN;
+    }
     w->layers = (uint32_t)s->b.shape.layers;
     /* every column in three digits; without the one-layer column; then in
      * two digits (a noisy CPU slope can be negative, a column wider) */
@@ -566,6 +582,12 @@ static int screen_gpu_sweep(GpuLab *s, Lab *lab)
             BenchRow *row = &w->rows[w->n];
             if (bench_point(&s->b, (KvFormat)f, (uint32_t)s->batch, (uint64_t)w->xs[k], row, &e)) {
                 snprintf(s->note, sizeof s->note, "The sweep stopped at %s: %s", label, e.msg);
+                lab_status(lab, true, "%s", e.msg);
+                s->running = false;
+                return KEY_REDRAW;
+            }
+            if (s->b.cuda && bench_step(&s->b, s->weight_bytes, row, &e)) {
+                snprintf(s->note, sizeof s->note, "The sweep stopped at %s (the model's step): %s", label, e.msg);
                 lab_status(lab, true, "%s", e.msg);
                 s->running = false;
                 return KEY_REDRAW;
@@ -633,7 +655,10 @@ const ScreenDef SCREEN_GPU = {
             "caches rotated so the L2 cannot hold them). The plot shows step time against "
             "context, the bars the bandwidth achieved against a device-to-device copy measured "
             "in the same run, and the table each format's fitted slope (ms per context token) "
-            "next to vLLM's published figures. The last complete sweep stays until a new one "
+            "next to vLLM's published figures. On a GPU each point also times the model's whole "
+            "decode step (every layer's weights read and its attention) captured in a CUDA graph and "
+            "replayed, as serving engines run it: the table's ITL column is that step's slope. The last "
+            "complete sweep stays until a new one "
             "completes; the time left is foreseen from the points measured. Without a GPU, the "
             "CPU reference is measured instead and says so, and a section below it shows the "
             "results kvlab stores from a GPU run (NVIDIA H200): their own plot with hollow "

@@ -33,7 +33,7 @@ bench --itl --batch 1 --contexts 1k,4k,16k,32k --format bf16 --format fp8 --form
     --json > "$out/itl.json"
 bench --format bf16 --format fp8 --fp8-path A --json > "$out/fp8_paths/path_a.json"
 bench --format bf16 --format fp8 --fp8-path A --promote 1 --json > "$out/fp8_paths/path_a_promote1.json"
-# the GPU lab (F5), swept (r), as text once the sweep has ended
+# the GPU lab (F6), swept (r), as text once the sweep has ended
 screen() { tmux -L kvlab-perf capture-pane -p > "$out/gpu_screen.txt"; }
 wait_for() {                            # at most $2 seconds for text $1 on the screen
     for _ in $(seq "$2"); do
@@ -47,7 +47,7 @@ wait_for() {                            # at most $2 seconds for text $1 on the 
 tmux -L kvlab-perf new-session -d -x 200 -y 60 "LANG=C.UTF-8 TERM=xterm-256color ./kvlab"
 trap 'tmux -L kvlab-perf kill-server 2>/dev/null || true' EXIT
 wait_for "A 20 GiB KV pool" 30
-tmux -L kvlab-perf send-keys F5
+tmux -L kvlab-perf send-keys F6
 wait_for "Measured decode attention" 30
 tmux -L kvlab-perf send-keys r
 wait_for "sweep done" 300

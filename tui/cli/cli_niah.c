@@ -549,7 +549,20 @@ static int cli_niah_run(const Given *g, Niah *n, Error *e)
     return sig ? 128 + sig : EXIT_OK;
 }
 
-int cmd_niah_check(int argc, char **argv)
+/* The options checked as a run checks them, the grid not run: the exit
+ * code. */
+static int cli_niah_check(const Given *g, Niah *n, Error *e)
+{
+    int rc = cli_niah_options(g, n, e) ? -1 : 0;
+    if (!rc && !n->lengths_given)       // the lengths the CPU runs: the shorter defaults
+        rc = cli_niah_lengths(NIAH_LENGTHS_CPU_DEFAULT, &n->g, e);
+    if (!rc)
+        rc = niah_grid_check(&n->g, e);
+    return rc ? cli_error("niah", e) : EXIT_OK;
+}
+
+/* kvlab niah's arguments, then the grid run, or (check) only checked. */
+static int cli_niah_main(int argc, char **argv, bool check)
 {
     Given g;
     int rc = cli_begin(&CMD, argc, argv, &g);
@@ -558,25 +571,17 @@ int cmd_niah_check(int argc, char **argv)
     Error e;
     static Niah n;
     memset(&n, 0, sizeof n);
-    rc = cli_niah_options(&g, &n, &e) ? -1 : 0;
-    if (!rc && !n.lengths_given)        // the lengths the CPU runs: the shorter defaults
-        rc = cli_niah_lengths(NIAH_LENGTHS_CPU_DEFAULT, &n.g, &e);
-    if (!rc)
-        rc = niah_grid_check(&n.g, &e);
+    rc = check ? cli_niah_check(&g, &n, &e) : cli_niah_run(&g, &n, &e);
     kvtensors_free(&n.kv);
-    return rc ? cli_error("niah", &e) : EXIT_OK;
+    return rc;
+}
+
+int cmd_niah_check(int argc, char **argv)
+{
+    return cli_niah_main(argc, argv, true);
 }
 
 int cmd_niah(int argc, char **argv)
 {
-    Given g;
-    int rc = cli_begin(&CMD, argc, argv, &g);
-    if (rc != CLI_GO_ON)
-        return rc;
-    Error e;
-    static Niah n;
-    memset(&n, 0, sizeof n);
-    rc = cli_niah_run(&g, &n, &e);
-    kvtensors_free(&n.kv);
-    return rc;
+    return cli_niah_main(argc, argv, false);
 }

@@ -30,7 +30,8 @@ int rope_apply(float *x, size_t rows, size_t d, size_t first, double theta, Erro
                 v[k] = (float)(a * c - b * s);
                 v[k + half] = (float)(a * s + b * c);
                 if (!isfinite(v[k]) || !isfinite(v[k + half]))
-                    return error_set(e, "RoPE takes row %zu past a float's range (%g, %g)", r, a, b);
+                    return error_set(e, "RoPE takes the row at position %zu past a float's range (%g, %g)",
+                                     first + r, a, b);
             }
         }
     }

@@ -296,7 +296,8 @@ static int side_by_side(size_t n, int threads, RunFn fn, void *ctx, Error *e)
             pthread_join(tid[i], NULL);
     for (size_t i = 0; i < m; i++)
         if (run[i].rc) {
-            *e = run[i].e;
+            if (e)
+                *e = run[i].e;
             return -1;
         }
     return 0;

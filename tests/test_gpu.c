@@ -510,8 +510,10 @@ END_TEST
 /* A model's whole step (time_step): both forms measured, finite and
  * positive; eight layers take at least three times as long as one (each
  * layer its own attention and weight slice; the factor leaves room for a
- * step's fixed costs), in both forms; and weights larger than the device
- * still measure, their layers' slices read from the share that fits. */
+ * step's fixed costs), in both forms; weights larger than the device
+ * still measure, their layers' slices read from the share that fits, and
+ * so does their read alone (time_read); a step without a layer, a cache
+ * or a timed run is refused. */
 START_TEST(gpu_model_step)
 {
     GpuInfo info;
@@ -534,6 +536,13 @@ START_TEST(gpu_model_step)
     ck_assert_msg(api->time_step(c, 8, 64, 2 * info.memory_total, 3, &huge[0], &huge[1], err, sizeof err) == 0,
                   "%s", err);
     ck_assert_msg(huge[0] > eight[0] && huge[1] > eight[1], "%g %g", huge[0], huge[1]);
+    double read_ms = 0;
+    ck_assert_msg(api->time_read(2 * info.memory_total, &read_ms, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(isfinite(read_ms) && read_ms > 0, "%g", read_ms);
+    ck_assert_int_eq(api->time_step(c, 8, 0, weights, 9, &one[0], &one[1], err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "a step needs a layer"), "%s", err);
+    ck_assert_int_eq(api->time_step(c, 0, 8, weights, 9, &one[0], &one[1], err, sizeof err), -1);
+    ck_assert_int_eq(api->time_step(c, 8, 8, weights, 0, &one[0], &one[1], err, sizeof err), -1);
     for (int i = 0; i < 8; i++)
         api->release(c[i]);
 }

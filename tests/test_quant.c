@@ -760,16 +760,6 @@ static void token_and_channel(const float *k, const float *v, const float *q, si
     ck_assert_int_eq(experiment_run(&x, k, v, q, T, D, chan, NULL), 0);
 }
 
-/* The generator: a seed means the same cache and another seed another one;
- * outlier channels stand out by about their scale; the sink outscores every
- * other token; and on such a cache per-token 4-bit keys lose several times
- * more than per-channel keys. Margins on a random seed (outliers 0.75 x
- * their scale, K error 3x, score error 1.5x) sit below the smallest ratios
- * seen over 5,000 seeds (1.22 x, 3.92x, 2.24x). Two rules hold only on
- * most seeds, so they are checked on the default seed: the sink (outscored
- * on 115 of those seeds) and the softmax of the one query, which follows
- * the score errors only on average (its TV ratio ranged from 0.93x up; on
- * the default seed it is 4.17x, with a margin of 3x). */
 /* The generator's rows written in pieces, in a random order, are the rows
  * kvgen writes, bit for bit (each row draws from its own place in the
  * stream: rand_skip(n) is n draws); random cuts, random parameters. */
@@ -814,6 +804,16 @@ START_TEST(generator_in_pieces)
 }
 END_TEST
 
+/* The generator: a seed means the same cache and another seed another one;
+ * outlier channels stand out by about their scale; the sink outscores every
+ * other token; and on such a cache per-token 4-bit keys lose several times
+ * more than per-channel keys. Margins on a random seed (outliers 0.75 x
+ * their scale, K error 3x, score error 1.5x) sit below the smallest ratios
+ * seen over 5,000 seeds (1.22 x, 3.92x, 2.24x). Two rules hold only on
+ * most seeds, so they are checked on the default seed: the sink (outscored
+ * on 115 of those seeds) and the softmax of the one query, which follows
+ * the score errors only on average (its TV ratio ranged from 0.93x up; on
+ * the default seed it is 4.17x, with a margin of 3x). */
 START_TEST(generator_and_collapse)
 {
     const double OUTLIER_MARGIN = 0.75, K_ERROR_MARGIN = 3, SCORE_ERROR_MARGIN = 1.5,

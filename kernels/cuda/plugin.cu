@@ -312,18 +312,51 @@ __global__ void read_kernel(const uint4 *p, size_t n, unsigned *sink)
         *sink = acc;
 }
 
+// A buffer of `*words` 16-byte words for a weight stream, or, where that
+// many do not fit, of the largest share of them halved down that does
+// (and at last of exactly `least`); *words says how many it holds. Any
+// failure but memory's is returned as it is.
+static cudaError_t weight_buffer(size_t *words, size_t least, uint4 **out)
+{
+    size_t w = *words;
+    for (;;) {
+        cudaError_t e = cudaMalloc(out, w * 16);
+        if (e == cudaSuccess) {
+            *words = w;
+            return e;
+        }
+        if (e != cudaErrorMemoryAllocation || w <= least)
+            return e;
+        cudaGetLastError();                     // out of memory: not sticky
+        w = w / 2 > least ? w / 2 : least;
+    }
+}
+
+// Reads `bytes` once: from a buffer that holds them, or, where it does
+// not fit, over the share that does, again and again until as many
+// bytes are read (from memory all the same: the L2 holds a small part).
 static int time_read(size_t bytes, double *median_ms, char *err, size_t n)
 {
-    void *buf = NULL;
+    const size_t total = bytes / 16;
+    size_t words = total;
+    uint4 *buf = NULL;
     unsigned *sink = NULL;
-    CUDA_TRY(cudaMalloc(&buf, bytes), err, n);
-    cudaError_t e = cudaMalloc(&sink, sizeof *sink);
+    if (!total) {
+        *median_ms = 0;
+        return 0;
+    }
+    cudaError_t e = weight_buffer(&words, 1, &buf);
+    if (e != cudaSuccess)
+        return cuda_fail(err, n, "cudaMalloc (weights)", e);
+    e = cudaMalloc(&sink, sizeof *sink);
     if (e == cudaSuccess)
-        e = cudaMemset(buf, 7, bytes);
+        e = cudaMemset(buf, 7, words * 16);
     float ms = 0;
     if (e == cudaSuccess)
-        e = median_event_ms(3, 11, [&] { read_kernel<<<sm_count() * 8, 256>>>((const uint4 *)buf, bytes / 16, sink); },
-                            &ms);
+        e = median_event_ms(3, 11, [&] {
+                for (size_t done = 0; done < total; done += words)
+                    read_kernel<<<sm_count() * 8, 256>>>(buf, std::min(words, total - done), sink);
+            }, &ms);
     cudaFree(buf);
     cudaFree(sink);
     if (e != cudaSuccess)
@@ -361,6 +394,10 @@ static void enqueue_step(GpuCache **caches, int n_caches, int layers, const uint
 static int time_step(GpuCache **caches, int n_caches, int layers, size_t weight_bytes, int iters,
                      double *graph_ms, double *launched_ms, char *err, size_t n)
 {
+    if (layers < 1 || n_caches < 1 || iters < 1) {
+        snprintf(err, n, "a step needs a layer, a cache and a timed run (%d, %d, %d given)", layers, n_caches, iters);
+        return -1;
+    }
     const size_t per_words = weight_bytes / 16 / (size_t)layers;
     size_t w_words = weight_bytes / 16;
     uint4 *w = NULL;
@@ -370,15 +407,15 @@ static int time_step(GpuCache **caches, int n_caches, int layers, size_t weight_
     cudaGraphExec_t ge = NULL;
     cudaEvent_t a = NULL, b = NULL;
     std::vector<float> tg(iters), tl(iters);
-    while (w_words && cudaMalloc(&w, w_words * 16) != cudaSuccess) {
-        cudaGetLastError();                         // out of memory: not sticky
-        w_words /= 2;
-        if (w_words < per_words) {
-            snprintf(err, n, "no room on the GPU for a layer's %zu bytes of weights", per_words * 16);
-            return -1;
-        }
+    cudaError_t e = w_words ? weight_buffer(&w_words, per_words ? per_words : 1, &w) : cudaSuccess;
+    if (e == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        snprintf(err, n, "no room on the GPU for a layer's %zu bytes of weights", per_words * 16);
+        return -1;
     }
-    cudaError_t e = cudaMalloc(&sink, sizeof *sink);
+    if (e != cudaSuccess)
+        return cuda_fail(err, n, "cudaMalloc (weights)", e);
+    e = cudaMalloc(&sink, sizeof *sink);
     const char *what = "cudaMalloc (step)";
     auto check = [&](cudaError_t r, const char *call) {
         if (e == cudaSuccess && r != cudaSuccess)

@@ -549,8 +549,10 @@ static int cli_niah_run(const Given *g, Niah *n, Error *e)
     return sig ? 128 + sig : EXIT_OK;
 }
 
-/* The options checked as a run checks them, the grid not run: the exit
- * code. */
+/* The options checked as a run checks them before it opens a backend, the
+ * grid not run: the exit code. What depends on the backend is not checked
+ * (the CUDA kernels' options where no GPU runs, the GPU's default lengths:
+ * the CPU's are). */
 static int cli_niah_check(const Given *g, Niah *n, Error *e)
 {
     int rc = cli_niah_options(g, n, e) ? -1 : 0;

@@ -81,7 +81,7 @@ typedef struct {
     bool have_sweep;
     Sweep next;                             // the sweep being measured
     bool running;
-    char note[ERROR_MSG_MAX + 160];         // how the last sweep ended, when not complete
+    char note[ERROR_MSG_MAX + 320];         // how the last sweep ended, when not complete or short of a step
     Stored stored;                          // the stored GPU run, shown where no GPU is measured
     bool show_stored;
 } GpuLab;
@@ -409,7 +409,7 @@ static void screen_gpu_plot_layout(const GpuLab *s, Doc *d, int h)
 /* The device (or why there is none), what is shown and what is going on. */
 static void screen_gpu_header_layout(const GpuLab *s, Doc *d)
 {
-    char line[1024], a[64], b[64], c[32];
+    char line[1536], a[64], b[64], c[32];
     if (s->b.cuda)
         snprintf(line, sizeof line, "%s: %d SMs, %s memory (%s free), copy %s measured", s->b.info.name,
                  s->b.info.sm_count, units_size(a, sizeof a, s->b.info.memory_total),
@@ -520,7 +520,7 @@ static void screen_gpu_layout(void *st, Doc *d)
 /* The sweep's summary, its slopes and the time it took, once complete. */
 static void screen_gpu_finish(GpuLab *s, Sweep *w, double seconds)
 {
-    w->graph = s->b.cuda;
+    w->graph = w->graph && s->b.cuda;              // screen_gpu_steps measured every step
     for (int f = 0; f < KV_FORMATS; f++) {
         w->slope[f] = bench_slope(w->rows, w->n, (KvFormat)f, (uint32_t)s->batch, BENCH_ATTENTION);
         w->itl[f] = w->graph ? bench_slope(w->rows, w->n, (KvFormat)f, (uint32_t)s->batch, BENCH_STEP_GRAPH) : NAN;
@@ -539,6 +539,46 @@ static void screen_gpu_finish(GpuLab *s, Sweep *w, double seconds)
              (unsigned long long)s->batch, w->n, s->b.iters, format_duration(seconds, t, sizeof t));
 }
 
+/* On a GPU, after every point's attention (a step reads all the weights,
+ * and attention timed right after that measures slower: kv_bench.h), the
+ * model's whole step at each point, replayed from a CUDA graph. A step
+ * that cannot be measured (a long context of a large model may leave no
+ * room for its layers' caches and weights) leaves the sweep without the
+ * ITL, saying why; a cancel, without the sweep (-1). */
+static int screen_gpu_steps(GpuLab *s, Sweep *w, Lab *lab, double *spent)
+{
+    BenchRow done[KV_FORMATS * POINTS_MAX];    // the steps' own times, for the time left
+    uint64_t contexts[KV_FORMATS * POINTS_MAX];
+    for (size_t i = 0; i < w->n; i++)
+        contexts[i] = w->rows[i].context;
+    w->graph = true;
+    for (size_t i = 0; i < w->n; i++) {
+        BenchRow *row = &w->rows[i];
+        char label[112], t[32];
+        const double ahead = bench_seconds_left(done, i, contexts + i, w->n - i);
+        snprintf(label, sizeof label, "the model's step, %s at %s, %zu of %zu", kv_format_id(row->format),
+                 format_tick((double)row->context, t, sizeof t), i + 1, w->n);
+        if (lab_progress(lab, label, *spent, ahead < 0 ? *spent + 1 : *spent + ahead)) {
+            snprintf(s->note, sizeof s->note, "The sweep was cancelled measuring the model's step, %zu of %zu%s", i,
+                     w->n, s->have_sweep ? "." : "; nothing measured yet.");
+            lab_status(lab, false, "sweep cancelled");
+            s->running = false;
+            return -1;
+        }
+        const double before = row->wall_s;
+        Error e;
+        if (bench_step(&s->b, s->weight_bytes, row, &e)) {
+            snprintf(s->note, sizeof s->note, "The model's step was not measured at %s: %s; the model column is "
+                                              "the layer's slope times the layers.", label, e.msg);
+            w->graph = false;
+            return 0;
+        }
+        done[i] = (BenchRow){.context = row->context, .wall_s = row->wall_s - before};
+        *spent += done[i].wall_s;
+    }
+    return 0;
+}
+
 /* 'r': the sweep, context by context with every format at each, so that
  * the time left is foreseen from the points measured (bench_seconds_left).
  * The last complete sweep stays on screen until this one completes. */
@@ -555,6 +595,7 @@ static int screen_gpu_sweep(GpuLab *s, Lab *lab)
     }
     Sweep *w = &s->next;
     w->n = w->n_ctx = 0;
+    w->graph = false;
     uint64_t longest = s->b.cuda || s->max_context < CPU_CONTEXT_MAX ? s->max_context : CPU_CONTEXT_MAX;
     for (uint64_t c = CONTEXT_K; c <= longest && w->n_ctx < POINTS_MAX; c *= 2)
         w->xs[w->n_ctx++] = (double)c;
@@ -586,16 +627,12 @@ static int screen_gpu_sweep(GpuLab *s, Lab *lab)
                 s->running = false;
                 return KEY_REDRAW;
             }
-            if (s->b.cuda && bench_step(&s->b, s->weight_bytes, row, &e)) {
-                snprintf(s->note, sizeof s->note, "The sweep stopped at %s (the model's step): %s", label, e.msg);
-                lab_status(lab, true, "%s", e.msg);
-                s->running = false;
-                return KEY_REDRAW;
-            }
             w->ys[f][k] = row->ms;
             spent += row->wall_s;
             w->n++;
         }
+    if (s->b.cuda && screen_gpu_steps(s, w, lab, &spent) < 0)
+        return KEY_REDRAW;
     screen_gpu_finish(s, w, spent);
     s->shown = *w;
     s->have_sweep = true;

@@ -62,6 +62,11 @@ Verdict stats_verdict(double diff_high, double tolerance)
     return -diff_high > tolerance ? VERDICT_REJECTED : VERDICT_NOT_REJECTED;
 }
 
+bool stats_accepted(double diff_low, unsigned n, double tolerance)
+{
+    return -diff_low <= tolerance && (double)n * tolerance >= STATS_RULE_OF_THREE;
+}
+
 const char *verdict_word(Verdict v)
 {
     static const char *const WORDS[VERDICTS] = {

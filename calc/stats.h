@@ -25,6 +25,7 @@
 #ifndef KVLAB_STATS_H
 #define KVLAB_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,5 +53,15 @@ typedef enum { VERDICT_NOT_REJECTED, VERDICT_REJECTED, VERDICT_BASELINE, VERDICT
 Verdict stats_verdict(double diff_high, double tolerance);
 /* "not rejected", "rejected", "baseline". */
 const char *verdict_word(Verdict v);
+
+/* The burden of proof on the candidate: true where the whole interval of
+ * n paired trials clears the tolerance, -diff_low <= tolerance (its worst
+ * end loses no more), and n is enough that no loss seen bounds the loss
+ * under it: n >= STATS_RULE_OF_THREE / tolerance. (A bootstrap of pairs
+ * that never differ gives the interval [0, 0] however few they are; with
+ * no loss in n trials a rate's 95% upper bound is about 3 / n.) A format
+ * neither rejected nor so shown is undecided, which more trials settle. */
+#define STATS_RULE_OF_THREE 3.0
+bool stats_accepted(double diff_low, unsigned n, double tolerance);
 
 #endif

@@ -1151,6 +1151,46 @@ static size_t widest_line(const char *text, const char **where)
     }
 }
 
+/* A table too wide for its width goes in parts, each of which repeats its
+ * key columns (Table.keys) in front of its own: every part's header line
+ * starts with them, and every row of every part names its cell. */
+START_TEST(table_parts_repeat_keys)
+{
+    Table t;
+    table_header(&t, "format", "length", "depth", "alpha", "beta", "gamma", "delta", "epsilon", NULL);
+    t.keys = 3;
+    for (int r = 0; r < 4; r++) {
+        table_row(&t);
+        table_cell(&t, "fmt%d", r);
+        table_cell(&t, "%d", 1024 << r);
+        table_cell(&t, "0.%d", r);
+        for (int c = 0; c < 5; c++)
+            table_cell(&t, "%s", "0.123456789012");
+    }
+    char *out = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&out, &size);
+    table_print_width(&t, f, 60);
+    fclose(f);
+    size_t parts = 0;
+    for (const char *p = out; (p = strstr(p, "format")); p++) {
+        ck_assert_msg(!strncmp(p, "format  length  depth", 21), "a part without its keys:\n%s", out);
+        parts++;
+    }
+    ck_assert_msg(parts >= 2, "one part only:\n%s", out);
+    for (int r = 0; r < 4; r++) {
+        char key[16];
+        snprintf(key, sizeof key, "fmt%d ", r);
+        size_t seen = 0;
+        for (const char *p = out; (p = strstr(p, key)); p++)
+            seen += strtol(p + strlen(key), NULL, 10) == 1024 << r;     // its length beside it
+        ck_assert_msg(seen == parts, "row %d keyed in %zu of %zu parts:\n%s", r, seen, parts, out);
+    }
+    free(out);
+    table_free(&t);
+}
+END_TEST
+
 /* A random table of words and numbers printed within a random width fits
  * it (its cells wrapped, the columns in parts where they must be), and
  * every word and number of every cell is in it whole. */
@@ -1369,6 +1409,7 @@ Suite *suite_lesson(void)
     tcase_set_timeout(t, 300);
     tcase_add_test(t, cli_text_fits_80);
     tcase_add_test(t, table_fits_width);
+    tcase_add_test(t, table_parts_repeat_keys);
     suite_add_tcase(s, t);
     return s;
 }

@@ -129,6 +129,21 @@ START_TEST(rule)
 }
 END_TEST
 
+/* A candidate is accepted exactly when the whole interval clears the
+ * tolerance (-diff_low <= tolerance) over at least 3 / tolerance trials
+ * (the rule of three: no loss in fewer does not bound it); a tolerance of
+ * 0 accepts nothing. */
+START_TEST(accepted_rule)
+{
+    ck_assert(stats_accepted(0, 60, 0.05));             // 60 x 0.05 = 3
+    ck_assert(!stats_accepted(0, 59, 0.05));
+    ck_assert(stats_accepted(-0.05, 100, 0.05));
+    ck_assert(!stats_accepted(-0.051, 100, 0.05));
+    ck_assert(stats_accepted(-0.01, 300, 0.01));
+    ck_assert(!stats_accepted(0, 1000000, 0));
+}
+END_TEST
+
 /* Every passkey reads back from its own encoding, at every digit count the
  * head holds, and still does under noise below half the amplitude a
  * channel. */
@@ -169,6 +184,7 @@ Suite *suite_stats(void)
     tcase_add_test(t, wilson_fixed);
     tcase_add_test(t, bootstrap_known);
     tcase_add_test(t, rule);
+    tcase_add_test(t, accepted_rule);
     tcase_add_test(t, passkey_round_trip);
     suite_add_tcase(s, t);
     return s;

@@ -941,7 +941,8 @@ END_TEST
 /* Without a GPU the NIAH screen shows the grid stored from the H200 run in
  * a section titled with the GPU and the NIAH run's date, before a run and
  * after one: what ran it, and each format's accuracy and verdict as the
- * file has them; s hides the section. Nothing is cut at 80x24 and 120x40. */
+ * file has them (not rejected: accepted or undecided by the interval at
+ * the file's tolerance); s hides the section. Nothing is cut at 80x24 and 120x40. */
 START_TEST(niah_screen_stored)
 {
     StoredRun r;
@@ -958,8 +959,12 @@ START_TEST(niah_screen_stored)
          * the verdict), either side of where a narrow view wraps it */
         snprintf(verdicts[f][0], sizeof verdicts[f][0], "%s%s: %.1f%%", n->formats[f].id,
                  n->formats[f].simulated ? " (simulated)" : "", 100 * n->formats[f].all.accuracy);
-        snprintf(verdicts[f][1], sizeof verdicts[f][1], "%+.1f]: %s", f ? 100 * n->formats[f].all.diff_high : 0,
-                 verdict_word((Verdict)n->formats[f].verdict));
+        const NiahFigure *a = &n->formats[f].all;
+        const Verdict v = (Verdict)n->formats[f].verdict;      // and, not rejected, the whole interval's
+        const char *word = v != VERDICT_NOT_REJECTED                 ? verdict_word(v)
+                           : stats_accepted(a->diff_low, a->trials, n->tolerance) ? "accepted"
+                                                                                    : "undecided";
+        snprintf(verdicts[f][1], sizeof verdicts[f][1], "%+.1f]: %s", f ? 100 * a->diff_high : 0, word);
         parts[k++] = verdicts[f][0];
         parts[k++] = verdicts[f][1];
     }
@@ -2495,13 +2500,13 @@ START_TEST(lesson_widget_niah)
     press("Enter", "Needle in a haystack");
     wait_for("the page's settings; Esc");
     assert_screen(!strstr(dump(), "but for"), "an option of the widget sets no input");
-    wait_for(field_line("Formats", "2-bit keys"));
+    wait_for(field_line("Formats", "token vs channel"));
     wait_for(field_line("Trials", "10"));
     wait_for(field_line("Depths", "0,0.5,1"));
     keys("r");
     wait_for_s("NIAH run done", 60);
     press("Escape", "> kvlab niah --lengths 1k,4k");
-    wait_for("2-bit keys: 2 lengths x 3 depths x 3 formats, 10 trials a cell");
+    wait_for("token vs channel: 2 lengths x 3 depths x 3 formats");
     assert_screen(!strstr(dump(), "Not run yet in this session"), "the page does not show the run");
     quit_lab();
     assert_nothing_cut(&c);
@@ -2519,7 +2524,7 @@ START_TEST(exercise_task_opens_niah)
     tab_to("] task-c-niah");
     press("Enter", "Exercise task-c-niah");
     press("o", "Needle in a haystack");
-    wait_for(field_line("Formats", "token vs channel"));
+    wait_for(field_line("Formats", "defaults"));
     wait_for(field_line("Trials", "5"));
     wait_for(field_line("Depths", "0,0.5,1"));
     assert_screen(!strstr(dump(), "but for"), "an option of the task sets no input");

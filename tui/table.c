@@ -19,6 +19,7 @@ struct TableChunk {
 void table_init(Table *t, size_t cols)
 {
     t->cols = cols < TABLE_COLS ? cols : TABLE_COLS;
+    t->keys = 1;
     t->rows = t->col = t->used = t->more_cap = 0;
     t->lost = false;
     t->more = NULL;
@@ -323,13 +324,18 @@ void table_print_width(const Table *t, FILE *out, int limit)
         }
     }
     /* A table too wide even with its cells wrapped goes in parts, each as
-     * many columns as fit beside the first, which every part repeats. */
-    size_t col[TABLE_COLS] = {0}, n = 1, used = least[0];
-    for (size_t c = 1; c < t->cols; c++) {
-        if (limit && n > 1 && used + 2 + least[c] > (size_t)limit) {
+     * many columns as fit beside the key columns (t->keys, at least the
+     * first), which every part repeats. */
+    const size_t keys = t->keys < 1 ? 1 : t->keys < t->cols ? t->keys : t->cols;
+    size_t col[TABLE_COLS] = {0}, n = 0, used = 0, key_used;
+    for (; n < keys; n++)
+        col[n] = n, used += least[n] + (n ? 2 : 0);
+    key_used = used;
+    for (size_t c = keys; c < t->cols; c++) {
+        if (limit && n > keys && used + 2 + least[c] > (size_t)limit) {
             table_print_part(t, out, col, n, need, least, right, limit);
             fputc('\n', out);
-            n = 1, used = least[0];
+            n = keys, used = key_used;
         }
         col[n++] = c, used += 2 + least[c];
     }

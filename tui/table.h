@@ -31,6 +31,8 @@ typedef struct TableChunk TableChunk;
 
 typedef struct {
     size_t cols, rows;
+    size_t keys;                        // the leading columns every part of a table printed in
+                                        // parts repeats (table_init: 1, the first)
     size_t col;                         // next cell of the current row
     bool lost;                          // a row or cell could not be stored: out of memory
     char *cell[TABLE_ROWS][TABLE_COLS]; // the first TABLE_ROWS rows: each cell's text

@@ -200,6 +200,13 @@ static int cli_niah_generator(const Given *g, NiahHaystack *h, Error *e)
         cli_niah_float(g, O_NEEDLE, 0, 100, &h->needle_logit, e) ||
         cli_niah_float(g, O_CLOSENESS, 0, 1, &h->closeness, e) || cli_niah_float(g, O_ROPE, 0, 1e9f, &rope, e))
         return -1;
+    /* the two bounds that are not reached (the check below says so, but not
+     * which option) */
+    if (g->set[O_CLOSENESS] && !(h->closeness < 1))
+        return error_set(e, "--closeness: '%s' must be below 1 (at 1 a distractor is as strong as the needle)",
+                         g->val[O_CLOSENESS]);
+    if (g->set[O_NEEDLE] && !(h->needle_logit > 0))
+        return error_set(e, "--needle-logit: '%s' must be above 0", g->val[O_NEEDLE]);
     p->outlier_channels = (unsigned)oc;
     p->sinks = (unsigned)sk;
     p->value_outliers = (unsigned)vo;
@@ -426,6 +433,9 @@ static int cli_niah_json(const Niah *n, const NiahResult *r, Error *e)
         cJSON_AddStringToObject(o, "kernel", kv_format_id(g->formats[f]->kernel));
         cli_niah_add_figures(o, &c);
         cJSON_AddStringToObject(o, "verdict", niahreport_verdict(v));
+        if (f)          // the whole interval clears the tolerance (stats_accepted)
+            cJSON_AddBoolToObject(o, "accepted", v == VERDICT_NOT_REJECTED &&
+                                                     stats_accepted(c.diff_low, c.trials, n->tolerance));
         cJSON_AddItemToArray(fmts, o);
     }
     cJSON *cells = cJSON_AddArrayToObject(root, "cells");
@@ -491,8 +501,8 @@ static int cli_niah_text(const Niah *n, const NiahResult *r, Error *e)
     }
     table_print(&t, stdout);
     table_free(&t);
-    printf("\nPer format over the grid (the rule: rejected when the loss's lower bound exceeds %g):\n\n",
-           n->tolerance);
+    char rules[320];
+    printf("\nPer format over the grid, %s:\n\n", niahreport_rules(n->tolerance, rules, sizeof rules));
     if (niahreport_formats(r, n->tolerance, &t, e) || table_check(&t, e)) {
         table_free(&t);
         return -1;

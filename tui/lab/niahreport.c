@@ -3,6 +3,9 @@
 
 #include "stats.h"
 
+#include <math.h>
+#include <stdio.h>
+
 int niahreport_cells(const NiahResult *r, bool csv, Table *t, Error *e)
 {
     static const char *const HEAD[][2] = {
@@ -12,6 +15,7 @@ int niahreport_cells(const NiahResult *r, bool csv, Table *t, Error *e)
     };
     const NiahGrid *g = &r->g;
     table_init(t, TABLE_COLS);
+    t->keys = 4;            // a part of the table without them could not say which cell a row is
     table_row(t);
     for (size_t k = 0; k < sizeof HEAD / sizeof HEAD[0]; k++)
         table_cell(t, "%s", HEAD[k][!csv]);
@@ -42,6 +46,23 @@ const char *niahreport_verdict(int v)
     return v < 0 ? "no trials" : verdict_word((Verdict)v);
 }
 
+const char *niahreport_judgement(int v, double diff_low, unsigned trials, double tolerance)
+{
+    if (v != VERDICT_NOT_REJECTED)
+        return niahreport_verdict(v);
+    return stats_accepted(diff_low, trials, tolerance) ? "accepted" : "undecided";
+}
+
+const char *niahreport_rules(double tolerance, char *buf, size_t n)
+{
+    snprintf(buf, n, "at a tolerance of %g points: rejected where even the interval's best end loses more (the "
+                     "sources' rule); accepted where its worst end loses no more (the whole interval clears it) "
+                     "over at least %.0f trials (with none lost in fewer, the loss could still exceed it); "
+                     "undecided where neither, which more trials settle",
+             100 * tolerance, tolerance > 0 ? ceil(STATS_RULE_OF_THREE / tolerance) : INFINITY);
+    return buf;
+}
+
 int niahreport_formats(const NiahResult *r, double tolerance, Table *t, Error *e)
 {
     const NiahGrid *g = &r->g;
@@ -58,7 +79,7 @@ int niahreport_formats(const NiahResult *r, double tolerance, Table *t, Error *e
         table_cell(t, "%.3f", c.accuracy);
         table_cell(t, "[%.3f, %.3f]", c.ci_low, c.ci_high);
         table_cell(t, "[%+.3f, %+.3f]", f ? c.diff_low : 0, f ? c.diff_high : 0);
-        table_cell(t, "%s", niahreport_verdict(v));
+        table_cell(t, "%s", niahreport_judgement(v, c.diff_low, c.trials, tolerance));
     }
     return 0;
 }

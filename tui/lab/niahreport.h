@@ -24,5 +24,12 @@ int niahreport_cells_narrow(const NiahResult *r, size_t f, Table *t, Error *e);
 /* A verdict as niah_format_summary gives it, in words ("no trials" for
  * none). */
 const char *niahreport_verdict(int v);
+/* Both rules in one word: "rejected" (the sources' rule: even the
+ * interval's best end loses more than the tolerance), "accepted" (the
+ * whole interval clears it, stats_accepted), else "undecided"; "baseline"
+ * and "no trials" as niahreport_verdict. */
+const char *niahreport_judgement(int v, double diff_low, unsigned trials, double tolerance);
+/* A sentence saying what those words mean at `tolerance` (a share). */
+const char *niahreport_rules(double tolerance, char *buf, size_t n);
 
 #endif

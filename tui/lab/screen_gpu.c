@@ -657,6 +657,12 @@ static const ScreenKey KEYS[] = {
     {"s", "stored", "show or hide the results stored from a GPU run (shown where no GPU is measured)"},
 };
 
+/* The function bar: the lab's keys with this screen's r and s among them. */
+static const BarKey BAR[] = {
+    {"F1", "Help"}, {"Enter", "Edit"}, {"r", "Sweep"}, {"s", "Stored"}, {"Tab", "Pane"},
+    {"R", "Reset"}, {"S", "Save"},     {"e", "Export"}, {"q", "Quit"},
+};
+
 static int screen_gpu_export(void *st, FILE *csv, FILE *svg, Error *e)
 {
     GpuLab *s = st;
@@ -709,6 +715,8 @@ const ScreenDef SCREEN_GPU = {
     .key = screen_gpu_key,
     .keys = KEYS,
     .n_keys = sizeof KEYS / sizeof KEYS[0],
+    .bar = BAR,
+    .n_bar = sizeof BAR / sizeof BAR[0],
     .export = screen_gpu_export,
     .options = OPTIONS,
     .n_options = sizeof OPTIONS / sizeof OPTIONS[0],

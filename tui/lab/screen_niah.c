@@ -29,8 +29,8 @@ static const struct {
     const char *name;
     const char *ids[NIAH_FORMATS_MAX];
 } PRESETS[] = {
-    {"token vs channel", {"bf16", "fp8_e4m3", "int4", "int2-k-token", "int2-k-channel"}},
-    {"2-bit keys", {"bf16", "int2-k-token", "int2-k-channel"}},
+    {"defaults", {"bf16", "fp8_e4m3", "int4", "int2-k-token", "int2-k-channel"}},     // kvlab niah's
+    {"token vs channel", {"bf16", "int2-k-token", "int2-k-channel"}},
     {"kernel formats", {"bf16", "fp8_e4m3", "int8", "int4", "nvfp4", "mxfp4"}},
     {"keys vs values", {"bf16", "int2-k-channel", "int2-v-token", "int2-kivi"}},
     {"rotations, KVQuant", {"bf16", "int2-k-token", "int2-k-token-hadamard", "int2-k-channel",
@@ -224,6 +224,18 @@ static int screen_niah_map_width(const NiahFigures *g)
     return cells > words ? cells : words;
 }
 
+/* A format's verdict's colour: rejected bad, accepted good, undecided a
+ * warning. */
+static ColorRole screen_niah_role(const NiahFigures *g, size_t f)
+{
+    const int v = g->formats[f].verdict;
+    if (v == VERDICT_REJECTED)
+        return ROLE_BAD;
+    if (v != VERDICT_NOT_REJECTED)
+        return ROLE_NORMAL;
+    return stats_accepted(g->formats[f].all.diff_low, g->formats[f].all.trials, g->tolerance) ? ROLE_GOOD : ROLE_WARN;
+}
+
 /* A format's heatmap: its id, kernel or simulated and its verdict, the
  * lengths, then a row per depth of accuracies in percent, each beside a
  * swatch of its loss's colour. */
@@ -234,9 +246,10 @@ static void screen_niah_map(const NiahFigures *g, size_t f, Doc *d)
     char line[96], t[16];
     if (doc_block(d, 1, &rc))
         put_text(rc.y, rc.x, w, crt_attr(ROLE_TITLE), g->formats[f].id);
-    snprintf(line, sizeof line, "%s, %s", g->formats[f].simulated ? "simulated" : "kernel", niahreport_verdict(v));
+    snprintf(line, sizeof line, "%s, %s", g->formats[f].simulated ? "simulated" : "kernel",
+             niahreport_judgement(v, g->formats[f].all.diff_low, g->formats[f].all.trials, g->tolerance));
     if (doc_block(d, 1, &rc))
-        put_text(rc.y, rc.x, w, crt_attr(v == VERDICT_REJECTED ? ROLE_BAD : ROLE_DIM), line);
+        put_text(rc.y, rc.x, w, crt_attr(v == VERDICT_BASELINE ? ROLE_DIM : screen_niah_role(g, f)), line);
     if (doc_block(d, 1, &rc)) {
         put_text(rc.y, rc.x, DEPTH_W, crt_attr(ROLE_DIM), "depth");
         for (size_t l = 0; l < g->n_lengths; l++) {
@@ -287,11 +300,10 @@ static void screen_niah_maps(const NiahFigures *g, Doc *d)
 /* Each format's figures over the grid and its verdict, as wrapped text. */
 static void screen_niah_verdicts(const NiahFigures *g, Doc *d)
 {
-    char line[320];
+    char line[640], rules[320];
     snprintf(line, sizeof line, "Per format over the grid: its accuracy and Wilson 95%% interval, the paired "
-                                "bootstrap 95%% interval (%d resamples) of its difference to bf16, in points; "
-                                "rejected where the loss's lower bound exceeds %g points:",
-             STATS_RESAMPLES, 100 * g->tolerance);
+                                "bootstrap 95%% interval (%d resamples) of its difference to bf16, in points; %s:",
+             STATS_RESAMPLES, niahreport_rules(g->tolerance, rules, sizeof rules));
     doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
     for (size_t f = 0; f < g->n_formats; f++) {
         const NiahFigure c = g->formats[f].all;
@@ -300,8 +312,9 @@ static void screen_niah_verdicts(const NiahFigures *g, Doc *d)
             continue;
         snprintf(line, sizeof line, "%s%s: %.1f%% [%.1f, %.1f]; %s [%+.1f, %+.1f]: %s", g->formats[f].id,
                  g->formats[f].simulated ? " (simulated)" : "", 100 * c.accuracy, 100 * c.ci_low, 100 * c.ci_high,
-                 "diff", f ? 100 * c.diff_low : 0, f ? 100 * c.diff_high : 0, niahreport_verdict(v));
-        doc_text(d, 2, crt_attr(v == VERDICT_REJECTED ? ROLE_BAD : ROLE_NORMAL), line);
+                 "diff", f ? 100 * c.diff_low : 0, f ? 100 * c.diff_high : 0,
+                 niahreport_judgement(v, c.diff_low, c.trials, g->tolerance));
+        doc_text(d, 2, crt_attr(screen_niah_role(g, f)), line);
     }
 }
 
@@ -331,8 +344,11 @@ static void screen_niah_header(const NiahLab *s, Doc *d)
     else
         snprintf(line, sizeof line, "CPU reference (%.900s)", s->b.why_cpu);
     doc_text(d, 0, crt_attr(s->b.cuda ? ROLE_GOOD : ROLE_WARN), line);
-    if (s->have)
-        doc_text(d, 0, crt_attr(ROLE_DIM), s->what);
+    if (s->have) {
+        char what[sizeof s->what + 16];
+        snprintf(what, sizeof what, "%s; r runs again.", s->what);
+        doc_text(d, 0, crt_attr(ROLE_DIM), what);
+    }
     if (*s->note)
         doc_text(d, 0, crt_attr(ROLE_WARN), s->note);
 }
@@ -381,10 +397,16 @@ static void screen_niah_layout(void *st, Doc *d)
     const NiahLab *s = st;
     doc_title(d, "Needle in a haystack through the decode kernels");
     if (!s->opened) {
-        doc_text(d, 0, crt_attr(ROLE_NORMAL),
-                 "Press r to run the grid: a passkey planted at five depths of a synthetic haystack of each "
-                 "length, among near-duplicate distractors, read back after one decode step, in every format "
-                 "of the set; the same haystacks for every format.");
+        char line[1024];
+        size_t len = (size_t)snprintf(line, sizeof line,
+                                      "Press r to run the grid: a passkey planted at each depth of a synthetic "
+                                      "haystack of each length, among near-duplicate distractors, read back after "
+                                      "one decode step, in every format of the set (");
+        for (size_t i = 0; i < NIAH_FORMATS_MAX && PRESETS[s->preset].ids[i] && len < sizeof line; i++)
+            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", i ? ", " : "", PRESETS[s->preset].ids[i]);
+        if (len < sizeof line)
+            snprintf(line + len, sizeof line - len, "); the same haystacks for every format.");
+        doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
         doc_text(d, 0, crt_attr(ROLE_DIM), "Without a GPU the CPU reference runs instead, and says so.");
     } else {
         screen_niah_header(s, d);
@@ -494,10 +516,10 @@ static int screen_niah_run(NiahLab *s, Lab *lab)
     screen_niah_figures(s, s->tolerance);
     last_run = s;
     char t[32];
-    snprintf(s->what, sizeof s->what, "%s: %zu lengths x %zu depths x %zu formats, %u trials a cell, in %s; r runs "
-                                      "again.",
-             PRESETS[s->preset].name, g.n_lengths, g.n_depths, g.n_formats, g.trials,
-             format_duration(r.seconds, t, sizeof t));
+    snprintf(s->what, sizeof s->what, "%s: %zu length%s x %zu depth%s x %zu formats, %u trial%s a cell, on %.100s, in %s",
+             PRESETS[s->preset].name, g.n_lengths, g.n_lengths == 1 ? "" : "s", g.n_depths,
+             g.n_depths == 1 ? "" : "s", g.n_formats, g.trials, g.trials == 1 ? "" : "s",
+             s->b.cuda ? s->b.info.name : "the CPU reference", format_duration(r.seconds, t, sizeof t));
     lab_status(lab, false, "NIAH run done in %s", t);
     return KEY_REDRAW;
 }
@@ -544,6 +566,12 @@ static const char *screen_niah_option_input(const char *label, const char *value
 static const ScreenKey KEYS[] = {
     {"r", "run", "run the grid (a progress bar; Esc cancels)"},
     {"s", "stored", "show or hide the NIAH grid stored from a GPU run (shown where no GPU runs it)"},
+};
+
+/* The function bar: the lab's keys with this screen's r and s among them. */
+static const BarKey BAR[] = {
+    {"F1", "Help"}, {"Enter", "Edit"}, {"r", "Run"}, {"s", "Stored"}, {"Tab", "Pane"},
+    {"R", "Reset"}, {"S", "Save"},     {"e", "Export"}, {"q", "Quit"},
 };
 
 /* The cells as kvlab niah --csv writes them; the heatmaps as one SVG, a
@@ -599,12 +627,13 @@ const ScreenDef SCREEN_NIAH = {
     .id = "niah",
     .name = "NIAH",
     .help = "Needle in a haystack through the decode kernels, as kvlab niah runs it: press r to plant a "
-            "passkey at five depths of a synthetic haystack of each length, among near-duplicate distractors "
+            "passkey at each depth of a synthetic haystack of each length, among near-duplicate distractors "
             "whose Closeness sets the difficulty, and read it back after one decode step in every format of "
             "the set (simulated ones are quantized on the host and run on the BF16 kernel, and say so). One "
-            "heatmap of accuracy per format, its verdict under the rule (rejected when the paired bootstrap's "
-            "lower bound of the accuracy loss against BF16 exceeds the Tolerance), and every cell with its "
-            "Wilson 95% interval. The time left is foreseen from the trials run; Esc cancels, keeping the last "
+            "heatmap of accuracy per format, its verdict at the Tolerance (rejected when even the paired "
+            "bootstrap interval's best end loses more against BF16, the sources' rule; accepted when its worst "
+            "end loses no more, over enough trials; undecided otherwise), and every cell with its Wilson 95% "
+            "interval. The time left is foreseen from the trials run; Esc cancels, keeping the last "
             "complete run. Without a GPU the CPU reference runs and says so, and the grid stored from a GPU run is "
             "shown in a section of its own, titled with that GPU and the date it was measured (s shows or hides "
             "it).",
@@ -616,6 +645,8 @@ const ScreenDef SCREEN_NIAH = {
     .key = screen_niah_key,
     .keys = KEYS,
     .n_keys = sizeof KEYS / sizeof KEYS[0],
+    .bar = BAR,
+    .n_bar = sizeof BAR / sizeof BAR[0],
     .export = screen_niah_export,
     .options = OPTIONS,
     .n_options = sizeof OPTIONS / sizeof OPTIONS[0],

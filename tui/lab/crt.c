@@ -168,6 +168,26 @@ static void crt_install_signals(void)
     crt_catch_signal(SIGCONT, crt_on_continue, SA_RESTART);
 }
 
+int crt_getkey(void)
+{
+    int ch = getch();
+    if (ch != CRT_ESC)
+        return ch;
+    const int delay = wgetdelay(stdscr);
+    timeout(0);                             // the rest of a sequence is there already, or none is
+    int next = getch();
+    if (next == '[' || next == 'O') {       // CSI or SS3: parameters, intermediates, then the final byte
+        int c = getch();
+        while (next == '[' && c >= 0x20 && c <= 0x3F)
+            c = getch();
+        next = ch = ERR;
+    }
+    timeout(delay);
+    if (next != ERR)
+        ungetch(next);
+    return ch;
+}
+
 bool crt_resumed(void)
 {
     if (!resumed || !active)

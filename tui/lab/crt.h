@@ -85,6 +85,13 @@ void crt_done(void);
  * for a full redraw and returns true; false otherwise. The run loop calls
  * it and redraws. */
 bool crt_resumed(void);
+/* The next key, as getch gives it (ERR where none came in the timeout),
+ * but an escape sequence curses does not know (a key the terminal's
+ * description leaves out, "\033[1~" for Home under a terminal that
+ * describes another) is read whole and given as ERR, never as Esc and
+ * the characters after it ('[' changes screens). Esc alone is CRT_ESC; Esc
+ * and a character at once (Alt and it) is CRT_ESC, the character next. */
+int crt_getkey(void);
 /* The attribute (colour pair and style) for a role. */
 int crt_attr(ColorRole role);
 const char *crt_glyph(Glyph g);

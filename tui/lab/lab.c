@@ -1225,7 +1225,7 @@ bool lab_progress(Lab *lab, const char *label, double done, double total)
     draw_progress(r, label, done, total, lab_now_s() - t0);
     refresh();
     nodelay(stdscr, TRUE);
-    int ch = getch();
+    int ch = crt_getkey();
     nodelay(stdscr, FALSE);
     return ch == CRT_ESC || ch == 'q' || crt_quit_signal;
 }
@@ -1330,7 +1330,7 @@ int lab_run(const char *open, Error *e)
     lab_log_frame(&lab, started, 0);
     timeout(POLL_MS);
     while (!lab.quit && !crt_quit_signal) {
-        int ch = getch();
+        int ch = crt_getkey();
         if (crt_resumed()) {        // continued after SIGSTOP: the terminal back, all redrawn
             lab_draw_all(&lab);
             refresh();

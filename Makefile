@@ -72,6 +72,11 @@ CALC_LIB  := $(BUILD)/libkvcalc.a
 KERN_LIB  := $(BUILD)/libkvkern.a
 TEST_BIN  := $(BUILD)/tests/run_tests
 
+# An NVIDIA driver on this machine (its kernel module, or libcuda.so.1 for
+# the loader): what a plugin built here needs to run here.
+GPU_DRIVER ?= $(if $(wildcard /proc/driver/nvidia/version),yes,$(shell ldconfig -p 2>/dev/null | \
+              grep -q 'libcuda\.so\.1 ' && echo yes))
+
 # The CUDA plugin, built when nvcc is found (kvlab runs without it).
 NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 # The GPU code it carries: machine code for sm_80, sm_89 and sm_90a, and the
@@ -114,17 +119,27 @@ PATHS_STAMP := $(call flags_stamp,paths,$(PATHS_CPPFLAGS))
 TOP       := $(if $(filter build,$(BUILD)),kvlab)
 TOP_PLUGIN := $(if $(filter build,$(BUILD)),libkvlab_cuda.so)
 
-.PHONY: all run test test-gpu asan bench install uninstall clean help deps plugin plugin-if-possible man
+.PHONY: all run test test-gpu asan bench install uninstall clean help deps plugin plugin-if-possible \
+        plugin-not-here man
 
 # ------------------------------------------------------------------------
 # Targets for people.
 
-# Build the program (and, where nvcc is found, the CUDA plugin, or one line on why not).
-all: $(BUILD)/kvlab $(BUILD)/scenarios $(BUILD)/lessons $(BUILD)/stored $(TOP) $(if $(NVCC),plugin-if-possible)
+# Build the program, and the CUDA plugin where it can run here: where nvcc
+# is found and so is an NVIDIA driver (GPU_DRIVER; make GPU_DRIVER=yes
+# asks for it anyway). Elsewhere one line says why not: the plugin takes
+# most of a fresh build's time, and only a machine with a GPU loads it
+# (make plugin builds it for one; make test builds it wherever nvcc is
+# found, as its checks of the build compile the CUDA code).
+all: $(BUILD)/kvlab $(BUILD)/scenarios $(BUILD)/lessons $(BUILD)/stored $(TOP) \
+     $(if $(NVCC),$(if $(GPU_DRIVER),plugin-if-possible,plugin-not-here))
 
 # Build the CUDA plugin (fails, saying why, where nvcc cannot build it).
 plugin: $(if $(CUDA_GENCODE),$(BUILD)/libkvlab_cuda.so $(TOP_PLUGIN))
 	$(NVCC_CHECK)
+
+plugin-not-here:
+	@echo "kvlab: the CUDA plugin is not built: no NVIDIA driver on this machine to load it (make plugin builds it)"
 
 # Build the CUDA plugin where nvcc can; where not, say why in one line and go on without it.
 plugin-if-possible:
@@ -144,7 +159,7 @@ TEST_ENV = KVLAB_BIN=$(abspath $(BUILD)/kvlab) KVLAB_CUDA_PLUGIN=$(abspath $(BUI
            LOCPATH=$(abspath $(BUILD)/locale) KVLAB_NVCC=$(if $(CUDA_GENCODE),$(NVCC))
 
 # Build and run every test suite (the GPU suite is skipped, saying why, without a GPU).
-test: all $(TEST_BIN) $(TEST_LOCALE)
+test: all $(if $(NVCC),plugin-if-possible) $(TEST_BIN) $(TEST_LOCALE)
 	$(TEST_ENV) $(TEST_BIN)
 
 # Run the GPU suite: CUDA kernels against the CPU reference (fails, saying why, without a GPU).

@@ -10,12 +10,24 @@ compile_lines() { grep -- " -c -o " <<<"$1" || true; }
 
 case $1 in
 plugin_targets)
-    # make, make run and make test build the plugin wherever nvcc is found
-    # (-B: every target out of date, the plugin's own make among them)
+    # make test builds the plugin wherever nvcc is found, make and make run
+    # where an NVIDIA driver is too, and without one say in one line that
+    # they do not (-B: every target out of date, the plugin's own make among
+    # them)
     for goal in all run test; do
-        out=$(plan -B "$goal")
+        out=$(plan -B GPU_DRIVER=yes "$goal")
         grep -q -- "-shared -o $BUILD/libkvlab_cuda.so" <<<"$out" ||
-            fail "make $goal does not build the CUDA plugin:"$'\n'"$out"
+            fail "make $goal with a driver does not build the CUDA plugin:"$'\n'"$out"
+    done
+    out=$(plan -B GPU_DRIVER= test)
+    grep -q -- "-shared -o $BUILD/libkvlab_cuda.so" <<<"$out" ||
+        fail "make test without a driver does not build the CUDA plugin:"$'\n'"$out"
+    for goal in all run; do
+        out=$(plan -B GPU_DRIVER= "$goal")
+        ! grep -q -- "-shared -o $BUILD/libkvlab_cuda.so" <<<"$out" ||
+            fail "make $goal without a driver builds the CUDA plugin"
+        grep -q "the CUDA plugin is not built: no NVIDIA driver" <<<"$out" ||
+            fail "make $goal without a driver does not say why it builds no plugin:"$'\n'"$out"
     done ;;
 plugin_optional)
     # with an nvcc that takes some of the plugin's architectures, the

@@ -176,10 +176,12 @@ $(TEST_LOCALE): | deps
 	@mkdir -p $(dir $@)
 	localedef -i de_DE -f UTF-8 $@
 
-# Measure the codecs' and quantizers' throughput and the lab's frame times.
+# Measure the codecs' and quantizers' throughput, the lab's frame times and
+# the default CPU NIAH grid's time.
 bench: $(BUILD)/bench_quant $(BUILD)/kvlab
 	$(BUILD)/bench_quant
 	tests/bench/bench_tui.sh $(abspath $(BUILD)/kvlab) $(CURDIR)/scenarios
+	KVLAB_DATA=$(CURDIR)/scenarios tests/bench/niah_cpu.sh $(abspath $(BUILD)/kvlab)
 
 # ------------------------------------------------------------------------
 # Install and uninstall. Each file as source:place:mode, the place under

@@ -57,8 +57,9 @@ static const OptSpec OPTS[O_COUNT] = {
     [O_KV] = {"kv", "FILE", "the haystack from a safetensors file (tensors k and v, [tokens, kv_heads, head_dim]): "
                             "its first tokens, each KV head in turn (default lengths: all its tokens)"},
     [O_RESIDUAL] = {"residual", "R", "int4 (KIVI): newest tokens kept in BF16" CLI_DEFAULT(NIAH_RESIDUAL_DEFAULT)},
-    [O_TOLERANCE] = {"tolerance", "X", "the rule: reject a format whose accuracy loss's lower bound exceeds X"
-                                       CLI_DEFAULT(NIAH_TOLERANCE_DEFAULT)},
+    [O_TOLERANCE] = {"tolerance", "X", "the accuracy loss the verdicts allow: rejected where even its lower bound "
+                                       "exceeds X, accepted where its upper bound does not (over at least 3/X "
+                                       "trials), else undecided" CLI_DEFAULT(NIAH_TOLERANCE_DEFAULT)},
     [O_FP8_PATH] = CUDA_OPT_FP8_PATH,
     [O_PROMOTE] = CUDA_OPT_PROMOTE,
     [O_SPLITS] = CUDA_OPT_SPLITS,

@@ -252,6 +252,20 @@ static int lab_act_quit(Lab *lab, int ch)
     return KEY_HANDLED;
 }
 
+int lab_measure_key(int ch, bool *show_stored, int (*run)(void *st, Lab *lab), void *st, Lab *lab)
+{
+    if (ch == 's') {
+        *show_stored = !*show_stored;
+        return KEY_REDRAW;
+    }
+    return ch == 'r' ? run(st, lab) : KEY_IGNORED;
+}
+
+const BarKey LAB_MEASURE_BAR[LAB_MEASURE_BAR_N] = {
+    {"F1", "Help"}, {"Enter", "Edit"}, {"r", "Run"}, {"s", "Stored"}, {"Tab", "Pane"},
+    {"R", "Reset"}, {"S", "Save"},     {"e", "Export"}, {"q", "Quit"},
+};
+
 static void lab_switch_to(Lab *lab, size_t i)
 {
     if (i >= N_SCREENS || i == lab->cur)

@@ -44,6 +44,13 @@ void lab_status(Lab *lab, bool error, const char *fmt, ...) __attribute__((forma
 /* Draws a progress bar over the screen and reports whether the user asked
  * to cancel (Esc or q); for long computations inside a key handler. */
 bool lab_progress(Lab *lab, const char *label, double done, double total);
+/* The keys of a screen that measures on this machine and shows results
+ * stored from a GPU run beside them (the GPU lab, the NIAH screen): s
+ * shows or hides the stored ones, r runs (`run`); and its function bar,
+ * the lab's keys with those two among them. */
+int lab_measure_key(int ch, bool *show_stored, int (*run)(void *st, Lab *lab), void *st, Lab *lab);
+#define LAB_MEASURE_BAR_N 9
+extern const BarKey LAB_MEASURE_BAR[LAB_MEASURE_BAR_N];
 /* A screen's state, zeroed, for its create; NULL with the message in e when
  * memory runs out. free() releases it. */
 void *lab_state_new(size_t size, Error *e);

@@ -582,8 +582,9 @@ static int screen_gpu_steps(GpuLab *s, Sweep *w, Lab *lab, double *spent)
 /* 'r': the sweep, context by context with every format at each, so that
  * the time left is foreseen from the points measured (bench_seconds_left).
  * The last complete sweep stays on screen until this one completes. */
-static int screen_gpu_sweep(GpuLab *s, Lab *lab)
+static int screen_gpu_sweep(void *st, Lab *lab)
 {
+    GpuLab *s = st;
     Error e;
     if (!s->opened) {
         if (bench_open(&s->b, "auto", &e)) {
@@ -644,23 +645,12 @@ static int screen_gpu_sweep(GpuLab *s, Lab *lab)
 
 static int screen_gpu_key(void *st, int ch, Lab *lab)
 {
-    GpuLab *s = st;
-    if (ch == 's') {
-        s->show_stored = !s->show_stored;
-        return KEY_REDRAW;
-    }
-    return ch == 'r' ? screen_gpu_sweep(st, lab) : KEY_IGNORED;
+    return lab_measure_key(ch, &((GpuLab *)st)->show_stored, screen_gpu_sweep, st, lab);
 }
 
 static const ScreenKey KEYS[] = {
     {"r", "sweep", "run the sweep (a progress bar; Esc cancels)"},
     {"s", "stored", "show or hide the results stored from a GPU run (shown where no GPU is measured)"},
-};
-
-/* The function bar: the lab's keys with this screen's r and s among them. */
-static const BarKey BAR[] = {
-    {"F1", "Help"}, {"Enter", "Edit"}, {"r", "Sweep"}, {"s", "Stored"}, {"Tab", "Pane"},
-    {"R", "Reset"}, {"S", "Save"},     {"e", "Export"}, {"q", "Quit"},
 };
 
 static int screen_gpu_export(void *st, FILE *csv, FILE *svg, Error *e)
@@ -715,8 +705,8 @@ const ScreenDef SCREEN_GPU = {
     .key = screen_gpu_key,
     .keys = KEYS,
     .n_keys = sizeof KEYS / sizeof KEYS[0],
-    .bar = BAR,
-    .n_bar = sizeof BAR / sizeof BAR[0],
+    .bar = LAB_MEASURE_BAR,
+    .n_bar = LAB_MEASURE_BAR_N,
     .export = screen_gpu_export,
     .options = OPTIONS,
     .n_options = sizeof OPTIONS / sizeof OPTIONS[0],

@@ -478,8 +478,9 @@ static bool screen_niah_progress(void *ctx, uint64_t done, uint64_t total, doubl
 
 /* 'r': the grid, trial by trial; Esc cancels, keeping the last complete
  * run on screen. */
-static int screen_niah_run(NiahLab *s, Lab *lab)
+static int screen_niah_run(void *st, Lab *lab)
 {
+    NiahLab *s = st;
     Error e;
     NiahGrid g;
     if (screen_niah_grid(s, &g, &e)) {
@@ -526,12 +527,7 @@ static int screen_niah_run(NiahLab *s, Lab *lab)
 
 static int screen_niah_key(void *st, int ch, Lab *lab)
 {
-    NiahLab *s = st;
-    if (ch == 's') {
-        s->show_stored = !s->show_stored;
-        return KEY_REDRAW;
-    }
-    return ch == 'r' ? screen_niah_run(st, lab) : KEY_IGNORED;
+    return lab_measure_key(ch, &((NiahLab *)st)->show_stored, screen_niah_run, st, lab);
 }
 
 /* kvlab niah's options that set the fields: a lesson's niah widget and a
@@ -566,12 +562,6 @@ static const char *screen_niah_option_input(const char *label, const char *value
 static const ScreenKey KEYS[] = {
     {"r", "run", "run the grid (a progress bar; Esc cancels)"},
     {"s", "stored", "show or hide the NIAH grid stored from a GPU run (shown where no GPU runs it)"},
-};
-
-/* The function bar: the lab's keys with this screen's r and s among them. */
-static const BarKey BAR[] = {
-    {"F1", "Help"}, {"Enter", "Edit"}, {"r", "Run"}, {"s", "Stored"}, {"Tab", "Pane"},
-    {"R", "Reset"}, {"S", "Save"},     {"e", "Export"}, {"q", "Quit"},
 };
 
 /* The cells as kvlab niah --csv writes them; the heatmaps as one SVG, a
@@ -645,8 +635,8 @@ const ScreenDef SCREEN_NIAH = {
     .key = screen_niah_key,
     .keys = KEYS,
     .n_keys = sizeof KEYS / sizeof KEYS[0],
-    .bar = BAR,
-    .n_bar = sizeof BAR / sizeof BAR[0],
+    .bar = LAB_MEASURE_BAR,
+    .n_bar = LAB_MEASURE_BAR_N,
     .export = screen_niah_export,
     .options = OPTIONS,
     .n_options = sizeof OPTIONS / sizeof OPTIONS[0],

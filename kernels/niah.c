@@ -9,6 +9,7 @@
 #include "niah.h"
 
 #include "kvtensors.h"
+#include "parallel.h"
 #include "quant.h"
 #include "random.h"
 #include "rotate.h"
@@ -256,51 +257,27 @@ static int unrope(float *x, size_t rows, size_t d, size_t first, double theta, E
     return 0;
 }
 
-/* fn over the items 0 .. n - 1 in `threads` runs of neighbours, side by
- * side; the error of the first run that failed. */
+/* fn over the items 0 .. n - 1 in runs of neighbours, one a thread
+ * (parallel_each); the error of the first run that failed. */
 typedef int (*RunFn)(void *ctx, size_t a, size_t b, Error *e);
 
 typedef struct {
     RunFn fn;
     void *ctx;
-    size_t a, b;
-    int rc;
-    Error e;
-} Run;
+    size_t n, runs;
+} Runs;
 
-static void *run_one(void *arg)
+static int run_item(void *ctx, size_t k, int worker, Error *e)
 {
-    Run *r = arg;
-    r->rc = r->fn(r->ctx, r->a, r->b, &r->e);
-    return NULL;
+    const Runs *r = ctx;
+    (void)worker;
+    return r->fn(r->ctx, r->n * k / r->runs, r->n * (k + 1) / r->runs, e);
 }
 
 static int side_by_side(size_t n, int threads, RunFn fn, void *ctx, Error *e)
 {
-    Run run[NIAH_WORKERS_MAX];
-    pthread_t tid[NIAH_WORKERS_MAX];
-    bool started[NIAH_WORKERS_MAX] = {false};
-    size_t m = threads < 1 ? 1 : threads > NIAH_WORKERS_MAX ? NIAH_WORKERS_MAX : (size_t)threads;
-    if (m > n)
-        m = n ? n : 1;
-    for (size_t i = 0; i < m; i++) {
-        run[i] = (Run){fn, ctx, n * i / m, n * (i + 1) / m, 0, {{0}, false}};
-        if (i)      // a thread that cannot start runs on this one below
-            started[i] = pthread_create(&tid[i], NULL, run_one, &run[i]) == 0;
-    }
-    for (size_t i = 0; i < m; i++)
-        if (!started[i])
-            run_one(&run[i]);
-    for (size_t i = 1; i < m; i++)
-        if (started[i])
-            pthread_join(tid[i], NULL);
-    for (size_t i = 0; i < m; i++)
-        if (run[i].rc) {
-            if (e)
-                *e = run[i].e;
-            return -1;
-        }
-    return 0;
+    Runs r = {fn, ctx, n, (size_t)parallel_threads(n, threads)};
+    return parallel_each(r.runs, (int)r.runs, run_item, &r, e);
 }
 
 static int rows_generated(void *ctx, size_t a, size_t b, Error *e)
@@ -654,48 +631,27 @@ static bool any_simulated(const NiahGrid *g)
     return false;
 }
 
-/* The formats and depths of one trial, run side by side: a worker takes
- * the next pair not yet taken, with a scratch of its own. */
+/* The formats and depths of one trial, run side by side (parallel_each),
+ * each worker with a scratch of its own: item f x depths + d. */
 typedef struct {
     const NiahGrid *g;
     const NiahBackend *be;
     const NiahTrial *tr;
+    Scratch *scratch;           // one a worker
     uint8_t *ok;                // the result's outcomes
     size_t l;
     unsigned t;
-    size_t next;                // the next (format, depth) to take: f x depths + d
-    pthread_mutex_t lock;
-    int rc;
-    Error e;                    // the first failure's
 } Trial;
 
-typedef struct {
-    Trial *job;
-    Scratch s;
-} Worker;
-
-static void *trial_worker(void *arg)
+static int trial_item(void *ctx, size_t i, int worker, Error *e)
 {
-    Worker *w = arg;
-    Trial *j = w->job;
+    const Trial *j = ctx;
     const NiahGrid *g = j->g;
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        size_t i = j->rc ? g->n_formats * g->n_depths : j->next++;
-        pthread_mutex_unlock(&j->lock);
-        if (i >= g->n_formats * g->n_depths)
-            return NULL;
-        size_t f = i / g->n_depths, d = i % g->n_depths;
-        Error e;
-        if (run_format(g->formats[f], g, j->be, j->tr, (uint32_t)d, &w->s, j->ok + ok_index(g, f, j->l, d, j->t),
-                       &e)) {
-            error_prefix(&e, "%s at %u tokens", g->formats[f]->id, g->lengths[j->l]);
-            pthread_mutex_lock(&j->lock);
-            if (!j->rc)
-                j->rc = -1, j->e = e;
-            pthread_mutex_unlock(&j->lock);
-        }
-    }
+    const size_t f = i / g->n_depths, d = i % g->n_depths;
+    if (run_format(g->formats[f], g, j->be, j->tr, (uint32_t)d, &j->scratch[worker],
+                   j->ok + ok_index(g, f, j->l, d, j->t), e))
+        return error_prefix(e, "%s at %u tokens", g->formats[f]->id, g->lengths[j->l]);
+    return 0;
 }
 
 static void scratch_free(Scratch *s)
@@ -710,26 +666,6 @@ static int scratch_alloc(const NiahGrid *g, Scratch *s)
     *s = (Scratch){sim ? malloc(most * sizeof(float)) : NULL, sim ? malloc(most * sizeof(float)) : NULL,
                    malloc(D * sizeof(float)), malloc(D * sizeof(float))};
     return !s->q || !s->out || (sim && (!s->k || !s->v)) ? -1 : 0;
-}
-
-/* Every format at every depth of one trial, on `workers` threads. */
-static int run_trial(const NiahGrid *g, const NiahBackend *be, const NiahTrial *tr, size_t l, unsigned t,
-                     Worker *w, int workers, uint8_t *ok, Error *e)
-{
-    Trial job = {g, be, tr, ok, l, t, 0, PTHREAD_MUTEX_INITIALIZER, 0, {{0}, false}};
-    pthread_t tid[NIAH_WORKERS_MAX];
-    int started = 0;
-    for (int i = 0; i < workers; i++)
-        w[i].job = &job;
-    for (; started < workers - 1; started++)
-        if (pthread_create(&tid[started], NULL, trial_worker, &w[started + 1]) != 0)
-            break;
-    trial_worker(&w[0]);
-    for (int i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
-    if (job.rc)
-        *e = job.e;
-    return job.rc;
 }
 
 int niah_run(const NiahGrid *g, const NiahBackend *be, NiahProgress progress, void *ctx,
@@ -751,7 +687,7 @@ int niah_run(const NiahGrid *g, const NiahBackend *be, NiahProgress progress, vo
     /* the pairs share the cores: each decode step on one thread */
     NiahBackend one = *be;
     one.threads = 1;
-    Worker w[NIAH_WORKERS_MAX] = {0};
+    Scratch w[NIAH_WORKERS_MAX] = {0};
     NiahTrial tr = {0};
     int rc = 0;
     if (!r->ok || !r->done) {
@@ -763,7 +699,7 @@ int niah_run(const NiahGrid *g, const NiahBackend *be, NiahProgress progress, vo
         goto done;
     }
     for (int i = 0; i < workers; i++)
-        if (scratch_alloc(g, &w[i].s)) {
+        if (scratch_alloc(g, &w[i])) {
             rc = error_runtime(e, "out of memory for the grid's haystacks");
             goto done;
         }
@@ -777,7 +713,10 @@ int niah_run(const NiahGrid *g, const NiahBackend *be, NiahProgress progress, vo
                 r->partial = true;
                 break;
             }
-            rc = trial_fill(g, l, t, threads, &tr, e) ? -1 : run_trial(g, &one, &tr, l, t, w, workers, r->ok, e);
+            Trial job = {g, &one, &tr, w, r->ok, l, t};
+            rc = trial_fill(g, l, t, threads, &tr, e) ? -1
+                                                       : parallel_each(g->n_formats * g->n_depths, workers, trial_item,
+                                                                       &job, e);
             if (rc)
                 goto done;
             r->done[l]++;
@@ -791,7 +730,7 @@ int niah_run(const NiahGrid *g, const NiahBackend *be, NiahProgress progress, vo
 done:
     niah_trial_free(&tr);
     for (int i = 0; i < workers; i++)
-        scratch_free(&w[i].s);
+        scratch_free(&w[i]);
     if (rc)
         niah_result_free(r);
     return rc;

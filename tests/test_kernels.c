@@ -7,6 +7,8 @@
  * is foreseen from the points measured. */
 #include "testutil.h"
 
+#include "parallel.h"
+
 #include "format.h"
 #include "kv_attn.h"
 #include "kv_bench.h"
@@ -17,6 +19,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* CPU kernel against float64: float32 arithmetic over up to a few thousand
@@ -826,6 +829,53 @@ START_TEST(slope_of_each_time)
 }
 END_TEST
 
+typedef struct {
+    unsigned counts[600];
+    int most;                   // the largest worker number seen
+    size_t fail_at;             // the item that fails; past n: none
+} EachCtx;
+
+static int each_item(void *ctx, size_t i, int worker, Error *e)
+{
+    EachCtx *c = ctx;
+    __atomic_fetch_add(&c->counts[i], 1, __ATOMIC_RELAXED);
+    int seen = __atomic_load_n(&c->most, __ATOMIC_RELAXED);
+    while (worker > seen && !__atomic_compare_exchange_n(&c->most, &seen, worker, false, __ATOMIC_RELAXED,
+                                                         __ATOMIC_RELAXED)) {
+    }
+    return i == c->fail_at ? error_set(e, "item %zu failed", i) : 0;
+}
+
+/* parallel_each runs every item exactly once, on worker numbers below the
+ * threads it says it runs; a failing item's error comes back and the run
+ * says so. Random counts of items and threads (0: one a core). */
+START_TEST(parallel_each_once)
+{
+    Rng r = {test_seed() ^ 0xEAC4};
+    for (int round = 0; round < 50; round++) {
+        static EachCtx c;
+        memset(&c, 0, sizeof c);
+        const size_t n = (size_t)rng_range(&r, 0, 600);
+        const int threads = (int)rng_range(&r, 0, 9);
+        c.fail_at = n + 1;
+        Error e;
+        ck_assert_int_eq(parallel_each(n, threads, each_item, &c, &e), 0);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_seeded(c.counts[i] == 1, "%zu items, %d threads: item %zu ran %u times", n, threads, i,
+                             c.counts[i]);
+        ck_assert_seeded(c.most < parallel_threads(n, threads), "worker %d of %d", c.most, parallel_threads(n, threads));
+        if (n) {
+            memset(&c, 0, sizeof c);
+            c.fail_at = (size_t)rng_range(&r, 0, (uint64_t)n - 1);
+            ck_assert_int_eq(parallel_each(n, threads, each_item, &c, &e), -1);
+            char want[64];
+            snprintf(want, sizeof want, "item %zu failed", c.fail_at);
+            ck_assert_str_eq(e.msg, want);
+        }
+    }
+}
+END_TEST
+
 Suite *suite_kernels(void)
 {
     Suite *s = suite_create("kernels");
@@ -845,6 +895,7 @@ Suite *suite_kernels(void)
     tcase_add_test(t, kivi_window);
     tcase_add_test(t, sweep_time_left);
     tcase_add_test(t, slope_of_each_time);
+    tcase_add_test(t, parallel_each_once);
     suite_add_tcase(s, t);
     return s;
 }

@@ -13,12 +13,11 @@
 #include "kv_attn.h"
 
 #include "minifloat.h"
+#include "parallel.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define G_MAX 64                // query heads per KV head
 #define LOG2E 1.4426950408889634f
@@ -32,8 +31,6 @@ typedef struct {
     const float *q;
     bool fp8_p;
     float *out;
-    size_t next, count;         // task counter shared by the workers
-    pthread_mutex_t lock;
 } Job;
 
 /* The group's outputs: each head's accumulator over its sum. */
@@ -122,18 +119,14 @@ static void one_pair(const KvCache *c, uint32_t b, uint32_t h, const float *q, f
     normalize(o, l, G, D, oh);
 }
 
-static void *worker(void *arg)
+/* Item i of parallel_each: sequence i / kv_heads, KV head i mod kv_heads. */
+static int pair_item(void *ctx, size_t i, int worker, Error *e)
 {
-    Job *j = arg;
-    for (;;) {
-        pthread_mutex_lock(&j->lock);
-        size_t i = j->next++;
-        pthread_mutex_unlock(&j->lock);
-        if (i >= j->count)
-            return NULL;
-        uint32_t H = j->c->s.kv_heads;
-        one_pair(j->c, (uint32_t)(i / H), (uint32_t)(i % H), j->q, j->out, j->fp8_p);
-    }
+    const Job *j = ctx;
+    const uint32_t H = j->c->s.kv_heads;
+    one_pair(j->c, (uint32_t)(i / H), (uint32_t)(i % H), j->q, j->out, j->fp8_p);
+    (void)worker, (void)e;
+    return 0;
 }
 
 void kv_e4m3_query(float *q, size_t heads, uint32_t D)
@@ -169,22 +162,8 @@ int kv_decode_cpu_with(const KvCache *c, const float *q, float *out, int threads
         kv_e4m3_query(qr, (size_t)s->batch * s->q_heads, s->head_dim);
         q = qr;
     }
-    if (threads <= 0)
-        threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
-    if (threads < 1)
-        threads = 1;
-    Job j = {c, q, o->fp8_p, out, 0, (size_t)s->batch * s->kv_heads, PTHREAD_MUTEX_INITIALIZER};
-    if ((size_t)threads > j.count)
-        threads = (int)j.count;
-    pthread_t tid[256];
-    int started = 0;
-    for (; started < threads && started < 256; started++)
-        if (pthread_create(&tid[started], NULL, worker, &j) != 0)
-            break;
-    if (!started)
-        worker(&j);
-    for (int i = 0; i < started; i++)
-        pthread_join(tid[i], NULL);
+    Job j = {c, q, o->fp8_p, out};
+    parallel_each((size_t)s->batch * s->kv_heads, threads, pair_item, &j, NULL);
     free(qr);
     return 0;
 }

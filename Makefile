@@ -125,19 +125,21 @@ TOP_PLUGIN := $(if $(filter build,$(BUILD)),libkvlab_cuda.so)
 # ------------------------------------------------------------------------
 # Targets for people.
 
-# Build the program, and the CUDA plugin where it can run here: where nvcc
-# is found and so is an NVIDIA driver (GPU_DRIVER; make GPU_DRIVER=yes
-# asks for it anyway). Elsewhere one line says why not: the plugin takes
-# most of a fresh build's time, and only a machine with a GPU loads it
-# (make plugin builds it for one; make test builds it wherever nvcc is
-# found, as its checks of the build compile the CUDA code).
-all: $(BUILD)/kvlab $(BUILD)/scenarios $(BUILD)/lessons $(BUILD)/stored $(TOP) \
-     $(if $(NVCC),$(if $(GPU_DRIVER),plugin-if-possible,plugin-not-here))
+# What every goal that runs kvlab needs: the program, its data, the copy at the top.
+PROGRAM   = $(BUILD)/kvlab $(BUILD)/scenarios $(BUILD)/lessons $(BUILD)/stored $(TOP)
+# The CUDA plugin is built by make and make run only where an NVIDIA driver
+# could load it (GPU_DRIVER; make GPU_DRIVER=yes asks for it anyway): it
+# takes most of a fresh build's time. make plugin builds it for another
+# machine, and make test wherever nvcc is found, as its checks compile it.
+
+# Build the program (and the CUDA plugin where nvcc and an NVIDIA driver are found, or one line on why not).
+all: $(PROGRAM) $(if $(NVCC),$(if $(GPU_DRIVER),plugin-if-possible,plugin-not-here))
 
 # Build the CUDA plugin (fails, saying why, where nvcc cannot build it).
 plugin: $(if $(CUDA_GENCODE),$(BUILD)/libkvlab_cuda.so $(TOP_PLUGIN))
 	$(NVCC_CHECK)
 
+# Say in one line that the CUDA plugin is not built where no NVIDIA driver could load it.
 plugin-not-here:
 	@echo "kvlab: the CUDA plugin is not built: no NVIDIA driver on this machine to load it (make plugin builds it)"
 
@@ -148,7 +150,7 @@ plugin-if-possible:
 	                  sed 's/^kvlab: cannot build the CUDA plugin: //' | grep . || echo "$(NVCC) failed")" \
 	         "(make plugin shows why); kvlab runs without it"; rm -f $$err; }
 
-# Open the interactive lab (with the GPU lab's plugin where nvcc is found).
+# Open the interactive lab (with the GPU lab's plugin where nvcc and an NVIDIA driver are found).
 run: all
 	$(BUILD)/kvlab
 
@@ -159,11 +161,11 @@ TEST_ENV = KVLAB_BIN=$(abspath $(BUILD)/kvlab) KVLAB_CUDA_PLUGIN=$(abspath $(BUI
            LOCPATH=$(abspath $(BUILD)/locale) KVLAB_NVCC=$(if $(CUDA_GENCODE),$(NVCC))
 
 # Build and run every test suite (the GPU suite is skipped, saying why, without a GPU).
-test: all $(if $(NVCC),plugin-if-possible) $(TEST_BIN) $(TEST_LOCALE)
+test: $(PROGRAM) $(if $(NVCC),plugin-if-possible) $(TEST_BIN) $(TEST_LOCALE)
 	$(TEST_ENV) $(TEST_BIN)
 
 # Run the GPU suite: CUDA kernels against the CPU reference (fails, saying why, without a GPU).
-test-gpu: all $(TEST_BIN)
+test-gpu: $(PROGRAM) $(if $(NVCC),plugin-if-possible) $(TEST_BIN)
 	$(TEST_ENV) KVLAB_NEED_GPU=1 CK_RUN_SUITE=gpu $(TEST_BIN)
 
 # Build with AddressSanitizer and UBSan in build-asan/ and run the tests there.

@@ -1191,6 +1191,33 @@ START_TEST(table_parts_repeat_keys)
 }
 END_TEST
 
+/* A column whose cells begin with digits reads as numbers (right-aligned),
+ * yet its cells still wrap between words to fit: "16 element 16 per-tensor"
+ * is words, and before the rule held, such a column kept its whole width
+ * and the table overran (seed 1796185315 of table_fits_width). */
+START_TEST(table_number_led_words_wrap)
+{
+    static Table t;
+    table_init(&t, 2);
+    table_row(&t);
+    table_cell(&t, "a FP8 bytes a");
+    table_cell(&t, "FP8 per of scale metadata FP8");
+    table_row(&t);
+    table_cell(&t, "a E4M3 16 of");
+    table_cell(&t, "16 element 16 per-tensor E4M3");
+    char *out = NULL;
+    size_t size = 0;
+    FILE *f = open_memstream(&out, &size);
+    table_print_width(&t, f, 34);
+    fclose(f);
+    const char *w;
+    ck_assert_msg(widest_line(out, &w) <= 34, "wider than 34:\n%s", out);
+    ck_assert_msg(strstr(out, "per-tensor") && strstr(out, "metadata"), "a word lost:\n%s", out);
+    free(out);
+    table_free(&t);
+}
+END_TEST
+
 /* A random table of words and numbers printed within a random width fits
  * it (its cells wrapped, the columns in parts where they must be), and
  * every word and number of every cell is in it whole. */
@@ -1409,6 +1436,7 @@ Suite *suite_lesson(void)
     tcase_set_timeout(t, 300);
     tcase_add_test(t, cli_text_fits_80);
     tcase_add_test(t, table_fits_width);
+    tcase_add_test(t, table_number_led_words_wrap);
     tcase_add_test(t, table_parts_repeat_keys);
     suite_add_tcase(s, t);
     return s;

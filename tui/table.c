@@ -312,13 +312,15 @@ void table_print(const Table *t, FILE *out)
 
 void table_print_width(const Table *t, FILE *out, int limit)
 {
+    /* need: a column's widest cell; least: its widest word, since cells
+     * wrap between words and so never cut a number, whatever the column. */
     size_t need[TABLE_COLS] = {0}, least[TABLE_COLS] = {0};
     bool right[TABLE_COLS] = {0};
     for (size_t c = 0; c < t->cols; c++) {
         right[c] = c > 0 && table_numeric_column(t, c);
         for (size_t r = 0; r < t->rows; r++) {
             const char *s = table_at(t, r, c);
-            size_t n = text_columns(s), w = right[c] && r > 0 ? n : table_widest_word(s);
+            size_t n = text_columns(s), w = table_widest_word(s);
             need[c] = n > need[c] ? n : need[c];
             least[c] = w > least[c] ? w : least[c];
         }

@@ -30,6 +30,8 @@ typedef struct {
     double ms;                  // median, one layer
     u128 kv_bytes;              // bytes one step reads
     double gbps;
+    double read_ms;             // GPU: a plain read of kv_bytes, timed as ms is: what a kernel
+                                // that does nothing but read them takes; 0 on the CPU
     double step_ms;             // bench_steps: the model's whole step, a CUDA graph replayed
     double step_launched_ms;    // the same step launched kernel by kernel
     double wall_s;              // seconds measuring the point took, set-up included

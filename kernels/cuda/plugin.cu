@@ -217,10 +217,42 @@ __global__ void spin_kernel(long long cycles)
         ;
 }
 
-// Times one step per cache in turn (so that a step's cache is not in L2
-// from the step before). Each timed step is queued behind a spin of about
-// 100 us, so the events time the GPU's work from the first kernel's start
-// to the merge's end, not the host's launch calls.
+// The median of `runs` timings of work(i) (i from warmup on), after
+// `warmup` untimed ones (i from 0), each timed one queued behind a spin of
+// about 100 us, so that the events time the GPU's work from its first
+// kernel's start to its last one's end, not the host's launch calls.
+template <typename Work>
+static cudaError_t median_spun_ms(int warmup, int runs, Work work, float *median)
+{
+    for (int i = 0; i < warmup; i++)
+        work(i);
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess)
+        e = cudaGetLastError();
+    std::vector<float> ms(runs);
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    for (int i = 0; i < runs && e == cudaSuccess; i++) {
+        spin_kernel<<<1, 1>>>(200000);
+        cudaEventRecord(a);
+        work(warmup + i);
+        cudaEventRecord(b);
+        e = cudaEventSynchronize(b);
+        if (e == cudaSuccess)
+            e = cudaGetLastError();
+        if (e == cudaSuccess)
+            e = cudaEventElapsedTime(&ms[i], a, b);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    std::sort(ms.begin(), ms.end());
+    *median = ms[runs / 2];
+    return e;
+}
+
+// Times one step per cache in turn, so that a step's cache is not in the
+// L2 from the step before.
 static int time_decode(GpuCache **caches, int n_caches, int iters, double *median_ms, char *err,
                        size_t n)
 {
@@ -229,54 +261,10 @@ static int time_decode(GpuCache **caches, int n_caches, int iters, double *media
         fill_q_kernel<<<256, 256>>>(caches[i]->q, nq, 12345 + (uint64_t)i);
         CUDA_TRY(cudaGetLastError(), err, n);
     }
-    for (int i = 0; i < 3 * n_caches; i++)              // warm-up
-        launch(caches[i % n_caches], 0);
-    CUDA_TRY(cudaGetLastError(), err, n);
-    CUDA_TRY(cudaDeviceSynchronize(), err, n);
-    std::vector<float> ms(iters);
-    cudaEvent_t a, b;
-    CUDA_TRY(cudaEventCreate(&a), err, n);
-    CUDA_TRY(cudaEventCreate(&b), err, n);
-    for (int i = 0; i < iters; i++) {
-        spin_kernel<<<1, 1>>>(200000);
-        CUDA_TRY(cudaEventRecord(a), err, n);
-        launch(caches[i % n_caches], 0);
-        CUDA_TRY(cudaEventRecord(b), err, n);
-        CUDA_TRY(cudaEventSynchronize(b), err, n);
-        CUDA_TRY(cudaGetLastError(), err, n);
-        CUDA_TRY(cudaEventElapsedTime(&ms[i], a, b), err, n);
-    }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    std::sort(ms.begin(), ms.end());
-    *median_ms = ms[iters / 2];
+    float ms = 0;
+    CUDA_TRY(median_spun_ms(3 * n_caches, iters, [&](int i) { launch(caches[i % n_caches], 0); }, &ms), err, n);
+    *median_ms = ms;
     return 0;
-}
-
-// The median of `runs` CUDA-event timings of work(), after `warmup` untimed
-// ones; stops at the first error, which it returns.
-template <typename Work>
-static cudaError_t median_event_ms(int warmup, int runs, Work work, float *median)
-{
-    std::vector<float> ms(runs);
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    cudaError_t e = cudaSuccess;
-    for (int i = 0; i < warmup + runs && e == cudaSuccess; i++) {
-        cudaEventRecord(a);
-        work();
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        e = cudaGetLastError();
-        if (i >= warmup)
-            cudaEventElapsedTime(&ms[i - warmup], a, b);
-    }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    std::sort(ms.begin(), ms.end());
-    *median = ms[runs / 2];
-    return e;
 }
 
 static int copy_bandwidth(size_t bytes, double *gbps, char *err, size_t n)
@@ -290,7 +278,7 @@ static int copy_bandwidth(size_t bytes, double *gbps, char *err, size_t n)
     }
     cudaMemset(x, 1, bytes);
     float ms = 0;
-    e = median_event_ms(3, 20, [&] { cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice); }, &ms);
+    e = median_spun_ms(3, 20, [&](int) { cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice); }, &ms);
     cudaFree(x);
     cudaFree(y);
     if (e != cudaSuccess)
@@ -332,35 +320,46 @@ static cudaError_t weight_buffer(size_t *words, size_t least, uint4 **out)
     }
 }
 
-// Reads `bytes` once: from a buffer that holds them, or, where it does
-// not fit, over the share that does, again and again until as many
-// bytes are read (from memory all the same: the L2 holds a small part).
+// Reads `bytes` once, timed as a decode step is (median_spun_ms): from one
+// of as many copies of them as make four times the L2 (at most eight; one
+// read, then the next copy), so that the L2 holds none of a read's bytes;
+// or, where even one copy does not fit, over the share that does, again
+// and again until as many bytes are read (from memory all the same: the
+// L2 holds a small part).
 static int time_read(size_t bytes, double *median_ms, char *err, size_t n)
 {
     const size_t total = bytes / 16;
-    size_t words = total;
-    uint4 *buf = NULL;
-    unsigned *sink = NULL;
     if (!total) {
         *median_ms = 0;
         return 0;
     }
+    int dev = 0, l2 = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+    const size_t copies = std::min<size_t>(8, std::max<size_t>(1, (4 * (size_t)l2 + bytes - 1) / bytes));
+    size_t words = copies * total;
+    uint4 *buf = NULL;
+    unsigned *sink = NULL;
     cudaError_t e = weight_buffer(&words, 1, &buf);
     if (e != cudaSuccess)
-        return cuda_fail(err, n, "cudaMalloc (weights)", e);
+        return cuda_fail(err, n, "cudaMalloc (read)", e);
+    const size_t held = std::max<size_t>(1, words / total);     // whole copies in the buffer
     e = cudaMalloc(&sink, sizeof *sink);
     if (e == cudaSuccess)
         e = cudaMemset(buf, 7, words * 16);
     float ms = 0;
     if (e == cudaSuccess)
-        e = median_event_ms(3, 11, [&] {
-                for (size_t done = 0; done < total; done += words)
-                    read_kernel<<<sm_count() * 8, 256>>>(buf, std::min(words, total - done), sink);
+        e = median_spun_ms(3, 21, [&](int i) {
+                if (words >= total)
+                    read_kernel<<<sm_count() * 8, 256>>>(buf + (size_t)i % held * total, total, sink);
+                else
+                    for (size_t done = 0; done < total; done += words)
+                        read_kernel<<<sm_count() * 8, 256>>>(buf, std::min(words, total - done), sink);
             }, &ms);
     cudaFree(buf);
     cudaFree(sink);
     if (e != cudaSuccess)
-        return cuda_fail(err, n, "weight read", e);
+        return cuda_fail(err, n, "read", e);
     *median_ms = ms;
     return 0;
 }

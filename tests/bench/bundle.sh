@@ -13,7 +13,8 @@ peer=${2:-../shared/bench/torch_peer.py}
 [ -f "$peer" ] || { echo "bundle.sh: no torch peer at $peer (give its path second)" >&2; exit 1; }
 make -s kvlab libkvlab_cuda.so build/tests/run_tests
 rm -rf "$out" && mkdir -p "$out"
-cp kvlab libkvlab_cuda.so build/tests/run_tests tests/bench/perf_run.sh tests/bench/fp8_paths.sh tests/bench/niah_gpu.sh "$out"/
+cp kvlab libkvlab_cuda.so build/tests/run_tests tests/bench/perf_run.sh tests/bench/fp8_paths.sh tests/bench/niah_gpu.sh \
+    tests/bench/single_stream.sh "$out"/
 cp -R scenarios lessons "$out"/
 for lib in libcjson.so.1 libmd4c.so.0 libsubunit.so.0; do
     path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !found { print $NF; found = 1 }')

@@ -270,8 +270,10 @@ static int cli_bench_print_json(const BenchSetup *b, const Row *rows, size_t n, 
         cJSON_AddNumberToObject(o, "attention_ms", rows[i].ms);
         json_add_u128(o, "kv_bytes", rows[i].kv_bytes);
         cJSON_AddNumberToObject(o, "GBps", rows[i].gbps);
-        if (b->cuda)
+        if (b->cuda) {
             cJSON_AddNumberToObject(o, "copy_fraction", rows[i].gbps / b->copy_gbps);
+            cJSON_AddNumberToObject(o, "read_ms", rows[i].read_ms);
+        }
         if (itl) {
             cJSON_AddNumberToObject(o, "step_ms", rows[i].step_ms);
             cJSON_AddNumberToObject(o, "step_launched_ms", rows[i].step_launched_ms);
@@ -301,16 +303,16 @@ static int cli_bench_print_json(const BenchSetup *b, const Row *rows, size_t n, 
  * (the fraction of the copy rate in the CSV, a percentage in the text). */
 static void cli_bench_rows_table(const BenchSetup *bs, const Row *rows, size_t n, bool itl, bool csv, Table *t)
 {
-    enum { C_COPY = 6, C_STEP = 7 };
+    enum { C_COPY = 6, C_READ = 7, C_STEP = 8 };
     static const char *const HEAD[][2] = {
         {"format", "format"},     {"batch", "batch"}, {"context", "context"},      {"attention_ms", "attention ms"},
-        {"kv_bytes", "KV bytes"}, {"GBps", "GB/s"},   {"copy_fraction", "of copy"}, {"step_ms", "step ms, graph"},
-        {"step_launched_ms", "step ms, launched"},
+        {"kv_bytes", "KV bytes"}, {"GBps", "GB/s"},   {"copy_fraction", "of copy"}, {"read_ms", "read ms"},
+        {"step_ms", "step ms, graph"}, {"step_launched_ms", "step ms, launched"},
     };
     table_init(t, TABLE_COLS);
     table_row(t);
     for (size_t k = 0; k < sizeof HEAD / sizeof HEAD[0]; k++)
-        if ((k != C_COPY || bs->cuda) && (k < C_STEP || itl))
+        if ((k < C_COPY || k > C_READ || bs->cuda) && (k < C_STEP || itl))
             table_cell(t, "%s", HEAD[k][!csv]);
     t->cols = t->col;
     for (size_t i = 0; i < n; i++) {
@@ -323,8 +325,10 @@ static void cli_bench_rows_table(const BenchSetup *bs, const Row *rows, size_t n
         table_cell(t, csv ? "%.6f" : "%.4f", r->ms);
         table_cell(t, "%s", u128_str(kb, sizeof kb, r->kv_bytes, !csv));
         table_cell(t, "%.*f", csv || r->gbps < 10 ? 2 : 0, r->gbps);
-        if (bs->cuda)
+        if (bs->cuda) {
             table_cell(t, csv ? "%.4f" : "%.1f%%", (csv ? 1 : 100) * r->gbps / bs->copy_gbps);
+            table_cell(t, csv ? "%.6f" : "%.4f", r->read_ms);
+        }
         if (itl) {
             table_cell(t, csv ? "%.4f" : "%.3f", r->step_ms);
             table_cell(t, csv ? "%.4f" : "%.3f", r->step_launched_ms);
@@ -426,7 +430,10 @@ int cmd_bench(int argc, char **argv)
         table_free(&t);
         if (!g.set[O_CSV]) {
             if (bs->cuda)
-                printf("\ncopy bandwidth (device to device, read + write): %.0f GB/s\n", bs->copy_gbps);
+                printf("\ncopy bandwidth (device to device, read + write): %.0f GB/s\n"
+                       "read ms: a plain read of the point's KV bytes, timed as its attention is, fixed\n"
+                       "costs and all: the time a kernel that does nothing but read them takes\n",
+                       bs->copy_gbps);
             cli_bench_slopes_text(&b, rows, n, g.set[O_ITL]);
         }
     }

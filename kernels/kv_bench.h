@@ -30,8 +30,8 @@ typedef struct {
     double ms;                  // median, one layer
     u128 kv_bytes;              // bytes one step reads
     double gbps;
-    double read_ms;             // GPU: a plain read of kv_bytes, timed as ms is: what a kernel
-                                // that does nothing but read them takes; 0 on the CPU
+    double read_ms;             // GPU, with read_floor: a plain read of kv_bytes, timed as ms
+                                // is: what a kernel that does nothing but read them takes; else 0
     double step_ms;             // bench_steps: the model's whole step, a CUDA graph replayed
     double step_launched_ms;    // the same step launched kernel by kernel
     double wall_s;              // seconds measuring the point took, set-up included
@@ -52,6 +52,7 @@ typedef struct {
     Shape shape;                // attention shape; layers for the weight stream
     uint32_t residual;          // int4 (KIVI) window: BENCH_RESIDUAL_DEFAULT unless told
     int iters;
+    bool read_floor;            // bench_point also times the plain read of its bytes (read_ms)
 } BenchSetup;
 
 /* 0 when backend is "auto", "cuda" or "cpu", else an error saying so. */

@@ -99,10 +99,10 @@ typedef struct {
     /* Device-to-device copy of `bytes`, read plus written, in GB/s. */
     int (*copy_bandwidth)(size_t bytes, double *gbps, char *err, size_t n);
     /* Median milliseconds to read `bytes` once (a reduction over a buffer
-     * of that size), timed as time_decode times a step, from memory (the
-     * copies read in turn make four L2s): the weight stream of one decode
-     * step, and what a kernel that does nothing but read a cache's bytes
-     * takes, timed so. */
+     * of that size, its whole 16-byte words), timed as time_decode times a
+     * step, over copies read in turn as its caches are: the weight stream
+     * of one decode step, and what a kernel that does nothing but read a
+     * cache's bytes takes, timed so. */
     int (*time_read)(size_t bytes, double *median_ms, char *err, size_t n);
     /* The FP8 kernel decode runs for this shape (its format aside) with
      * these options: "A" (E4M3 operands for q.k), "C" (E4M3 operands for

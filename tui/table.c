@@ -258,11 +258,13 @@ static void table_widths(const size_t *need, const size_t *least, size_t n, int 
 
 /* The columns col[0 .. n) of t as one table within limit. */
 static void table_print_part(const Table *t, FILE *out, const size_t *col, size_t n, const size_t *need,
-                             const size_t *least, const bool *right, int limit)
+                             const size_t *least, const size_t *words, const bool *right, int limit)
 {
-    size_t width[TABLE_COLS], nd[TABLE_COLS], ls[TABLE_COLS];
+    size_t width[TABLE_COLS], nd[TABLE_COLS], ls[TABLE_COLS], sum = 0;
     for (size_t k = 0; k < n; k++)
-        nd[k] = need[col[k]], ls[k] = least[col[k]];
+        nd[k] = need[col[k]], ls[k] = least[col[k]], sum += ls[k] + (k ? 2 : 0);
+    for (size_t k = 0; limit && sum > (size_t)limit && k < n; k++)
+        ls[k] = words[col[k]];          // no room for whole numbers: wrap them too
     table_widths(nd, ls, n, limit, width);
     /* Rows that take more than one line are set apart by a blank line. */
     bool wrapped = false;
@@ -312,17 +314,20 @@ void table_print(const Table *t, FILE *out)
 
 void table_print_width(const Table *t, FILE *out, int limit)
 {
-    /* need: a column's widest cell; least: its widest word, since cells
-     * wrap between words and so never cut a number, whatever the column. */
-    size_t need[TABLE_COLS] = {0}, least[TABLE_COLS] = {0};
+    /* need: a column's widest cell; words: its widest word; least: words,
+     * or for a column of numbers its widest cell, so that a number stays
+     * on one line with its unit while there is room for that (cells wrap
+     * between words, and never cut a number). */
+    size_t need[TABLE_COLS] = {0}, least[TABLE_COLS] = {0}, words[TABLE_COLS] = {0};
     bool right[TABLE_COLS] = {0};
     for (size_t c = 0; c < t->cols; c++) {
         right[c] = c > 0 && table_numeric_column(t, c);
         for (size_t r = 0; r < t->rows; r++) {
             const char *s = table_at(t, r, c);
-            size_t n = text_columns(s), w = table_widest_word(s);
+            size_t n = text_columns(s), w = table_widest_word(s), l = right[c] && r > 0 ? n : w;
             need[c] = n > need[c] ? n : need[c];
-            least[c] = w > least[c] ? w : least[c];
+            words[c] = w > words[c] ? w : words[c];
+            least[c] = l > least[c] ? l : least[c];
         }
     }
     /* A table too wide even with its cells wrapped goes in parts, each as
@@ -335,14 +340,14 @@ void table_print_width(const Table *t, FILE *out, int limit)
     key_used = used;
     for (size_t c = keys; c < t->cols; c++) {
         if (limit && n > keys && used + 2 + least[c] > (size_t)limit) {
-            table_print_part(t, out, col, n, need, least, right, limit);
+            table_print_part(t, out, col, n, need, least, words, right, limit);
             fputc('\n', out);
             n = keys, used = key_used;
         }
         col[n++] = c, used += 2 + least[c];
     }
     if (t->cols)
-        table_print_part(t, out, col, n, need, least, right, limit);
+        table_print_part(t, out, col, n, need, least, words, right, limit);
 }
 
 int table_width(const Table *t)

@@ -224,15 +224,19 @@ __global__ void spin_kernel(long long cycles)
 template <typename Work>
 static cudaError_t median_spun_ms(int warmup, int runs, Work work, float *median)
 {
+    if (runs < 1)
+        return cudaErrorInvalidValue;
     for (int i = 0; i < warmup; i++)
         work(i);
     cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess)
         e = cudaGetLastError();
     std::vector<float> ms(runs);
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
+    cudaEvent_t a = NULL, b = NULL;
+    if (e == cudaSuccess)
+        e = cudaEventCreate(&a);
+    if (e == cudaSuccess)
+        e = cudaEventCreate(&b);
     for (int i = 0; i < runs && e == cudaSuccess; i++) {
         spin_kernel<<<1, 1>>>(200000);
         cudaEventRecord(a);
@@ -244,8 +248,10 @@ static cudaError_t median_spun_ms(int warmup, int runs, Work work, float *median
         if (e == cudaSuccess)
             e = cudaEventElapsedTime(&ms[i], a, b);
     }
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
+    if (a)
+        cudaEventDestroy(a);
+    if (b)
+        cudaEventDestroy(b);
     std::sort(ms.begin(), ms.end());
     *median = ms[runs / 2];
     return e;
@@ -262,7 +268,9 @@ static int time_decode(GpuCache **caches, int n_caches, int iters, double *media
         CUDA_TRY(cudaGetLastError(), err, n);
     }
     float ms = 0;
-    CUDA_TRY(median_spun_ms(3 * n_caches, iters, [&](int i) { launch(caches[i % n_caches], 0); }, &ms), err, n);
+    cudaError_t e = median_spun_ms(3 * n_caches, iters, [&](int i) { launch(caches[i % n_caches], 0); }, &ms);
+    if (e != cudaSuccess)
+        return cuda_fail(err, n, "decode step (timed)", e);
     *median_ms = ms;
     return 0;
 }
@@ -320,12 +328,13 @@ static cudaError_t weight_buffer(size_t *words, size_t least, uint4 **out)
     }
 }
 
-// Reads `bytes` once, timed as a decode step is (median_spun_ms): from one
-// of as many copies of them as make four times the L2 (at most eight; one
-// read, then the next copy), so that the L2 holds none of a read's bytes;
-// or, where even one copy does not fit, over the share that does, again
-// and again until as many bytes are read (from memory all the same: the
-// L2 holds a small part).
+// Reads `bytes` (whole 16-byte words of them) once, timed as a decode step
+// is (median_spun_ms): from one of as many copies of them as make four
+// times the L2, at most eight as kvlab bench rotates its caches (one read,
+// then the next copy), so that the L2 holds none of a read's bytes from
+// half the L2 up; or, where even one copy does not fit, over the share that
+// does, again and again until as many bytes are read (from memory all the
+// same: the L2 holds a small part).
 static int time_read(size_t bytes, double *median_ms, char *err, size_t n)
 {
     const size_t total = bytes / 16;
@@ -334,15 +343,17 @@ static int time_read(size_t bytes, double *median_ms, char *err, size_t n)
         return 0;
     }
     int dev = 0, l2 = 0;
-    cudaGetDevice(&dev);
-    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev);
+    CUDA_TRY(cudaGetDevice(&dev), err, n);
+    CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), err, n);
     const size_t copies = std::min<size_t>(8, std::max<size_t>(1, (4 * (size_t)l2 + bytes - 1) / bytes));
     size_t words = copies * total;
     uint4 *buf = NULL;
     unsigned *sink = NULL;
     cudaError_t e = weight_buffer(&words, 1, &buf);
-    if (e != cudaSuccess)
+    if (e != cudaSuccess) {
+        cudaGetLastError();                     // not left for the next call to find
         return cuda_fail(err, n, "cudaMalloc (read)", e);
+    }
     const size_t held = std::max<size_t>(1, words / total);     // whole copies in the buffer
     e = cudaMalloc(&sink, sizeof *sink);
     if (e == cudaSuccess)

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # bundle.sh - gathers kvlab, its CUDA plugin, the test runner, the shared
 # libraries a bare GPU machine may lack, the scenarios, the lessons and the
-# torch peer into one folder (default .gpu/), with perf_run.sh and
-# niah_gpu.sh, for running where the project cannot be built (they set the
-# library path themselves).
+# torch peer into one folder (default .gpu/), with perf_run.sh,
+# fp8_paths.sh, niah_gpu.sh and single_stream.sh, for running where the
+# project cannot be built (they set the library path themselves).
 # Paths given are taken from the repository's root, where it works.
 # usage: tests/bench/bundle.sh [OUTDIR [TORCH_PEER]]
 set -euo pipefail

@@ -36,7 +36,7 @@ bundle() {                                  # REV OUTDIR: run in the repository
     cp build/kvlab build/libkvlab_cuda.so "$out/after/"
     cp build/tests/run_tests tests/bench/side_by_side.sh "$out/"
     cp -R scenarios "$out/"
-    for lib in libcjson.so.1 libsubunit.so.0; do
+    for lib in libcjson.so.1 libmd4c.so.0 libsubunit.so.0; do
         path=$(ldconfig -p | awk -v l="$lib" '$1 == l && !found { print $NF; found = 1 }')
         [ -n "$path" ] && cp -L "$path" "$out/"
     done

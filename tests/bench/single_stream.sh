@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# single_stream.sh - the runs behind kernels/PERF.md's "Against a plain
-# read" section, on a GPU machine, in a folder made by bundle.sh (run from
-# there): the GPU tests; kvlab bench at batch 1 and 16 over 32k-128k, every
-# format, each point beside a plain read of its bytes timed the same way
-# (read_ms), two rounds with the formats in swapped order; batch 1 over a
-# range of splits (fewer, longer blocks against more, shorter ones); and
-# the torch peer over the same points. Stops at the first step that fails.
+# single_stream.sh - the runs behind kernels/PERF.md's section "Single
+# stream and FP4, against a plain read of the same bytes", on a GPU machine,
+# in a folder made by bundle.sh (run from there): the GPU tests; kvlab bench
+# at batch 1 and 16 over 32k-128k, every format, each point beside a plain
+# read of its bytes timed the same way (read_ms), two rounds with the
+# formats in swapped order; batch 1 over a range of splits (fewer, longer
+# blocks against more, shorter ones); and the torch peer over the same
+# points. Stops at the first step that fails.
 # usage: ./single_stream.sh OUTDIR; then tests/bench/floor_table.py OUTDIR
 set -euo pipefail
 out=${1:?usage: single_stream.sh OUTDIR}

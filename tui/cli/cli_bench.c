@@ -210,6 +210,7 @@ static int cli_bench_open_backend(const Given *g, Bench *b, Error *e)
         return EXIT_RUNTIME;
     }
     b->s.cuda_opts = b->cuda;
+    b->s.read_floor = true;
     if (!b->s.iters)
         b->s.iters = b->s.cuda ? ITERS_GPU_DEFAULT : ITERS_CPU_DEFAULT;
     if (!b->nc)
@@ -300,7 +301,8 @@ static int cli_bench_print_json(const BenchSetup *b, const Row *rows, size_t n, 
 
 /* The measured rows as a table: the CSV's columns are named as the JSON's
  * fields, the text's for people, each value in the form its reader wants
- * (the fraction of the copy rate in the CSV, a percentage in the text). */
+ * (the fraction of the copy rate in the CSV, a percentage in the text). On
+ * a GPU the copy rate's share and the plain read of each point's bytes. */
 static void cli_bench_rows_table(const BenchSetup *bs, const Row *rows, size_t n, bool itl, bool csv, Table *t)
 {
     enum { C_COPY = 6, C_READ = 7, C_STEP = 8 };

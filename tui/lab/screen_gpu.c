@@ -372,7 +372,8 @@ static void screen_gpu_slopes_layout(const GpuLab *s, Doc *d)
 
 /* The bandwidth each format reached at the longest context, one bar per
  * line under the title: a rate in the unit that fits it, and on a GPU its
- * share of the copy bandwidth. */
+ * share of the copy bandwidth and its time over a plain read of the same
+ * bytes timed alike (1.00x: as fast as a kernel that only reads them). */
 static void screen_gpu_bars_layout(const GpuLab *s, Doc *d)
 {
     const Sweep *w = &s->shown;
@@ -382,7 +383,10 @@ static void screen_gpu_bars_layout(const GpuLab *s, Doc *d)
     for (size_t i = 0; i < w->n; i++)
         if (w->rows[i].context == (uint64_t)w->xs[w->n_ctx - 1]) {
             units_rate_measured(rate, sizeof rate, w->rows[i].gbps * 1e9);
-            if (s->b.cuda)
+            if (s->b.cuda && w->rows[i].read_ms > 0)
+                snprintf(text[nb], 48, "%s %.0f%%, %.2fx read", rate, 100 * w->rows[i].gbps / s->b.copy_gbps,
+                         w->rows[i].ms / w->rows[i].read_ms);
+            else if (s->b.cuda)
                 snprintf(text[nb], 48, "%s %.0f%%", rate, 100 * w->rows[i].gbps / s->b.copy_gbps);
             else
                 snprintf(text[nb], 48, "%s", rate);
@@ -390,7 +394,7 @@ static void screen_gpu_bars_layout(const GpuLab *s, Doc *d)
             nb++;
         }
     snprintf(title, sizeof title, "bandwidth at %s%s", format_tick(w->xs[w->n_ctx - 1], ctx, sizeof ctx),
-             s->b.cuda ? ", % of copy" : "");
+             s->b.cuda ? ", % of copy, time over a plain read" : "");
     doc_bars(d, title, items, nb, "-");
 }
 
@@ -622,6 +626,7 @@ static int screen_gpu_sweep(void *st, Lab *lab)
                 return KEY_REDRAW;
             }
             BenchRow *row = &w->rows[w->n];
+            s->b.read_floor = k + 1 == w->n_ctx;    // the bars show the longest context
             if (bench_point(&s->b, (KvFormat)f, (uint32_t)s->batch, (uint64_t)w->xs[k], row, &e)) {
                 snprintf(s->note, sizeof s->note, "The sweep stopped at %s: %s", label, e.msg);
                 lab_status(lab, true, "%s", e.msg);

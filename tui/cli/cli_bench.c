@@ -71,7 +71,8 @@ static const CmdSpec CMD = {
     .usage = "usage: kvlab bench [--backend auto|cuda|cpu] [--model NAME] [--batch LIST] "
              "[--contexts LIST] [--format F]... [--fp8-path A|B|C [--promote N]]\n"
              "       [--splits N] [--itl] [--json|--csv]\n\n"
-             "Times one decode step of one attention layer over a quantized KV cache.",
+             "Times one decode step of one attention layer over a quantized KV cache; on a GPU,\n"
+             "beside each point, a plain read of its bytes timed the same way (read ms).",
     .opts = OPTS,
     .n_opts = O_COUNT,
     .help_opt = O_HELP,

@@ -160,12 +160,15 @@ TEST_ENV = KVLAB_BIN=$(abspath $(BUILD)/kvlab) KVLAB_CUDA_PLUGIN=$(abspath $(BUI
            KVLAB_DATA=$(CURDIR)/scenarios KVLAB_LESSONS=$(CURDIR)/lessons KVLAB_TESTDATA=$(CURDIR)/tests/data \
            LOCPATH=$(abspath $(BUILD)/locale) KVLAB_NVCC=$(if $(CUDA_GENCODE),$(NVCC))
 
+# What the tests run: the program and, wherever nvcc is, the plugin.
+TESTED = $(PROGRAM) $(if $(NVCC),plugin-if-possible)
+
 # Build and run every test suite (the GPU suite is skipped, saying why, without a GPU).
-test: $(PROGRAM) $(if $(NVCC),plugin-if-possible) $(TEST_BIN) $(TEST_LOCALE)
+test: $(TESTED) $(TEST_BIN) $(TEST_LOCALE)
 	$(TEST_ENV) $(TEST_BIN)
 
 # Run the GPU suite: CUDA kernels against the CPU reference (fails, saying why, without a GPU).
-test-gpu: $(PROGRAM) $(if $(NVCC),plugin-if-possible) $(TEST_BIN)
+test-gpu: $(TESTED) $(TEST_BIN)
 	$(TEST_ENV) KVLAB_NEED_GPU=1 CK_RUN_SUITE=gpu $(TEST_BIN)
 
 # Build with AddressSanitizer and UBSan in build-asan/ and run the tests there.

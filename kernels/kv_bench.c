@@ -32,21 +32,30 @@ static u128 step_bytes(const BenchSetup *b, KvFormat f, uint32_t B, uint64_t S)
     return fp.bytes + fp.tensor_scale_bytes;
 }
 
-/* The median of `iters` CUDA-timed steps, rotating over enough copies of
- * the cache that together they are four times the L2. */
-static int time_cuda(const BenchSetup *b, const KvShape *ks, uint32_t len, double bytes, double *ms,
-                     Error *e)
+/* Up to `want` device caches of shape ks, `len` random tokens each, seeds
+ * from seed0: fewer where memory is short, at least one. */
+static int fill_copies(const BenchSetup *b, const KvShape *ks, uint32_t len, int want, uint64_t seed0,
+                       GpuCache **c, int *made, Error *e)
 {
     char err[ERROR_MSG_MAX];
-    int copies = (int)fmin(8, fmax(1, ceil(4.0 * b->info.l2_bytes / fmax(bytes, 1))));
-    GpuCache *c[8];
-    int made = 0;
-    for (; made < copies; made++)
-        if (b->api->fill(ks, &b->cuda_opts, len, 1000 + (uint64_t)made, &c[made], err, sizeof err)) {
-            if (made)
+    for (*made = 0; *made < want; (*made)++)
+        if (b->api->fill(ks, &b->cuda_opts, len, seed0 + (uint64_t)*made, &c[*made], err, sizeof err)) {
+            if (*made)
                 break;                      // fewer copies when memory is short
             return error_set(e, "%s", err);
         }
+    return 0;
+}
+
+/* The median of `iters` CUDA-timed steps, rotating over enough copies of
+ * the cache that together they are four times the L2 (at most eight). */
+static int time_cuda(const BenchSetup *b, const KvShape *ks, uint32_t len, u128 bytes, double *ms, Error *e)
+{
+    GpuCache *c[8];
+    int made;
+    if (fill_copies(b, ks, len, kv_l2_copies(b->info.l2_bytes, (size_t)bytes, 1, 8), 1000, c, &made, e))
+        return -1;
+    char err[ERROR_MSG_MAX];
     int rc = b->api->time_decode(c, made, b->iters, ms, err, sizeof err);
     for (int i = 0; i < made; i++)
         b->api->release(c[i]);
@@ -112,7 +121,7 @@ int bench_point(BenchSetup *b, KvFormat f, uint32_t B, uint64_t S, BenchRow *row
     row->context = S;
     row->kv_bytes = step_bytes(b, f, B, S);
     double bytes = q_to_double(q_make(row->kv_bytes, 1)), t0 = now_ms();
-    if (b->cuda ? time_cuda(b, &ks, (uint32_t)S, bytes, &row->ms, e)
+    if (b->cuda ? time_cuda(b, &ks, (uint32_t)S, row->kv_bytes, &row->ms, e)
                 : time_cpu(b, &ks, (uint32_t)S, &row->ms, e))
         return -1;
     char err[ERROR_MSG_MAX];
@@ -216,26 +225,6 @@ int bench_steps_here(const BenchSetup *b, Error *e)
     return b->cuda ? 0 : error_set(e, "the model's step is measured on the GPU: %s", b->why_cpu);
 }
 
-/* Caches for one row's step, filled on the device: one a layer, or as many
- * distinct ones as memory holds, enough (four L2s' worth) that the L2 cannot
- * carry a layer's into the next; at least one. */
-static int step_caches(const BenchSetup *b, const BenchRow *r, GpuCache **c, int *made, Error *e)
-{
-    KvShape ks = kv_shape(b, r->format, r->batch, r->context);
-    const double bytes = q_to_double(q_make(r->kv_bytes, 1));
-    const int layers = (int)b->shape.layers;
-    int want = (int)fmin(layers, fmax(2, ceil(4.0 * b->info.l2_bytes / fmax(bytes, 1))));
-    char err[ERROR_MSG_MAX];
-    for (*made = 0; *made < want; (*made)++)
-        if (b->api->fill(&ks, &b->cuda_opts, (uint32_t)r->context, 2000 + (uint64_t)*made, &c[*made], err,
-                         sizeof err)) {
-            if (*made)
-                break;                      // fewer caches when memory is short
-            return error_set(e, "%s", err);
-        }
-    return 0;
-}
-
 int bench_step(BenchSetup *b, u128 weight_bytes, BenchRow *row, Error *e)
 {
     if (bench_steps_here(b, e))
@@ -244,9 +233,13 @@ int bench_step(BenchSetup *b, u128 weight_bytes, BenchRow *row, Error *e)
         return error_set(e, "a model of %llu layers: from 1 to %d", (unsigned long long)b->shape.layers,
                          BENCH_LAYERS_MAX);
     const double t0 = now_ms();
+    /* one cache a layer, or as many distinct ones as memory holds, enough
+     * that the L2 cannot carry a layer's into the next; at least one */
     GpuCache *c[BENCH_LAYERS_MAX];
     int made;
-    if (step_caches(b, row, c, &made, e))
+    KvShape ks = kv_shape(b, row->format, row->batch, row->context);
+    if (fill_copies(b, &ks, (uint32_t)row->context,
+                    kv_l2_copies(b->info.l2_bytes, (size_t)row->kv_bytes, 2, (int)b->shape.layers), 2000, c, &made, e))
         return -1;
     char err[ERROR_MSG_MAX];
     int rc = b->api->time_step(c, made, (int)b->shape.layers, (size_t)weight_bytes, b->iters, &row->step_ms,

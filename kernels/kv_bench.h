@@ -64,9 +64,10 @@ int bench_open(BenchSetup *b, const char *backend, Error *e);
 int bench_steps_here(const BenchSetup *b, Error *e);
 /* Measures each of the n rows' whole decode step of the model (GPU only),
  * as an engine runs it: shape.layers layers, each its share of a weight
- * stream of `weight_bytes` read, then its attention over a cache of its
- * own (or one of enough distinct caches that the L2 carries nothing from
- * layer to layer, where memory is short), at the row's format, batch and
+ * stream of `weight_bytes` read, then its attention over one of several
+ * distinct caches taken in turn (four L2s' worth, at least two, at most
+ * one a layer; fewer where memory is short), so that the L2 carries
+ * nothing from layer to layer, at the row's format, batch and
  * context; step_ms replayed from a CUDA graph, step_launched_ms launched
  * kernel by kernel. Also weights_ms, the weight stream read alone. Call
  * it after the rows are timed: the attention timed right after a read of

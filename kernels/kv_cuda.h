@@ -25,6 +25,16 @@ typedef struct {
     size_t l2_bytes;
 } GpuInfo;
 
+/* The copies of `bytes` a timing rotates over so that the L2 (l2_bytes)
+ * holds none of a run's bytes: as many as make four L2s, at least lo and
+ * then at most hi. */
+static inline int kv_l2_copies(size_t l2_bytes, size_t bytes, int lo, int hi)
+{
+    size_t want = bytes ? (4 * l2_bytes + bytes - 1) / bytes : (size_t)hi;
+    want = want < (size_t)lo ? (size_t)lo : want;
+    return want > (size_t)hi ? hi : (int)want;
+}
+
 /* Compute capability (10 major + minor) 8.9 or later: MMAs on E4M3
  * operands (FP8 paths A and C). */
 static inline bool cc_has_e4m3_mma(int cc) { return cc >= 89; }

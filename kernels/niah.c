@@ -20,7 +20,6 @@
 #include <string.h>
 #include <pthread.h>
 #include <time.h>
-#include <unistd.h>
 
 /* ------------------------------------------------------------------------
  * The formats: the kernels' own first, then the simulated variants.
@@ -450,8 +449,7 @@ int niah_trial_make(const NiahGrid *g, size_t l, unsigned t, NiahTrial *tr, Erro
 {
     if (trial_alloc(g, g->lengths[l], tr, e))
         return -1;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (trial_fill(g, l, t, cores < 1 ? 1 : (int)cores, tr, e)) {
+    if (trial_fill(g, l, t, 0, tr, e)) {             // 0: a thread a core
         niah_trial_free(tr);
         return -1;
     }
@@ -677,11 +675,8 @@ int niah_run(const NiahGrid *g, const NiahBackend *be, NiahProgress progress, vo
     r->g = *g;
     r->ok = calloc(g->n_formats * g->n_lengths * g->n_depths * g->trials, 1);
     r->done = calloc(g->n_lengths, sizeof *r->done);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const int threads = be->threads > 0 ? be->threads : (int)(cores < 1 ? 1 : cores);
-    int workers = threads;
-    if ((size_t)workers > g->n_formats * g->n_depths)
-        workers = (int)(g->n_formats * g->n_depths);
+    const int threads = be->threads;      // as parallel_each takes it: 0 or less, a thread a core
+    int workers = parallel_threads(g->n_formats * g->n_depths, threads);
     if (workers > NIAH_WORKERS_MAX)
         workers = NIAH_WORKERS_MAX;
     /* the pairs share the cores: each decode step on one thread */

@@ -18,6 +18,7 @@
 #include "quant.h"
 
 #include <math.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -833,11 +834,17 @@ typedef struct {
     unsigned counts[600];
     int most;                   // the largest worker number seen
     size_t fail_at;             // the item that fails; past n: none
+    bool wait_for_second;       // worker 0's first item waits (up to 2 s) for another worker's item
 } EachCtx;
 
 static int each_item(void *ctx, size_t i, int worker, Error *e)
 {
     EachCtx *c = ctx;
+    if (worker == 0 && c->wait_for_second) {         // once: only worker 0 reads and writes it
+        c->wait_for_second = false;
+        for (int k = 0; k < 2000 && !__atomic_load_n(&c->most, __ATOMIC_RELAXED); k++)
+            usleep(1000);
+    }
     __atomic_fetch_add(&c->counts[i], 1, __ATOMIC_RELAXED);
     int seen = __atomic_load_n(&c->most, __ATOMIC_RELAXED);
     while (worker > seen && !__atomic_compare_exchange_n(&c->most, &seen, worker, false, __ATOMIC_RELAXED,
@@ -846,31 +853,40 @@ static int each_item(void *ctx, size_t i, int worker, Error *e)
     return i == c->fail_at ? error_set(e, "item %zu failed", i) : 0;
 }
 
-/* parallel_each runs every item exactly once, on worker numbers below the
- * threads it says it runs; a failing item's error comes back and the run
- * says so. Random counts of items and threads (0: one a core). */
+/* parallel_each runs every item exactly once, on as many threads as asked
+ * (0: one a core), never more than the items (at least one), and on more
+ * than one where more are asked: worker 0's first item waits for another
+ * worker's. A failing item's error comes back and the run says so. Random
+ * counts of items and threads. */
 START_TEST(parallel_each_once)
 {
     Rng r = {test_seed() ^ 0xEAC4};
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
     for (int round = 0; round < 50; round++) {
         static EachCtx c;
         memset(&c, 0, sizeof c);
         const size_t n = (size_t)rng_range(&r, 0, 600);
         const int threads = (int)rng_range(&r, 0, 9);
+        long want = threads > 0 ? threads : cores < 1 ? 1 : cores;
+        want = want > (long)n ? (n ? (long)n : 1) : want;
+        ck_assert_seeded(parallel_threads(n, threads) == want, "%zu items, %d asked: %d threads, not %ld", n,
+                         threads, parallel_threads(n, threads), want);
         c.fail_at = n + 1;
+        c.wait_for_second = want > 1;
         Error e;
         ck_assert_int_eq(parallel_each(n, threads, each_item, &c, &e), 0);
         for (size_t i = 0; i < n; i++)
             ck_assert_seeded(c.counts[i] == 1, "%zu items, %d threads: item %zu ran %u times", n, threads, i,
                              c.counts[i]);
-        ck_assert_seeded(c.most < parallel_threads(n, threads), "worker %d of %d", c.most, parallel_threads(n, threads));
+        ck_assert_seeded(c.most < want && (want == 1 || c.most > 0), "%zu items on %ld threads: workers up to %d",
+                         n, want, c.most);
         if (n) {
             memset(&c, 0, sizeof c);
             c.fail_at = (size_t)rng_range(&r, 0, (uint64_t)n - 1);
             ck_assert_int_eq(parallel_each(n, threads, each_item, &c, &e), -1);
-            char want[64];
-            snprintf(want, sizeof want, "item %zu failed", c.fail_at);
-            ck_assert_str_eq(e.msg, want);
+            char msg[64];
+            snprintf(msg, sizeof msg, "item %zu failed", c.fail_at);
+            ck_assert_str_eq(e.msg, msg);
         }
     }
 }

@@ -356,6 +356,9 @@ START_TEST(cli_json_and_csv)
     ck_assert_str_eq(cJSON_GetObjectItem(f, "format")->valuestring, "int2-k-token");
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(f, "simulated")));
     ck_assert(cJSON_IsString(cJSON_GetObjectItem(f, "verdict")));
+    /* accepted: never for the baseline; not on 8 trials, under 3/tolerance */
+    ck_assert_ptr_null(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "formats"), 0), "accepted"));
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(f, "accepted")));
     ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(j, "partial")));
     ck_assert_int_eq((int)field(cJSON_GetObjectItem(j, "generator"), "outlier_channels"),
                      KVGEN_OUTLIER_CHANNELS_DEFAULT);
@@ -370,6 +373,18 @@ START_TEST(cli_json_and_csv)
     const char *last = strstr(r.out, "int2-k-token,yes,256,1,4,");
     ck_assert_ptr_nonnull(last);
     ck_assert(fabs(strtod(last + strlen("int2-k-token,yes,256,1,4,"), NULL) - acc) < 1e-4);
+    run_free(&r);
+    /* FP8 loses no passkey of 80 (at 256 tokens), more than 3/tolerance:
+     * not rejected, and accepted */
+    r = RUN("niah", "--backend", "cpu", "--lengths", "256", "--depths", "0,1", "--trials", "40", "--format",
+            "fp8_e4m3", "--json");
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    j = cJSON_Parse(r.out);
+    ck_assert_ptr_nonnull(j);
+    f = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "formats"), 1);
+    ck_assert_str_eq(cJSON_GetObjectItem(f, "verdict")->valuestring, "not rejected");
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(f, "accepted")));
+    cJSON_Delete(j);
     run_free(&r);
 }
 END_TEST

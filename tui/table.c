@@ -263,8 +263,9 @@ static void table_print_part(const Table *t, FILE *out, const size_t *col, size_
     size_t width[TABLE_COLS], nd[TABLE_COLS], ls[TABLE_COLS], sum = 0;
     for (size_t k = 0; k < n; k++)
         nd[k] = need[col[k]], ls[k] = least[col[k]], sum += ls[k] + (k ? 2 : 0);
-    for (size_t k = 0; limit && sum > (size_t)limit && k < n; k++)
-        ls[k] = words[col[k]];          // no room for whole numbers: wrap them too
+    if (limit && sum > (size_t)limit)   // no room for whole numbers: wrap them too
+        for (size_t k = 0; k < n; k++)
+            ls[k] = words[col[k]];
     table_widths(nd, ls, n, limit, width);
     /* Rows that take more than one line are set apart by a blank line. */
     bool wrapped = false;

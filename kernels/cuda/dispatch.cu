@@ -21,6 +21,18 @@ int sm_count(void)
     return n;
 }
 
+size_t l2_bytes(void)
+{
+    static int n = -1;
+    if (n < 0) {
+        int dev = 0;
+        cudaGetDevice(&dev);
+        if (cudaDeviceGetAttribute(&n, cudaDevAttrL2CacheSize, dev) != cudaSuccess || n < 0)
+            n = 0;
+    }
+    return (size_t)n;
+}
+
 static int compute_capability(void)
 {
     static int cc;

@@ -16,8 +16,9 @@ struct GpuCache {
     int splits, chunk;              // token slices per (sequence, KV head) and their length
 };
 
-// The device's multiprocessors (asked once).
+// The device's multiprocessors and L2 bytes (asked once).
 int sm_count(void);
+size_t l2_bytes(void);
 // Sets c->splits and c->chunk for its shape, length and kernels.
 void plan_splits(GpuCache *c);
 // Queues one decode step of c on stream st: c->q to c->out.

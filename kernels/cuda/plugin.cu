@@ -257,16 +257,22 @@ static cudaError_t median_spun_ms(int warmup, int runs, Work work, float *median
     return e;
 }
 
+// Random queries for each cache's timed steps, on stream st.
+static cudaError_t fill_queries(GpuCache **caches, int n_caches, cudaStream_t st)
+{
+    for (int i = 0; i < n_caches; i++) {
+        size_t nq = (size_t)caches[i]->s.batch * caches[i]->s.q_heads * caches[i]->s.head_dim;
+        fill_q_kernel<<<256, 256, 0, st>>>(caches[i]->q, nq, 12345 + (uint64_t)i);
+    }
+    return cudaGetLastError();
+}
+
 // Times one step per cache in turn, so that a step's cache is not in the
 // L2 from the step before.
 static int time_decode(GpuCache **caches, int n_caches, int iters, double *median_ms, char *err,
                        size_t n)
 {
-    for (int i = 0; i < n_caches; i++) {
-        size_t nq = (size_t)caches[i]->s.batch * caches[i]->s.q_heads * caches[i]->s.head_dim;
-        fill_q_kernel<<<256, 256>>>(caches[i]->q, nq, 12345 + (uint64_t)i);
-        CUDA_TRY(cudaGetLastError(), err, n);
-    }
+    CUDA_TRY(fill_queries(caches, n_caches, 0), err, n);
     float ms = 0;
     cudaError_t e = median_spun_ms(3 * n_caches, iters, [&](int i) { launch(caches[i % n_caches], 0); }, &ms);
     if (e != cudaSuccess)
@@ -342,11 +348,7 @@ static int time_read(size_t bytes, double *median_ms, char *err, size_t n)
         *median_ms = 0;
         return 0;
     }
-    int dev = 0, l2 = 0;
-    CUDA_TRY(cudaGetDevice(&dev), err, n);
-    CUDA_TRY(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev), err, n);
-    const size_t copies = std::min<size_t>(8, std::max<size_t>(1, (4 * (size_t)l2 + bytes - 1) / bytes));
-    size_t words = copies * total;
+    size_t words = (size_t)kv_l2_copies(l2_bytes(), bytes, 1, 8) * total;
     uint4 *buf = NULL;
     unsigned *sink = NULL;
     cudaError_t e = weight_buffer(&words, 1, &buf);
@@ -409,7 +411,7 @@ static int time_step(GpuCache **caches, int n_caches, int layers, size_t weight_
         return -1;
     }
     const size_t per_words = weight_bytes / 16 / (size_t)layers;
-    size_t w_words = weight_bytes / 16;
+    size_t w_words = per_words ? weight_bytes / 16 : 0;  // no layer's slice a word: no weights read
     uint4 *w = NULL;
     unsigned *sink = NULL;
     cudaStream_t st = NULL;
@@ -434,10 +436,8 @@ static int time_step(GpuCache **caches, int n_caches, int layers, size_t weight_
     check(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate (step)");
     if (e == cudaSuccess && w_words)
         check(cudaMemsetAsync(w, 7, w_words * 16, st), "cudaMemset (weights)");
-    for (int i = 0; e == cudaSuccess && i < n_caches; i++) {
-        size_t nq = (size_t)caches[i]->s.batch * caches[i]->s.q_heads * caches[i]->s.head_dim;
-        fill_q_kernel<<<256, 256, 0, st>>>(caches[i]->q, nq, 12345 + (uint64_t)i);
-    }
+    if (e == cudaSuccess)
+        check(fill_queries(caches, n_caches, st), "queries (step)");
     for (int i = 0; e == cudaSuccess && i < 2; i++)     // warm-up, and every kernel's attributes set
         enqueue_step(caches, n_caches, layers, w, w_words, per_words, sink, st);
     if (e == cudaSuccess) {

@@ -236,6 +236,18 @@ static int cli_bench_open_backend(const Given *g, Bench *b, Error *e)
     return EXIT_OK;
 }
 
+/* The slope of one format and batch and its ratio to BF16's: of the
+ * attention, or with --itl of the step replayed (or, launched, launched
+ * kernel by kernel). */
+static double cli_bench_slope(const Row *rows, size_t n, KvFormat f, uint64_t batch, bool itl, bool launched,
+                              double *ratio)
+{
+    const BenchTime what = !itl ? BENCH_ATTENTION : launched ? BENCH_STEP_LAUNCHED : BENCH_STEP_GRAPH;
+    const double sl = bench_slope(rows, n, f, (uint32_t)batch, what);
+    *ratio = sl / bench_slope(rows, n, KV_BF16, (uint32_t)batch, what);
+    return sl;
+}
+
 static int cli_bench_print_json(const BenchSetup *b, const Row *rows, size_t n, const KvFormat *fmts, size_t nf,
                                 const uint64_t *batches, size_t nb, bool itl, Error *e)
 {
@@ -289,11 +301,9 @@ static int cli_bench_print_json(const BenchSetup *b, const Row *rows, size_t n, 
             cJSON_AddStringToObject(o, "format", kv_format_id(fmts[f]));
             cJSON_AddNumberToObject(o, "batch", (double)batches[k]);
             for (int launched = 0; launched <= itl; launched++) {
-                BenchTime what = !itl ? BENCH_ATTENTION : launched ? BENCH_STEP_LAUNCHED : BENCH_STEP_GRAPH;
-                double sl = bench_slope(rows, n, fmts[f], (uint32_t)batches[k], what);
-                double base = bench_slope(rows, n, KV_BF16, (uint32_t)batches[k], what);
+                double ratio, sl = cli_bench_slope(rows, n, fmts[f], batches[k], itl, launched, &ratio);
                 cJSON_AddNumberToObject(o, launched ? "launched_slope_ms_per_token" : "slope_ms_per_token", sl);
-                cJSON_AddNumberToObject(o, launched ? "launched_ratio_to_bf16" : "ratio_to_bf16", sl / base);
+                cJSON_AddNumberToObject(o, launched ? "launched_ratio_to_bf16" : "ratio_to_bf16", ratio);
             }
             cJSON_AddItemToArray(fits, o);
         }
@@ -354,13 +364,11 @@ static void cli_bench_slopes_text(const Bench *b, const Row *rows, size_t n, boo
         for (size_t i = 0; i < b->nb; i++) {
             printf("  %-9s batch %-4llu", kv_format_id(b->fmts[f]), (unsigned long long)b->batches[i]);
             for (int launched = 0; launched <= itl; launched++) {
-                BenchTime what = !itl ? BENCH_ATTENTION : launched ? BENCH_STEP_LAUNCHED : BENCH_STEP_GRAPH;
-                double sl = bench_slope(rows, n, b->fmts[f], (uint32_t)b->batches[i], what);
-                double base = bench_slope(rows, n, KV_BF16, (uint32_t)b->batches[i], what);
-                if (isnan(base))
+                double ratio, sl = cli_bench_slope(rows, n, b->fmts[f], b->batches[i], itl, launched, &ratio);
+                if (isnan(ratio) && !isnan(sl))
                     printf("  %.3e  (no BF16 slope to compare with)", sl);
                 else
-                    printf("  %.3e  %.3f", sl, sl / base);
+                    printf("  %.3e  %.3f", sl, ratio);
             }
             putchar('\n');
         }
@@ -437,6 +445,8 @@ int cmd_bench(int argc, char **argv)
                        "read ms: a plain read of the point's KV bytes, timed as its attention is, fixed\n"
                        "costs and all: the time a kernel that does nothing but read them takes\n",
                        bs->copy_gbps);
+            if (g.set[O_ITL])
+                printf("the model's weights read alone, timed so: %.3f ms\n", bs->weights_ms);
             cli_bench_slopes_text(&b, rows, n, g.set[O_ITL]);
         }
     }

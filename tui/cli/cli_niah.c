@@ -434,9 +434,8 @@ static int cli_niah_json(const Niah *n, const NiahResult *r, Error *e)
         cJSON_AddStringToObject(o, "kernel", kv_format_id(g->formats[f]->kernel));
         cli_niah_add_figures(o, &c);
         cJSON_AddStringToObject(o, "verdict", niahreport_verdict(v));
-        if (f)          // the whole interval clears the tolerance (stats_accepted)
-            cJSON_AddBoolToObject(o, "accepted", v == VERDICT_NOT_REJECTED &&
-                                                     stats_accepted(c.diff_low, c.trials, n->tolerance));
+        if (f)          // the whole interval clears the tolerance
+            cJSON_AddBoolToObject(o, "accepted", niahreport_accepted(v, c.diff_low, c.trials, n->tolerance));
         cJSON_AddItemToArray(fmts, o);
     }
     cJSON *cells = cJSON_AddArrayToObject(root, "cells");

@@ -46,11 +46,16 @@ const char *niahreport_verdict(int v)
     return v < 0 ? "no trials" : verdict_word((Verdict)v);
 }
 
+bool niahreport_accepted(int v, double diff_low, unsigned trials, double tolerance)
+{
+    return v == VERDICT_NOT_REJECTED && stats_accepted(diff_low, trials, tolerance);
+}
+
 const char *niahreport_judgement(int v, double diff_low, unsigned trials, double tolerance)
 {
     if (v != VERDICT_NOT_REJECTED)
         return niahreport_verdict(v);
-    return stats_accepted(diff_low, trials, tolerance) ? "accepted" : "undecided";
+    return niahreport_accepted(v, diff_low, trials, tolerance) ? "accepted" : "undecided";
 }
 
 const char *niahreport_rules(double tolerance, char *buf, size_t n)

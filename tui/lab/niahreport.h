@@ -29,6 +29,9 @@ const char *niahreport_verdict(int v);
  * whole interval clears it, stats_accepted), else "undecided"; "baseline"
  * and "no trials" as niahreport_verdict. */
 const char *niahreport_judgement(int v, double diff_low, unsigned trials, double tolerance);
+/* Whether that word is "accepted": not rejected, and the whole interval
+ * clears the tolerance over enough trials (stats_accepted). */
+bool niahreport_accepted(int v, double diff_low, unsigned trials, double tolerance);
 /* A sentence saying what those words mean at `tolerance` (a share). */
 const char *niahreport_rules(double tolerance, char *buf, size_t n);
 

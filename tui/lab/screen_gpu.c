@@ -524,7 +524,6 @@ static void screen_gpu_layout(void *st, Doc *d)
 /* The sweep's summary, its slopes and the time it took, once complete. */
 static void screen_gpu_finish(GpuLab *s, Sweep *w, double seconds)
 {
-    w->graph = w->graph && s->b.cuda;              // screen_gpu_steps measured every step
     for (int f = 0; f < KV_FORMATS; f++) {
         w->slope[f] = bench_slope(w->rows, w->n, (KvFormat)f, (uint32_t)s->batch, BENCH_ATTENTION);
         w->itl[f] = w->graph ? bench_slope(w->rows, w->n, (KvFormat)f, (uint32_t)s->batch, BENCH_STEP_GRAPH) : NAN;

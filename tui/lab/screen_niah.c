@@ -24,17 +24,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sets of formats to compare, each a question the sources ask. */
+/* Sets of formats to compare, each a question the sources ask: the ids as
+ * kvlab niah lists them (--format's values joined by commas), bf16 first. */
 static const struct {
     const char *name;
-    const char *ids[NIAH_FORMATS_MAX];
+    const char *ids;
 } PRESETS[] = {
-    {"defaults", {"bf16", "fp8_e4m3", "int4", "int2-k-token", "int2-k-channel"}},     // kvlab niah's
-    {"token vs channel", {"bf16", "int2-k-token", "int2-k-channel"}},
-    {"kernel formats", {"bf16", "fp8_e4m3", "int8", "int4", "nvfp4", "mxfp4"}},
-    {"keys vs values", {"bf16", "int2-k-channel", "int2-v-token", "int2-kivi"}},
-    {"rotations, KVQuant", {"bf16", "int2-k-token", "int2-k-token-hadamard", "int2-k-channel",
-                               "int2-k-channel-prerope", "nuq4-k", "nuq4-k-sparse"}},
+    {"defaults", NIAH_FORMATS_DEFAULT},     // kvlab niah's
+    {"token vs channel", "bf16,int2-k-token,int2-k-channel"},
+    {"kernel formats", "bf16,fp8_e4m3,int8,int4,nvfp4,mxfp4"},
+    {"keys vs values", "bf16,int2-k-channel,int2-v-token,int2-kivi"},
+    {"rotations, KVQuant", "bf16,int2-k-token,int2-k-token-hadamard,int2-k-channel,int2-k-channel-prerope,nuq4-k,"
+                           "nuq4-k-sparse"},
 };
 #define N_PRESETS (sizeof PRESETS / sizeof PRESETS[0])
 
@@ -150,8 +151,11 @@ static int screen_niah_grid(const NiahLab *s, NiahGrid *g, Error *e)
         g->lengths[g->n_lengths++] = (uint32_t)lengths[i];
     memcpy(g->depths, DEPTHS[s->depths].at, sizeof DEPTHS[s->depths].at[0] * DEPTHS[s->depths].n);
     g->n_depths = DEPTHS[s->depths].n;
-    for (size_t i = 0; i < NIAH_FORMATS_MAX && PRESETS[s->preset].ids[i]; i++)
-        if (niah_format_parse(PRESETS[s->preset].ids[i], &g->formats[g->n_formats++], e))
+    char ids[NIAH_FORMATS_MAX * 32];
+    snprintf(ids, sizeof ids, "%s", PRESETS[s->preset].ids);
+    for (char *save, *id = strtok_r(ids, ",", &save); id && g->n_formats < NIAH_FORMATS_MAX;
+         id = strtok_r(NULL, ",", &save))
+        if (niah_format_parse(id, &g->formats[g->n_formats++], e))
             return -1;
     if (!(s->tolerance >= 0 && s->tolerance <= 1))
         return error_set(e, "Tolerance: from 0 to 1, not %g", (double)s->tolerance);
@@ -233,7 +237,8 @@ static ColorRole screen_niah_role(const NiahFigures *g, size_t f)
         return ROLE_BAD;
     if (v != VERDICT_NOT_REJECTED)
         return ROLE_NORMAL;
-    return stats_accepted(g->formats[f].all.diff_low, g->formats[f].all.trials, g->tolerance) ? ROLE_GOOD : ROLE_WARN;
+    return niahreport_accepted(v, g->formats[f].all.diff_low, g->formats[f].all.trials, g->tolerance) ? ROLE_GOOD
+                                                                                                    : ROLE_WARN;
 }
 
 /* A format's heatmap: its id, kernel or simulated and its verdict, the
@@ -402,8 +407,12 @@ static void screen_niah_layout(void *st, Doc *d)
                                       "Press r to run the grid: a passkey planted at each depth of a synthetic "
                                       "haystack of each length, among near-duplicate distractors, read back after "
                                       "one decode step, in every format of the set (");
-        for (size_t i = 0; i < NIAH_FORMATS_MAX && PRESETS[s->preset].ids[i] && len < sizeof line; i++)
-            len += (size_t)snprintf(line + len, sizeof line - len, "%s%s", i ? ", " : "", PRESETS[s->preset].ids[i]);
+        for (const char *c = PRESETS[s->preset].ids; *c && len + 3 < sizeof line; c++) {  // ", " between
+            line[len++] = *c;
+            if (*c == ',')
+                line[len++] = ' ';
+        }
+        line[len] = '\0';
         if (len < sizeof line)
             snprintf(line + len, sizeof line - len, "); the same haystacks for every format.");
         doc_text(d, 0, crt_attr(ROLE_NORMAL), line);
@@ -549,13 +558,9 @@ static const char *screen_niah_option_input(const char *label, const char *value
 {
     if (strcmp(label, "Formats"))
         return value;
-    for (size_t i = 0; i < N_PRESETS; i++) {
-        char list[NIAH_FORMATS_MAX * 32] = "bf16";
-        for (size_t k = 1; k < NIAH_FORMATS_MAX && PRESETS[i].ids[k]; k++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), ",%s", PRESETS[i].ids[k]);
-        if (!strcmp(value, list) || !strcmp(value, list + strlen("bf16,")))
+    for (size_t i = 0; i < N_PRESETS; i++)
+        if (!strcmp(value, PRESETS[i].ids) || !strcmp(value, PRESETS[i].ids + strlen("bf16,")))
             return PRESETS[i].name;
-    }
     return value;
 }
 
